@@ -1,0 +1,1 @@
+"""The `linksim` command line."""

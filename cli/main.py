@@ -1,0 +1,132 @@
+"""The ``linksim`` command line.
+
+Every command that talks to Neo4j takes the same connection options (``--uri``, ``--user``,
+``--password-file``, ``--database``), falling back to ``NEO4J_*`` environment variables and then
+to the local server that ``linksim neo4j start`` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Callable, Sequence
+
+from linksim import __version__
+from linksim.errors import LinksimError
+
+log = logging.getLogger("linksim")
+
+EXIT_NEO4J = 3
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def connection_options() -> argparse.ArgumentParser:
+    """The options shared by every command that connects to Neo4j."""
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group(
+        "connection",
+        "Which Neo4j to use. Default: $NEO4J_URI / $NEO4J_USER / $NEO4J_PASSWORD if set, "
+        "otherwise the local server of `linksim neo4j start`.",
+    )
+    group.add_argument("--uri", help="Bolt URI, e.g. bolt://127.0.0.1:7687 (env NEO4J_URI)")
+    group.add_argument("--user", help="user name (env NEO4J_USER; default neo4j)")
+    group.add_argument(
+        "--password-file",
+        metavar="FILE",
+        help="file holding the password, mode 0600 (env NEO4J_PASSWORD or NEO4J_PASSWORD_FILE)",
+    )
+    group.add_argument("--database", help="database name (env NEO4J_DATABASE; default neo4j)")
+    return parent
+
+
+def connection_from_args(args: argparse.Namespace):
+    from linksim.server.connection import resolve_connection
+
+    return resolve_connection(
+        uri=args.uri, user=args.user, password_file=args.password_file, database=args.database
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from linksim.cli import neo4j_cmd
+
+    parser = argparse.ArgumentParser(
+        prog="linksim",
+        description=(
+            "Related pages from the link structure of a web crawl, computed in Python and "
+            "stored in Neo4j: load a crawl, index it (PageRank, SimRank, PSimRank, extended "
+            "Jaccard, PageSim), then ask for related pages in Cypher or from this command."
+        ),
+        epilog="Run `linksim COMMAND --help` for the options of a command.",
+    )
+    parser.add_argument("--version", action="version", version=f"linksim {__version__}")
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=0, help="more log output (-vv for debug)"
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    neo4j_cmd.register(commands, connection_options())
+    return parser
+
+
+def _configure_logging(verbose: int, quiet: bool) -> None:
+    level = logging.WARNING if quiet else (logging.DEBUG if verbose >= 2 else logging.INFO)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("linksim: %(message)s"))
+    root = logging.getLogger("linksim")
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    root.propagate = False
+    if verbose >= 2:
+        # Debug output of our own modules only; the driver's is very chatty.
+        logging.getLogger("neo4j").setLevel(logging.WARNING)
+
+
+def _neo4j_error_message(exc: Exception, args: argparse.Namespace) -> str | None:
+    try:
+        from neo4j import exceptions as neo4j_exc
+    except ImportError:  # pragma: no cover - neo4j is a dependency
+        return None
+    if isinstance(exc, neo4j_exc.AuthError):
+        return (
+            "Neo4j refused the credentials. Check --user and --password-file "
+            f"(or NEO4J_USER / NEO4J_PASSWORD). Server said: {exc.message}"
+        )
+    if isinstance(exc, neo4j_exc.ServiceUnavailable):
+        return (
+            f"cannot reach Neo4j ({exc}). Is the server running? Start the local one with "
+            "`linksim neo4j start`, or check --uri / NEO4J_URI."
+        )
+    if isinstance(exc, neo4j_exc.Neo4jError):
+        return f"Neo4j error {exc.code}: {exc.message}"
+    if isinstance(exc, neo4j_exc.ConfigurationError):
+        return f"invalid Neo4j connection setting: {exc}"
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``linksim`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _configure_logging(args.verbose, args.quiet)
+    handler: Handler = args.handler
+    try:
+        return handler(args)
+    except LinksimError as exc:
+        print(f"linksim: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("linksim: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        message = _neo4j_error_message(exc, args)
+        if message is None:
+            raise
+        print(f"linksim: error: {message}", file=sys.stderr)
+        return EXIT_NEO4J
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

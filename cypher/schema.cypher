@@ -1,0 +1,24 @@
+// Schema of the linksim graph. Every statement is idempotent (IF NOT EXISTS), so the file is
+// applied before every load and by `linksim neo4j init` without harm.
+
+// A page is identified by its normalised URL.
+CREATE CONSTRAINT page_url IF NOT EXISTS
+FOR (p:Page) REQUIRE p.url IS UNIQUE;
+
+// Related pages of a host, top pages by PageRank.
+CREATE INDEX page_host IF NOT EXISTS
+FOR (p:Page) ON (p.host);
+
+CREATE INDEX page_pagerank IF NOT EXISTS
+FOR (p:Page) ON (p.pagerank);
+
+// Similarity results are written and replaced per method and per run.
+CREATE INDEX similar_to_method IF NOT EXISTS
+FOR ()-[r:SIMILAR_TO]-() ON (r.method);
+
+CREATE INDEX similar_to_run IF NOT EXISTS
+FOR ()-[r:SIMILAR_TO]-() ON (r.run);
+
+// Every indexer run is recorded as a node with a unique id.
+CREATE CONSTRAINT linksim_run_id IF NOT EXISTS
+FOR (r:LinksimRun) REQUIRE r.id IS UNIQUE;

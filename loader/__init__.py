@@ -1,0 +1,1 @@
+"""Crawl files -> Neo4j: format readers, URL normalisation, batched and bulk import."""

@@ -1,0 +1,111 @@
+"""The one place that sends Cypher to Neo4j.
+
+Every query goes through a :class:`QueryRunner`, with its values as parameters; unit tests give a
+recording runner instead of a driver to see the Cypher sent.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from linksim.errors import LinksimError
+from linksim.server.connection import Connection
+
+
+class QueryRunner:
+    """Run parameterised Cypher against one database of one server.
+
+    Parameters
+    ----------
+    driver : neo4j.Driver
+        An open driver. The runner does not own it unless created by :meth:`connect`.
+    database : str
+        The database every query runs against.
+    """
+
+    def __init__(self, driver: Any, database: str) -> None:
+        self.driver = driver
+        self.database = database
+        self._owns_driver = False
+
+    @classmethod
+    def connect(cls, connection: Connection) -> "QueryRunner":
+        """Open a driver for ``connection`` and check at once that the server answers.
+
+        Raises
+        ------
+        LinksimError
+            The server cannot be reached or refuses the credentials (no retry loop: a wrong
+            URI fails in a second, not after the driver's 30 s of retries).
+        """
+        from neo4j import exceptions
+
+        driver = connection.driver()
+        try:
+            driver.verify_connectivity()
+        except exceptions.AuthError as exc:
+            driver.close()
+            raise LinksimError(
+                f"Neo4j at {connection.uri} refused the credentials of user {connection.user!r} "
+                f"({exc.message}). Check --user and --password-file, or NEO4J_USER and "
+                "NEO4J_PASSWORD."
+            ) from None
+        except (exceptions.ServiceUnavailable, OSError) as exc:
+            driver.close()
+            hint = (
+                "Start it with `linksim neo4j start`."
+                if connection.source == "local"
+                else "Check --uri / NEO4J_URI and that the server runs."
+            )
+            raise LinksimError(
+                f"cannot reach Neo4j at {connection.uri} ({type(exc).__name__}). {hint}"
+            ) from None
+        runner = cls(driver, connection.database)
+        runner._owns_driver = True
+        return runner
+
+    def verify(self) -> None:
+        """Raise if the server cannot be reached or refuses the credentials."""
+        self.driver.verify_connectivity()
+        self.run("RETURN 1 AS ok")
+
+    def run(self, query: str, parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Run a read or schema query; return its records as dicts (eagerly: small results only)."""
+        records, _, _ = self.driver.execute_query(
+            query, parameters_=parameters or {}, database_=self.database
+        )
+        return [record.data() for record in records]
+
+    def write(self, query: str, parameters: dict[str, Any] | None = None) -> dict[str, int]:
+        """Run a write query in a managed (retried) transaction; return its update counters.
+
+        The query must be idempotent (MERGE, or delete-then-create keyed by run), since a managed
+        transaction may be retried after a transient error.
+        """
+
+        def work(tx: Any) -> dict[str, int]:
+            summary = tx.run(query, parameters or {}).consume()
+            return {
+                key: value
+                for key, value in vars(summary.counters).items()
+                if isinstance(value, int) and not key.startswith("_")
+            }
+
+        with self.driver.session(database=self.database) as session:
+            return session.execute_write(work)
+
+    def stream(self, query: str, parameters: dict[str, Any] | None = None) -> Iterator[Any]:
+        """Yield the records of a read query lazily, without holding the whole result."""
+        with self.driver.session(database=self.database, fetch_size=10_000) as session:
+            with session.begin_transaction() as tx:
+                yield from tx.run(query, parameters or {})
+
+    def close(self) -> None:
+        if self._owns_driver:
+            self.driver.close()
+
+    def __enter__(self) -> "QueryRunner":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

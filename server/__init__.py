@@ -1,0 +1,19 @@
+"""Neo4j servers for linksim: the local server from Maven Central jars, connections, provisioning."""
+
+from linksim.server.connection import Connection, resolve_connection
+from linksim.server.local import LocalServer, ServerError, ServerStatus
+from linksim.server.provision import Provisioned, docker_available, provision
+from linksim.server.settings import ServerSettings, linksim_home
+
+__all__ = [
+    "Connection",
+    "LocalServer",
+    "Provisioned",
+    "ServerError",
+    "ServerSettings",
+    "ServerStatus",
+    "docker_available",
+    "linksim_home",
+    "provision",
+    "resolve_connection",
+]

@@ -1,0 +1,86 @@
+"""Which Neo4j server a linksim command talks to, and with which credentials.
+
+Precedence, the same for every command:
+
+1. command-line options ``--uri``, ``--user``, ``--password-file``, ``--database``;
+2. environment variables ``NEO4J_URI``, ``NEO4J_USER``, ``NEO4J_PASSWORD`` (or
+   ``NEO4J_PASSWORD_FILE``), ``NEO4J_DATABASE``;
+3. the local server that ``linksim neo4j start`` runs, with its generated password file.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from linksim.errors import ConfigurationError, LinksimError
+from linksim.server.credentials import read_password_file
+from linksim.server.settings import DEFAULT_DATABASE, DEFAULT_USER, ServerSettings
+
+
+@dataclass(frozen=True)
+class Connection:
+    """Where and how to connect. ``source`` says which rule of the precedence chose the URI."""
+
+    uri: str
+    user: str
+    password: str
+    database: str
+    source: str
+
+    def __repr__(self) -> str:  # never print the password
+        return (
+            f"Connection(uri={self.uri!r}, user={self.user!r}, database={self.database!r}, "
+            f"source={self.source!r})"
+        )
+
+    def driver(self):
+        """A Neo4j driver for this connection (the caller closes it)."""
+        from neo4j import GraphDatabase
+
+        return GraphDatabase.driver(self.uri, auth=(self.user, self.password))
+
+
+def resolve_connection(
+    uri: str | None = None,
+    user: str | None = None,
+    password_file: str | Path | None = None,
+    database: str | None = None,
+    env: dict[str, str] | None = None,
+    settings: ServerSettings | None = None,
+) -> Connection:
+    """Resolve the connection from options, then the environment, then the local server."""
+    env = os.environ if env is None else env
+    database = database or env.get("NEO4J_DATABASE") or DEFAULT_DATABASE
+    user = user or env.get("NEO4J_USER") or DEFAULT_USER
+
+    if uri or env.get("NEO4J_URI"):
+        source = "option" if uri else "environment"
+        uri = uri or env["NEO4J_URI"]
+        if password_file:
+            password = read_password_file(Path(password_file))
+        elif env.get("NEO4J_PASSWORD"):
+            password = env["NEO4J_PASSWORD"]
+        elif env.get("NEO4J_PASSWORD_FILE"):
+            password = read_password_file(Path(env["NEO4J_PASSWORD_FILE"]))
+        else:
+            raise ConfigurationError(
+                f"no password for {uri}: give --password-file, or set NEO4J_PASSWORD or "
+                "NEO4J_PASSWORD_FILE"
+            )
+        return Connection(uri, user, password, database, source)
+
+    settings = settings or ServerSettings.from_env(env)
+    from linksim.server.local import LocalServer
+
+    server = LocalServer(settings)
+    running = server.running_settings()
+    pw_path = Path(password_file) if password_file else settings.password_file
+    if not pw_path.exists():
+        raise LinksimError(
+            f"no Neo4j server configured: the local server has not been started yet "
+            f"(no {pw_path}). Run `linksim neo4j start`, or set NEO4J_URI / --uri to use "
+            "another server."
+        )
+    return Connection(running.uri, user, read_password_file(pw_path), database, "local")

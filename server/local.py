@@ -1,0 +1,550 @@
+"""A local Neo4j 5.26 Community server assembled from Maven Central jars.
+
+No Docker and no tarball: Maven resolves ``org.neo4j:neo4j`` (the Community DBMS),
+``org.neo4j.app:neo4j-server`` (HTTP server) and ``org.neo4j.client:neo4j-browser`` into
+``<home>/neo4j-<version>/lib`` once; every start then launches the server JVM directly
+(``org.neo4j.server.CommunityEntryPoint``), listening on 127.0.0.1 only, with authentication on
+and a generated password kept in an owner-only file.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import logging
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from linksim.errors import LinksimError
+from linksim.server.credentials import generate_password, read_password_file, write_password_file
+from linksim.server.settings import DEFAULT_USER, ServerSettings
+
+log = logging.getLogger(__name__)
+
+MIN_JAVA = 17
+MAX_JAVA = 21  # Neo4j 5.26 supports Java 17 and 21.
+_READY_MARKER = ".complete"
+
+
+class ServerError(LinksimError):
+    """The local server could not be provisioned, started or stopped."""
+
+
+@dataclass
+class ServerStatus:
+    """What ``linksim neo4j status`` reports."""
+
+    running: bool
+    uri: str
+    http_url: str
+    browser_url: str
+    user: str
+    password_file: str
+    version: str | None
+    pid: int | None
+    home: str
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+def _java_executable() -> str:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / "java").is_file():
+        return str(Path(java_home) / "bin" / "java")
+    java = shutil.which("java")
+    if java is None:
+        raise ServerError(
+            "Java was not found (no `java` on PATH and no JAVA_HOME). Neo4j 5.26 needs Java 17 "
+            "or 21: install it (e.g. `apt-get install openjdk-17-jre-headless`) or set JAVA_HOME."
+        )
+    return java
+
+
+def java_major_version(java: str) -> int:
+    """The major version of a ``java`` executable, from ``java -version``."""
+    try:
+        out = subprocess.run(
+            [java, "-version"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except OSError as exc:
+        raise ServerError(f"could not run {java} -version: {exc}") from None
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
+    if not match:
+        raise ServerError(f"could not read the Java version from `{java} -version`")
+    major = int(match.group(1))
+    return int(match.group(2)) if major == 1 and match.group(2) else major
+
+
+def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
+    """True if nothing listens on ``host:port``.
+
+    SO_REUSEADDR as the server itself uses it: connections of a just-stopped server that linger
+    in TIME_WAIT do not make the port taken, a listening socket does.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+                return False
+            raise
+    return True
+
+
+def _pom(settings: ServerSettings) -> str:
+    return f"""<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>io.linksim</groupId>
+  <artifactId>linksim-neo4j-server</artifactId>
+  <version>{settings.neo4j_version}</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency>
+      <groupId>org.neo4j</groupId><artifactId>neo4j</artifactId>
+      <version>{settings.neo4j_version}</version>
+    </dependency>
+    <dependency>
+      <groupId>org.neo4j.app</groupId><artifactId>neo4j-server</artifactId>
+      <version>{settings.neo4j_version}</version>
+    </dependency>
+    <dependency>
+      <groupId>org.neo4j.client</groupId><artifactId>neo4j-browser</artifactId>
+      <version>{settings.browser_version}</version>
+    </dependency>
+  </dependencies>
+</project>
+"""
+
+
+def _neo4j_conf(settings: ServerSettings) -> str:
+    lines = {
+        "server.default_listen_address": "127.0.0.1",
+        "server.default_advertised_address": "127.0.0.1",
+        "server.bolt.listen_address": f"127.0.0.1:{settings.bolt_port}",
+        "server.bolt.advertised_address": f"127.0.0.1:{settings.bolt_port}",
+        "server.http.listen_address": f"127.0.0.1:{settings.http_port}",
+        "server.http.advertised_address": f"127.0.0.1:{settings.http_port}",
+        "server.http.enabled": "true",
+        "server.https.enabled": "false",
+        "server.bolt.tls_level": "DISABLED",
+        "dbms.security.auth_enabled": "true",
+        "server.memory.heap.initial_size": settings.heap,
+        "server.memory.heap.max_size": settings.heap,
+        "server.memory.pagecache.size": settings.pagecache,
+        "dbms.usage_report.enabled": "false",
+        "server.directories.data": str(settings.data_dir),
+        "server.directories.logs": str(settings.logs_dir),
+        "server.directories.plugins": str(settings.plugins_dir),
+        "server.directories.import": str(settings.import_dir),
+        "server.directories.run": str(settings.instance_dir / "run"),
+        "dbms.security.procedures.unrestricted": "gds.*,apoc.*",
+        # Keep transaction logs small: this is an analysis database, not a system of record.
+        "db.tx_log.rotation.retention_policy": "2 files",
+    }
+    header = "# Written by linksim at every start; edit the linksim settings, not this file.\n"
+    return header + "".join(f"{key}={value}\n" for key, value in lines.items())
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    return "\n".join(text[-lines:])
+
+
+class LocalServer:
+    """One local Neo4j instance: provision jars, start, wait for Bolt, stop, report status."""
+
+    def __init__(self, settings: ServerSettings) -> None:
+        self.settings = settings
+
+    # Provisioning --------------------------------------------------------------------------
+    def jars_ready(self) -> bool:
+        return (self.settings.lib_dir / _READY_MARKER).is_file()
+
+    def ensure_jars(self) -> Path:
+        """Resolve the Neo4j jars from Maven Central into the cache unless already there."""
+        s = self.settings
+        if self.jars_ready():
+            return s.lib_dir
+        mvn = shutil.which("mvn")
+        if mvn is None:
+            raise ServerError(
+                "Maven (`mvn`) was not found on PATH; linksim needs it once to fetch the Neo4j "
+                f"{s.neo4j_version} jars from Maven Central. Install it (e.g. `apt-get install "
+                "maven`), or point linksim at an existing server with NEO4J_URI."
+            )
+        s.dist_dir.mkdir(parents=True, exist_ok=True)
+        pom = s.dist_dir / "pom.xml"
+        pom.write_text(_pom(s), encoding="utf-8")
+        staging = s.dist_dir / "lib.partial"
+        shutil.rmtree(staging, ignore_errors=True)
+        log.info(
+            "fetching Neo4j %s and Neo4j Browser %s jars from Maven Central into %s "
+            "(first start only)",
+            s.neo4j_version,
+            s.browser_version,
+            s.lib_dir,
+        )
+        started = time.monotonic()
+        with open(s.maven_log, "w", encoding="utf-8") as out:
+            result = subprocess.run(
+                [
+                    mvn,
+                    "-B",
+                    "-f",
+                    str(pom),
+                    "dependency:copy-dependencies",
+                    f"-DoutputDirectory={staging}",
+                    "-DincludeScope=runtime",
+                ],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                check=False,
+            )
+        if result.returncode != 0:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise ServerError(
+                f"Maven could not fetch the Neo4j {s.neo4j_version} jars (exit {result.returncode}); "
+                f"see {s.maven_log}:\n{_tail(s.maven_log, 12)}"
+            )
+        shutil.rmtree(s.lib_dir, ignore_errors=True)
+        staging.rename(s.lib_dir)
+        (s.lib_dir / _READY_MARKER).write_text(s.neo4j_version + "\n", encoding="utf-8")
+        log.info(
+            "fetched %d jars in %.1f s",
+            len(list(s.lib_dir.glob("*.jar"))),
+            time.monotonic() - started,
+        )
+        return s.lib_dir
+
+    def _check_java(self) -> str:
+        java = _java_executable()
+        major = java_major_version(java)
+        if not MIN_JAVA <= major <= MAX_JAVA:
+            raise ServerError(
+                f"{java} is Java {major}; Neo4j {self.settings.neo4j_version} needs Java "
+                f"{MIN_JAVA} or {MAX_JAVA}. Set JAVA_HOME to such a JDK."
+            )
+        return java
+
+    def _env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["NEO4J_HOME"] = str(self.settings.instance_dir)
+        env["NEO4J_CONF"] = str(self.settings.conf_dir)
+        return env
+
+    def _write_conf(self) -> None:
+        s = self.settings
+        for directory in (s.conf_dir, s.data_dir, s.logs_dir, s.plugins_dir, s.import_dir):
+            directory.mkdir(parents=True, exist_ok=True)
+        os.chmod(s.instance_dir, 0o700)
+        (s.conf_dir / "neo4j.conf").write_text(_neo4j_conf(s), encoding="utf-8")
+
+    def _has_database(self) -> bool:
+        return (self.settings.data_dir / "databases").is_dir()
+
+    def _ensure_password(self, java: str) -> str:
+        s = self.settings
+        if s.password_file.exists():
+            return read_password_file(s.password_file)
+        if self._has_database():
+            raise ServerError(
+                f"the server data in {s.data_dir} exists but its password file {s.password_file} "
+                "is gone. Restore the file, or remove the instance directory "
+                f"{s.instance_dir} to start afresh (its data is lost)."
+            )
+        password = generate_password()
+        write_password_file(s.password_file, password)
+        # The admin tool takes the password as an argument: it is visible in the process
+        # table for the fraction of a second the tool runs, on this machine only.
+        result = subprocess.run(
+            [
+                java,
+                "-cp",
+                f"{s.lib_dir}/*",
+                "org.neo4j.cli.AdminTool",
+                "dbms",
+                "set-initial-password",
+                password,
+            ],
+            env=self._env(),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if result.returncode != 0:
+            s.password_file.unlink(missing_ok=True)
+            raise ServerError(
+                "could not set the initial Neo4j password: "
+                + (result.stderr.strip() or result.stdout.strip())
+            )
+        return password
+
+    def _command(self, java: str) -> list[str]:
+        s = self.settings
+        classpath = f"{s.plugins_dir}/*:{s.conf_dir}/*:{s.lib_dir}/*"
+        return [
+            java,
+            "-cp",
+            classpath,
+            f"-Xms{s.heap}",
+            f"-Xmx{s.heap}",
+            "-XX:+UseG1GC",
+            "-XX:-OmitStackTraceInFastThrow",
+            "-XX:+DisableExplicitGC",
+            "-Djdk.nio.maxCachedBufferSize=1024",
+            "-Dio.netty.tryReflectionSetAccessible=true",
+            "-Dlog4j2.disable.jmx=true",
+            "-Dfile.encoding=UTF-8",
+            "--add-opens=java.base/java.nio=ALL-UNNAMED",
+            "--add-opens=java.base/java.io=ALL-UNNAMED",
+            "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+            "--add-opens=java.base/java.lang=ALL-UNNAMED",
+            "--enable-native-access=ALL-UNNAMED",
+            "org.neo4j.server.CommunityEntryPoint",
+            f"--home-dir={s.instance_dir}",
+            f"--config-dir={s.conf_dir}",
+            "--console-mode",
+        ]
+
+    # Process state -------------------------------------------------------------------------
+    def _read_state(self) -> dict[str, object]:
+        try:
+            return json.loads(self.settings.state_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+
+    def _write_state(self, state: dict[str, object]) -> None:
+        self.settings.state_file.write_text(json.dumps(state, indent=2), encoding="utf-8")
+
+    def pid(self) -> int | None:
+        """The pid of this instance's server process, if it runs."""
+        pid = self._read_state().get("pid")
+        if not isinstance(pid, int):
+            return None
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            try:
+                os.kill(pid, 0)
+            except OSError:
+                return None
+            return pid
+        marker = f"--home-dir={self.settings.instance_dir}"
+        if "CommunityEntryPoint" in cmdline and marker in cmdline:
+            return pid
+        return None
+
+    def is_running(self) -> bool:
+        return self.pid() is not None
+
+    def running_settings(self) -> ServerSettings:
+        """Settings the running server was started with (ports may differ from the current)."""
+        state = self._read_state()
+        if self.is_running() and "bolt_port" in state and "http_port" in state:
+            return ServerSettings(
+                home=self.settings.home,
+                instance=self.settings.instance,
+                bolt_port=int(state["bolt_port"]),  # type: ignore[arg-type]
+                http_port=int(state["http_port"]),  # type: ignore[arg-type]
+                heap=str(state.get("heap", self.settings.heap)),
+                pagecache=str(state.get("pagecache", self.settings.pagecache)),
+            )
+        return self.settings
+
+    def password(self) -> str:
+        return read_password_file(self.settings.password_file)
+
+    # Bolt --------------------------------------------------------------------------------
+    def _query_version(self, settings: ServerSettings, timeout: float = 5.0) -> str:
+        from neo4j import GraphDatabase
+
+        with GraphDatabase.driver(
+            settings.uri,
+            auth=(DEFAULT_USER, self.password()),
+            connection_timeout=timeout,
+            connection_acquisition_timeout=timeout,
+            max_connection_lifetime=60,
+        ) as driver:
+            # A plain session, not execute_query: its retry loop would log every refused try.
+            with driver.session(database="system") as session:
+                record = session.run(
+                    "CALL dbms.components() YIELD versions RETURN versions[0] AS version"
+                ).single(strict=True)
+            return str(record["version"])
+
+    # Commands ------------------------------------------------------------------------------
+    def start(self, timeout: float = 180.0) -> tuple[ServerStatus, bool]:
+        """Start the server and return once Bolt answers a query.
+
+        Returns
+        -------
+        (status, started)
+            ``started`` is False when the server was already running.
+
+        Raises
+        ------
+        ServerError
+            Java or Maven missing, a failed jar download, a taken port, a server that dies or
+            does not answer within ``timeout`` seconds. The message names the log file.
+        """
+        if self.is_running():
+            status = self.status()
+            if status.version is None:
+                raise ServerError(
+                    f"a server process (pid {status.pid}) runs for {self.settings.instance_dir} "
+                    f"but does not answer on {status.uri}; see {self.settings.neo4j_log}, or "
+                    "`linksim neo4j stop` it"
+                )
+            return status, False
+        s = self.settings
+        for port, what, option in (
+            (s.bolt_port, "Bolt", "--bolt-port / LINKSIM_BOLT_PORT"),
+            (s.http_port, "HTTP", "--http-port / LINKSIM_HTTP_PORT"),
+        ):
+            if not port_is_free(port):
+                raise ServerError(
+                    f"port {port} on 127.0.0.1 (for {what}) is already in use by another "
+                    f"process; choose another port with {option}"
+                )
+        java = self._check_java()
+        self.ensure_jars()
+        self._write_conf()
+        self._ensure_password(java)
+        s.console_log.parent.mkdir(parents=True, exist_ok=True)
+        log.info("starting Neo4j %s on %s (logs: %s)", s.neo4j_version, s.uri, s.logs_dir)
+        with open(s.console_log, "ab") as console:
+            process = subprocess.Popen(
+                self._command(java),
+                stdout=console,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=self._env(),
+                cwd=s.instance_dir,
+                start_new_session=True,
+            )
+        self._write_state(
+            {
+                "pid": process.pid,
+                "bolt_port": s.bolt_port,
+                "http_port": s.http_port,
+                "heap": s.heap,
+                "pagecache": s.pagecache,
+                "version": s.neo4j_version,
+                "started": time.time(),
+            }
+        )
+        self._wait_ready(process, timeout)
+        return self.status(), True
+
+    def _wait_ready(self, process: subprocess.Popen, timeout: float) -> None:
+        s = self.settings
+        deadline = time.monotonic() + timeout
+        last_error: Exception | None = None
+        while time.monotonic() < deadline:
+            code = process.poll()
+            if code is not None:
+                raise ServerError(
+                    f"Neo4j exited during start (exit code {code}); see {s.console_log} and "
+                    f"{s.neo4j_log}. Last lines:\n{_tail(s.console_log)}"
+                )
+            if port_is_free(s.bolt_port):
+                time.sleep(0.5)
+                continue
+            try:
+                self._query_version(s, timeout=2.0)
+                return
+            except Exception as exc:  # noqa: BLE001 - any failure means "not ready yet"
+                last_error = exc
+                time.sleep(0.5)
+        self._terminate(process.pid, grace=30.0)
+        raise ServerError(
+            f"Neo4j did not answer on {s.uri} within {timeout:.0f} s ({last_error}); it was "
+            f"stopped. See {s.console_log} and {s.neo4j_log}."
+        )
+
+    def _terminate(self, pid: int, grace: float) -> bool:
+        """SIGTERM (a clean Neo4j shutdown), then SIGKILL after ``grace`` seconds."""
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return True
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            if not self._alive(pid):
+                return True
+            time.sleep(0.2)
+        log.warning("Neo4j (pid %d) did not stop within %.0f s; killing it", pid, grace)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            return True
+        while self._alive(pid):
+            time.sleep(0.1)
+        return False
+
+    @staticmethod
+    def _alive(pid: int) -> bool:
+        try:
+            waited, _ = os.waitpid(pid, os.WNOHANG)
+            if waited == pid:
+                return False
+        except ChildProcessError:
+            pass
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            return stat.rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return True
+
+    def stop(self, grace: float = 120.0) -> bool:
+        """Stop the server cleanly. Returns False if it was not running."""
+        pid = self.pid()
+        if pid is None:
+            return False
+        log.info("stopping Neo4j (pid %d)", pid)
+        clean = self._terminate(pid, grace)
+        state = self._read_state()
+        state.pop("pid", None)
+        self._write_state(state)
+        if not clean:
+            raise ServerError(
+                f"Neo4j (pid {pid}) had to be killed after {grace:.0f} s; see {self.settings.neo4j_log}"
+            )
+        return True
+
+    def status(self) -> ServerStatus:
+        running = self.running_settings()
+        pid = self.pid()
+        version = None
+        if pid is not None:
+            try:
+                version = self._query_version(running)
+            except Exception as exc:  # noqa: BLE001 - reported as "not answering"
+                log.debug("server pid %d does not answer: %s", pid, exc)
+        return ServerStatus(
+            running=pid is not None and version is not None,
+            uri=running.uri,
+            http_url=running.http_url,
+            browser_url=running.browser_url,
+            user=DEFAULT_USER,
+            password_file=str(self.settings.password_file),
+            version=version,
+            pid=pid,
+            home=str(self.settings.instance_dir),
+        )

@@ -1,0 +1,92 @@
+"""A real Neo4j for the integration tests, provisioned once per test session.
+
+Precedence as in linksim.server.provision: NEO4J_URI, then Docker (testcontainers), then the
+local server from Maven Central jars. The local server runs as its own instance (``pytest``) on
+free ports, so the tests never touch the data of the user's ``default`` instance; it shares the
+jar cache and is stopped at the end of the session.
+
+When CI=true, a failure to provision Neo4j fails every integration test with the reason; outside
+CI those tests are skipped with the reason (shown in the summary by ``-ra``).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import pytest
+
+from linksim.procedures import QueryRunner
+from linksim.server import Provisioned, ServerSettings, provision
+
+TEST_INSTANCE = "pytest"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def test_settings() -> ServerSettings:
+    """Settings of the local test instance: own directory, free ports, modest memory."""
+    bolt = free_port()
+    http = free_port()
+    while http == bolt:
+        http = free_port()
+    return ServerSettings.from_env(
+        instance=TEST_INSTANCE, bolt_port=bolt, http_port=http, heap="1g", pagecache="512m"
+    )
+
+
+@pytest.fixture(scope="session")
+def neo4j_server(test_settings: ServerSettings):
+    try:
+        server = provision(test_settings, stop_local_on_close=True)
+    except Exception as exc:  # noqa: BLE001 - reported as the reason, never swallowed silently
+        reason = f"could not provision a Neo4j server for the integration tests: {exc}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="session")
+def session_runner(neo4j_server: Provisioned):
+    runner = QueryRunner.connect(neo4j_server.connection)
+    yield runner
+    runner.close()
+
+
+def wipe(runner: QueryRunner) -> None:
+    """Empty the database: data, constraints and indexes (names passed as parameters)."""
+    with runner.driver.session(database=runner.database) as session:
+        session.run(
+            "MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS"
+        ).consume()
+        for (name,) in session.run("SHOW CONSTRAINTS YIELD name").values():
+            session.run("DROP CONSTRAINT $name IF EXISTS", name=name).consume()
+        for (name,) in session.run(
+            "SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' RETURN name"
+        ).values():
+            session.run("DROP INDEX $name IF EXISTS", name=name).consume()
+
+
+@pytest.fixture
+def runner(session_runner: QueryRunner) -> QueryRunner:
+    """A query runner on an empty database."""
+    wipe(session_runner)
+    return session_runner
+
+
+@pytest.fixture
+def cli_env(neo4j_server: Provisioned, monkeypatch: pytest.MonkeyPatch, tmp_path):
+    """Environment under which the `linksim` CLI talks to the test server."""
+    conn = neo4j_server.connection
+    monkeypatch.setenv("NEO4J_URI", conn.uri)
+    monkeypatch.setenv("NEO4J_USER", conn.user)
+    monkeypatch.setenv("NEO4J_PASSWORD", conn.password)
+    monkeypatch.setenv("NEO4J_DATABASE", conn.database)
+    return conn

@@ -1,0 +1,168 @@
+"""Local server failure paths and the provisioning precedence, without starting Neo4j."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import socket
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from linksim.cli.main import main
+from linksim.server import LocalServer, ServerError, ServerSettings, provision
+from linksim.server import local as local_module
+provision_module = importlib.import_module("linksim.server.provision")
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> ServerSettings:
+    with socket.socket() as a, socket.socket() as b:
+        a.bind(("127.0.0.1", 0))
+        b.bind(("127.0.0.1", 0))
+        bolt, http = a.getsockname()[1], b.getsockname()[1]
+    return ServerSettings(home=tmp_path, bolt_port=bolt, http_port=http)
+
+
+def fake_java(tmp_path: Path, body: str) -> Path:
+    """A JAVA_HOME whose `java` answers -version as Java 17 and otherwise runs ``body``."""
+    home = tmp_path / "jdk"
+    (home / "bin").mkdir(parents=True)
+    java = home / "bin" / "java"
+    java.write_text(
+        textwrap.dedent(
+            f"""\
+            #!/bin/sh
+            if [ "$1" = "-version" ]; then echo 'openjdk version "17.0.9" 2023-10-17' >&2; exit 0; fi
+            case "$*" in *AdminTool*) exit 0;; esac
+            {body}
+            """
+        )
+    )
+    java.chmod(0o755)
+    return home
+
+
+def pretend_jars(settings: ServerSettings) -> None:
+    settings.lib_dir.mkdir(parents=True)
+    (settings.lib_dir / ".complete").write_text("test\n")
+
+
+def test_java_missing_is_a_clear_error(settings, monkeypatch) -> None:
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setattr(local_module.shutil, "which", lambda name: None)
+    with pytest.raises(ServerError, match="Java was not found .*Java 17 or 21"):
+        LocalServer(settings).start()
+
+
+def test_old_java_is_refused(settings, tmp_path, monkeypatch) -> None:
+    home = fake_java(tmp_path, "exit 1")
+    (home / "bin" / "java").write_text(
+        "#!/bin/sh\necho 'openjdk version \"11.0.2\"' >&2\n"
+    )
+    monkeypatch.setenv("JAVA_HOME", str(home))
+    with pytest.raises(ServerError, match="is Java 11; Neo4j .* needs Java 17 or 21"):
+        LocalServer(settings).start()
+
+
+def test_maven_missing_is_a_clear_error(settings, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("JAVA_HOME", str(fake_java(tmp_path, "exit 1")))
+    real_which = local_module.shutil.which
+    monkeypatch.setattr(
+        local_module.shutil, "which", lambda name: None if name == "mvn" else real_which(name)
+    )
+    with pytest.raises(ServerError, match=r"Maven \(`mvn`\) was not found"):
+        LocalServer(settings).start()
+    assert not settings.lib_dir.exists()
+
+
+def test_failed_jar_download_names_the_maven_log(settings, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("JAVA_HOME", str(fake_java(tmp_path, "exit 1")))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "mvn").write_text("#!/bin/sh\necho '[ERROR] Could not resolve dependencies'\nexit 1\n")
+    (bin_dir / "mvn").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    with pytest.raises(ServerError, match="(?s)could not fetch .*maven.log.*Could not resolve") as info:
+        LocalServer(settings).start()
+    assert str(settings.maven_log) in str(info.value)
+    assert not settings.lib_dir.exists()
+
+
+def test_server_dying_at_start_names_the_log(settings, tmp_path, monkeypatch, capsys) -> None:
+    java_home = fake_java(tmp_path, "echo 'ERROR Invalid memory configuration'; exit 1")
+    monkeypatch.setenv("JAVA_HOME", str(java_home))
+    pretend_jars(settings)
+    with pytest.raises(ServerError, match="(?s)exited during start .*Invalid memory configuration") as info:
+        LocalServer(settings).start(timeout=30)
+    assert str(settings.console_log) in str(info.value)
+    assert settings.password_file.exists()
+
+    monkeypatch.setenv("LINKSIM_HOME", str(settings.home))
+    code = main(["neo4j", "start", "--bolt-port", str(settings.bolt_port),
+                 "--http-port", str(settings.http_port)])
+    err = capsys.readouterr().err
+    assert code == 1 and "exited during start" in err and "Traceback" not in err
+
+
+def test_stop_and_status_when_not_running(settings, monkeypatch, capsys) -> None:
+    server = LocalServer(settings)
+    assert server.stop() is False
+    assert server.status().running is False
+    monkeypatch.setenv("LINKSIM_HOME", str(settings.home))
+    assert main(["neo4j", "status"]) == 3
+    assert "not running" in capsys.readouterr().out
+    assert main(["neo4j", "stop"]) == 0
+
+
+def test_neo4j_uri_starts_nothing(monkeypatch) -> None:
+    def forbidden(*args, **kwargs):
+        raise AssertionError("must not be called when NEO4J_URI is set")
+
+    monkeypatch.setattr(LocalServer, "start", forbidden)
+    monkeypatch.setattr(provision_module, "docker_available", forbidden)
+    env = {"NEO4J_URI": "bolt://db.example:7687", "NEO4J_PASSWORD": "pw"}
+    with provision(env=env) as server:
+        assert server.kind == "external"
+        assert server.connection.uri == "bolt://db.example:7687"
+        assert server.local is None
+
+
+def test_no_docker_is_logged_once_at_debug(monkeypatch, caplog, settings) -> None:
+    class NoEngine:
+        @staticmethod
+        def from_env(timeout: int):
+            raise ConnectionError("no socket")
+
+    monkeypatch.setitem(sys.modules, "docker", NoEngine)
+    monkeypatch.setattr(provision_module, "_docker_logged", False)
+    with caplog.at_level(logging.DEBUG, logger="linksim.server.provision"):
+        assert provision_module.docker_available() is False
+        assert provision_module.docker_available() is False
+    records = [r for r in caplog.records if "testcontainers" in r.getMessage()]
+    assert len(records) == 1 and records[0].levelno == logging.DEBUG
+
+    started = []
+    monkeypatch.setattr(LocalServer, "start", lambda self: started.append(self) or (_Status(), True))
+    monkeypatch.setattr(LocalServer, "password", lambda self: "pw")
+    with provision(settings, env={}) as server:
+        assert server.kind == "local" and len(started) == 1
+
+
+class _Status:
+    uri = "bolt://127.0.0.1:1"
+    http_url = "http://127.0.0.1:2"
+
+
+@pytest.mark.parametrize("argv", [[], ["neo4j"], ["neo4j", "start"], ["neo4j", "init"], ["neo4j", "logs"]])
+def test_help_explains(argv, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([*argv, "--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: linksim")
+    if argv[-1:] == ["init"]:
+        assert "--password-file" in out and "--database" in out

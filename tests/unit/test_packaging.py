@@ -1,0 +1,41 @@
+"""linksim installs under one import namespace and ships its Cypher files."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+
+import pytest
+
+from linksim import cypher
+
+
+def test_only_linksim_is_a_top_level_name() -> None:
+    top_level = importlib.metadata.distribution("linksim").read_text("top_level.txt")
+    assert top_level is not None
+    assert top_level.split() == ["linksim"]
+
+
+@pytest.mark.parametrize(
+    "name", ["linksim.loader", "linksim.procedures", "linksim.server", "linksim.cli", "linksim.cypher"]
+)
+def test_sub_packages_import(name: str) -> None:
+    assert importlib.import_module(name).__name__ == name
+
+
+def test_console_script_is_declared() -> None:
+    scripts = importlib.metadata.entry_points(group="console_scripts")
+    assert {ep.value for ep in scripts if ep.name == "linksim"} == {"linksim.cli.main:main"}
+
+
+def test_schema_statements_are_idempotent_and_parsed() -> None:
+    statements = cypher.statements("schema")
+    assert len(statements) == 6
+    assert all("IF NOT EXISTS" in statement for statement in statements)
+    assert not any("//" in statement for statement in statements)
+    assert any("REQUIRE p.url IS UNIQUE" in statement for statement in statements)
+
+
+def test_unknown_cypher_file_is_a_clear_error() -> None:
+    with pytest.raises(FileNotFoundError, match="no Cypher file named 'nope'"):
+        cypher.load("nope")
