@@ -71,9 +71,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is at the time of the record, not at creation."""
+
+    @property
+    def stream(self):  # type: ignore[override]
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: object) -> None:
+        pass
+
+
 def _configure_logging(verbose: int, quiet: bool) -> None:
     level = logging.WARNING if quiet else (logging.DEBUG if verbose >= 2 else logging.INFO)
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrHandler()
     handler.setFormatter(logging.Formatter("linksim: %(message)s"))
     root = logging.getLogger("linksim")
     root.handlers[:] = [handler]
