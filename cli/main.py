@@ -50,7 +50,7 @@ def connection_from_args(args: argparse.Namespace):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from linksim.cli import neo4j_cmd
+    from linksim.cli import load_cmd, neo4j_cmd
 
     parser = argparse.ArgumentParser(
         prog="linksim",
@@ -68,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     neo4j_cmd.register(commands, connection_options())
+    load_cmd.register(commands, connection_options())
     return parser
 
 

@@ -1,1 +1,15 @@
-"""Crawl files -> Neo4j: format readers, URL normalisation, batched and bulk import."""
+"""Crawl files -> Neo4j: format readers, URL normalisation, batched and bulk import.
+
+The graph model::
+
+    (:Page {url, title, host, crawled, ...})-[:LINKS_TO {count, anchor}]->(:Page)
+
+``url`` is unique (normalised, see :mod:`linksim.loader.urls`); pages only linked to exist with
+``crawled: false``; one ``LINKS_TO`` per ordered pair, ``count`` = times this input had it.
+"""
+
+from linksim.loader.graph import CrawlGraph
+from linksim.loader.load import LoadSummary, load, read_files
+from linksim.loader.readers import FORMATS, InputError, detect_format
+
+__all__ = ["FORMATS", "CrawlGraph", "InputError", "LoadSummary", "detect_format", "load", "read_files"]

@@ -84,12 +84,20 @@ class QueryRunner:
         """
 
         def work(tx: Any) -> dict[str, int]:
-            summary = tx.run(query, parameters or {}).consume()
-            return {
-                key: value
-                for key, value in vars(summary.counters).items()
-                if isinstance(value, int) and not key.startswith("_")
-            }
+            return _counters(tx.run(query, parameters or {}).consume())
+
+        with self.driver.session(database=self.database) as session:
+            return session.execute_write(work)
+
+    def write_returning(
+        self, query: str, parameters: dict[str, Any] | None = None
+    ) -> tuple[list[list[Any]], dict[str, int]]:
+        """Like :meth:`write`, also returning the rows of the query as lists of values."""
+
+        def work(tx: Any) -> tuple[list[list[Any]], dict[str, int]]:
+            result = tx.run(query, parameters or {})
+            rows = result.values()
+            return rows, _counters(result.consume())
 
         with self.driver.session(database=self.database) as session:
             return session.execute_write(work)
@@ -109,3 +117,11 @@ class QueryRunner:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _counters(summary: Any) -> dict[str, int]:
+    return {
+        key: value
+        for key, value in vars(summary.counters).items()
+        if isinstance(value, int) and not key.startswith("_")
+    }

@@ -228,7 +228,8 @@ class LocalServer:
         )
         return s.lib_dir
 
-    def _check_java(self) -> str:
+    def java(self) -> str:
+        """The java executable to run Neo4j with, checked to be Java 17 or 21."""
         java = _java_executable()
         major = java_major_version(java)
         if not MIN_JAVA <= major <= MAX_JAVA:
@@ -238,7 +239,8 @@ class LocalServer:
             )
         return java
 
-    def _env(self) -> dict[str, str]:
+    def env(self) -> dict[str, str]:
+        """Environment for Neo4j's own tools (NEO4J_HOME, NEO4J_CONF of this instance)."""
         env = dict(os.environ)
         env["NEO4J_HOME"] = str(self.settings.instance_dir)
         env["NEO4J_CONF"] = str(self.settings.conf_dir)
@@ -278,7 +280,7 @@ class LocalServer:
                 "set-initial-password",
                 password,
             ],
-            env=self._env(),
+            env=self.env(),
             capture_output=True,
             text=True,
             check=False,
@@ -418,7 +420,7 @@ class LocalServer:
                     f"port {port} on 127.0.0.1 (for {what}) is already in use by another "
                     f"process; choose another port with {option}"
                 )
-        java = self._check_java()
+        java = self.java()
         self.ensure_jars()
         self._write_conf()
         self._ensure_password(java)
@@ -430,7 +432,7 @@ class LocalServer:
                 stdout=console,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
-                env=self._env(),
+                env=self.env(),
                 cwd=s.instance_dir,
                 start_new_session=True,
             )

@@ -1,0 +1,58 @@
+"""Progress of long jobs: a bar with rate and ETA on a terminal, log lines otherwise."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+
+from tqdm import tqdm
+
+log = logging.getLogger("linksim")
+
+
+class Progress:
+    """Count work done towards ``total``; show it as a bar (terminal) or a log line every
+    ``interval`` seconds (pipes, CI logs). Use as a context manager.
+    """
+
+    def __init__(self, total: int, description: str, unit: str = "it", interval: float = 10.0,
+                 enabled: bool = True) -> None:
+        self.total = total
+        self.description = description
+        self.unit = unit
+        self.interval = interval
+        self.done = 0
+        self._started = time.monotonic()
+        self._last_log = self._started
+        self._bar = None
+        self._enabled = enabled
+        if enabled and sys.stderr.isatty():
+            self._bar = tqdm(total=total, desc=description, unit=unit, unit_scale=True,
+                             dynamic_ncols=True, file=sys.stderr)
+
+    def update(self, amount: int) -> None:
+        self.done += amount
+        if self._bar is not None:
+            self._bar.update(amount)
+            return
+        now = time.monotonic()
+        if self._enabled and now - self._last_log >= self.interval:
+            self._last_log = now
+            elapsed = now - self._started
+            rate = self.done / elapsed if elapsed > 0 else 0.0
+            eta = (self.total - self.done) / rate if rate > 0 else float("nan")
+            log.info("%s: %s of %s %s (%.0f%%), %s %s/s, ETA %.0f s", self.description,
+                     f"{self.done:,}", f"{self.total:,}", self.unit,
+                     100.0 * self.done / max(self.total, 1), f"{rate:,.0f}", self.unit, eta)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+    def __enter__(self) -> "Progress":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,206 @@
+"""``load()``: read crawl files, then write them to Neo4j online or in bulk, with a summary."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from linksim.errors import LinksimError
+from linksim.loader.graph import CrawlGraph
+from linksim.loader.online import WriteCounts, database_is_empty, write_online
+from linksim.loader.readers import ErrorPolicy, read_input
+
+log = logging.getLogger(__name__)
+
+MODES = ("auto", "online", "bulk")
+BULK_MIN_LINKS = 1_000_000  # below this, stopping and restarting the server costs more than it saves
+
+
+@dataclass
+class LoadSummary:
+    """What a load read, wrote and skipped, and how long it took."""
+
+    files: list[str]
+    formats: list[str]
+    mode: str
+    pages: int = 0
+    crawled_pages: int = 0
+    links_seen: int = 0
+    links: int = 0
+    duplicates: int = 0
+    self_loops: int = 0
+    non_web_links: int = 0
+    pages_created: int = 0
+    pages_updated: int = 0
+    links_created: int = 0
+    links_updated: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    skipped_examples: dict[str, list[str]] = field(default_factory=dict)
+    read_seconds: float = 0.0
+    write_seconds: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def seconds(self) -> float:
+        return self.read_seconds + self.write_seconds
+
+    @property
+    def links_per_second(self) -> float:
+        return self.links / self.write_seconds if self.write_seconds > 0 else 0.0
+
+    def lines(self) -> list[str]:
+        """The human-readable summary printed at the end of a load."""
+        out = [
+            f"Loaded {', '.join(self.files)} ({', '.join(sorted(set(self.formats)))}) in "
+            f"{self.mode} mode in {self.seconds:.1f} s "
+            f"(read {self.read_seconds:.1f} s, write {self.write_seconds:.1f} s, "
+            f"{self.links_per_second:,.0f} links/s).",
+            f"  pages: {self.pages:,} ({self.crawled_pages:,} crawled): "
+            f"{self.pages_created:,} created, {self.pages_updated:,} updated",
+            f"  links: {self.links:,} distinct of {self.links_seen:,} read: "
+            f"{self.links_created:,} created, {self.links_updated:,} updated; "
+            f"{self.duplicates:,} duplicates merged, {self.self_loops:,} self-loops kept",
+            f"  non-web links skipped: {self.non_web_links:,}",
+        ]
+        if self.skipped:
+            out.append(f"  records skipped: {sum(self.skipped.values()):,}")
+            for reason, count in sorted(self.skipped.items(), key=lambda kv: -kv[1]):
+                examples = ", ".join(self.skipped_examples.get(reason, [])[:3])
+                out.append(f"    {count:,} × {reason} (e.g. {examples})")
+        else:
+            out.append("  records skipped: 0")
+        return out
+
+
+def read_files(
+    paths: list[Path], fmt: str | None = None, on_error: str = "stop", normalize: bool = True
+) -> tuple[CrawlGraph, list[str]]:
+    """Read every input into one :class:`CrawlGraph` (nothing is written yet)."""
+    graph = CrawlGraph()
+    policy = ErrorPolicy(on_error, graph)
+    formats = []
+    for path in paths:
+        began = time.monotonic()
+        formats.append(read_input(Path(path), graph, policy, normalize, fmt))
+        log.info(
+            "read %s (%s): %s pages, %s links so far, %.1f s",
+            path, formats[-1], f"{len(graph):,}", f"{graph.links_seen:,}", time.monotonic() - began,
+        )
+    return graph, formats
+
+
+def _choose_mode(mode: str, runner, local_server, links: int) -> str:
+    if mode == "online":
+        return "online"
+    if mode == "bulk":
+        if local_server is None:
+            raise LinksimError(
+                "--mode bulk needs the local server that linksim runs (it stops the server to "
+                "import); this connection is to another server. Use --mode online."
+            )
+        if not database_is_empty(runner):
+            raise LinksimError(
+                "--mode bulk replaces the whole database and is only for an empty one; this "
+                "database has data. Use --mode online (it adds and updates), or empty it first."
+            )
+        return "bulk"
+    if local_server is not None and links >= BULK_MIN_LINKS and database_is_empty(runner):
+        return "bulk"
+    return "online"
+
+
+def load(
+    paths: list[Path | str],
+    runner,
+    fmt: str | None = None,
+    mode: str = "auto",
+    batch_size: int = 10_000,
+    on_error: str = "stop",
+    normalize: bool = True,
+    local_server=None,
+    show_progress: bool = True,
+) -> LoadSummary:
+    """Load crawl files into the database behind ``runner``.
+
+    Parameters
+    ----------
+    paths : list of paths
+        Input files (or a Wikispeedia folder), read in order into one graph.
+    runner : QueryRunner
+        Where to write.
+    fmt : str, optional
+        Format of every input; detected from each name when None.
+    mode : {"auto", "online", "bulk"}
+        ``bulk`` uses Neo4j's import tool (empty database of the local server only); ``auto``
+        picks bulk for an empty local database and at least a million links, else online.
+    batch_size : int
+        Rows per write transaction in online mode.
+    on_error : {"stop", "skip"}
+        ``stop``: the first bad record ends the load before anything is written. ``skip``:
+        bad records are skipped and counted by reason.
+    normalize : bool
+        Normalise URLs (see :mod:`linksim.loader.urls`).
+    local_server : LocalServer, optional
+        The local server behind ``runner``, if it is one (needed for bulk mode).
+
+    Raises
+    ------
+    InputError, LoadInterrupted, LinksimError
+        With a message naming the file and line, or how far the load got.
+    """
+    from linksim.procedures.schema import apply_schema
+
+    if mode not in MODES:
+        raise LinksimError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if batch_size < 1:
+        raise LinksimError(f"--batch-size must be at least 1, got {batch_size}")
+    if not paths:
+        raise LinksimError("nothing to load: give at least one file")
+    began = time.monotonic()
+    graph, formats = read_files([Path(p) for p in paths], fmt, on_error, normalize)
+    links = graph.links()
+    summary = LoadSummary(files=[str(p) for p in paths], formats=formats, mode=mode)
+    summary.read_seconds = time.monotonic() - began
+    summary.pages = len(graph)
+    summary.crawled_pages = sum(graph.crawled)
+    summary.links_seen = links.seen
+    summary.links = len(links)
+    summary.duplicates = links.duplicates
+    summary.self_loops = links.self_loops
+    summary.non_web_links = graph.non_web
+    summary.skipped = dict(graph.skipped.counts)
+    summary.skipped_examples = dict(graph.skipped.examples)
+    if len(graph) == 0:
+        raise LinksimError(
+            f"nothing to load: no page was read from {', '.join(map(str, paths))}"
+            + (" (every record was skipped)" if graph.skipped.total else "")
+        )
+
+    summary.mode = _choose_mode(mode, runner, local_server, len(links))
+    if summary.mode == "bulk":
+        from linksim.loader.bulk import bulk_import
+
+        began = time.monotonic()
+        counts, summary.timings = bulk_import(local_server, runner.database, graph, links)
+        summary.write_seconds = time.monotonic() - began
+        began = time.monotonic()
+        apply_schema(runner)
+        summary.timings["schema"] = time.monotonic() - began
+    else:
+        began = time.monotonic()
+        apply_schema(runner)
+        summary.timings["schema"] = time.monotonic() - began
+        began = time.monotonic()
+        counts = write_online(runner, graph, links, batch_size, show_progress)
+        summary.write_seconds = time.monotonic() - began
+    _copy_counts(summary, counts)
+    return summary
+
+
+def _copy_counts(summary: LoadSummary, counts: WriteCounts) -> None:
+    summary.pages_created = counts.pages_created
+    summary.pages_updated = counts.pages_updated
+    summary.links_created = counts.links_created
+    summary.links_updated = counts.links_updated

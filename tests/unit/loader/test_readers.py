@@ -1,0 +1,191 @@
+"""Readers: every format gives the fixture site's graph; every kind of bad input a clear error."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from linksim.errors import LinksimError
+from linksim.loader import CrawlGraph, InputError, detect_format, read_files
+from linksim.loader.readers import ErrorPolicy, read_input
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "crawl"
+SITE_PAGES = {
+    "http://example.org/",
+    "http://example.org/a",
+    "http://example.org/b",
+    "http://example.org/c",
+    "http://other.example/",
+}
+SITE_LINKS = {
+    ("http://example.org/", "http://example.org/a"),
+    ("http://example.org/", "http://example.org/b"),
+    ("http://example.org/a", "http://example.org/b"),
+    ("http://example.org/b", "http://example.org/"),
+    ("http://example.org/b", "http://example.org/b"),
+    ("http://example.org/c", "http://other.example/"),
+}
+
+
+def link_set(graph: CrawlGraph) -> set[tuple[str, str]]:
+    links = graph.links()
+    return {(graph.urls[s], graph.urls[t]) for s, t in zip(links.source, links.target)}
+
+
+@pytest.mark.parametrize(
+    "files, fmt, crawled, read, non_web",
+    [
+        (["site.tsv"], "edges", 5, 7, 1),
+        (["site-gz.tsv.gz"], "edges", 5, 7, 1),
+        (["site.cites"], "cites", 5, 7, 0),
+        (["site.net"], "pajek", 5, 8, 0),
+        (["site.jsonl"], "jsonl", 4, 7, 1),
+        (["site-pages.csv", "site-links.csv"], "csv", 4, 7, 1),
+        (["site-links.csv", "site-pages.csv"], "csv", 4, 7, 1),
+    ],
+)
+def test_every_format_gives_the_same_site(files, fmt, crawled, read, non_web) -> None:
+    graph, formats = read_files([FIXTURES / f for f in files])
+    assert set(formats) == {fmt}
+    assert set(graph.urls) == SITE_PAGES
+    assert link_set(graph) == SITE_LINKS
+    links = graph.links()
+    assert (sum(graph.crawled), links.seen, graph.non_web) == (crawled, read, non_web)
+    assert links.self_loops == 1
+    assert links.duplicates == read - len(SITE_LINKS)
+
+
+def test_titles_properties_and_anchors() -> None:
+    graph, _ = read_files([FIXTURES / "site-pages.csv", FIXTURES / "site-links.csv"])
+    b = graph.index["http://example.org/b"]
+    assert graph.titles[b] == "Page B, with a comma"
+    assert graph.properties[graph.index["http://example.org/c"]] == {"lang": "de"}
+    assert b not in graph.properties  # an empty cell sets nothing
+    a = graph.index["http://example.org/a"]
+    assert graph.anchors[(a, b)] == "to B"  # the first anchor seen for the pair
+    assert not graph.crawled[graph.index["http://other.example/"]]
+
+    graph, _ = read_files([FIXTURES / "site.jsonl"])
+    assert graph.properties[graph.index["http://example.org/c"]] == {"depth": 2}
+
+
+def test_link_counts_aggregate_per_pair() -> None:
+    graph, _ = read_files([FIXTURES / "site.tsv"])
+    links = graph.links()
+    counts = {(graph.urls[s], graph.urls[t]): c for s, t, c in zip(links.source, links.target, links.count)}
+    assert counts[("http://example.org/a", "http://example.org/b")] == 2
+    assert sum(counts.values()) == links.seen
+
+
+@pytest.mark.parametrize(
+    "name, fmt",
+    [("x.tsv", "edges"), ("x.txt.gz", "edges"), ("x.net.gz", "pajek"), ("x.jsonl", "jsonl"),
+     ("x.warc.gz", "warc"), ("x.cites", "cites")],
+)
+def test_format_from_the_name(tmp_path: Path, name: str, fmt: str) -> None:
+    path = tmp_path / name
+    path.write_bytes(b"")
+    assert detect_format(path) == fmt
+
+
+def test_unknown_name_asks_for_format(tmp_path: Path) -> None:
+    path = tmp_path / "crawl.bin"
+    path.write_bytes(b"x")
+    with pytest.raises(LinksimError, match="cannot tell the format .*give --format"):
+        detect_format(path)
+
+
+# Bad input -------------------------------------------------------------------------------------
+def _read(path: Path, on_error: str = "stop", fmt: str | None = None) -> CrawlGraph:
+    graph = CrawlGraph()
+    read_input(path, graph, ErrorPolicy(on_error, graph), True, fmt)
+    return graph
+
+
+def _gz(path: Path, data: bytes) -> Path:
+    with gzip.open(path, "wb") as handle:
+        handle.write(data)
+    return path
+
+
+def good_lines(n: int) -> bytes:
+    return b"".join(f"http://e.org/{i}\thttp://e.org/{i + 1}\n".encode() for i in range(n))
+
+
+ANY_LINE = -1  # the cut's line depends on how gzip compressed the data
+
+BAD_INPUTS = {
+    # name: (file name, content builder, message, line, skip reason)
+    "truncated gzip": ("t.tsv.gz", lambda p: p.write_bytes(_gz(p, good_lines(5000)).read_bytes()[:-200]),
+                       "gzip stream is truncated or corrupt", ANY_LINE, "truncated or corrupt gzip"),
+    "binary garbage": ("g.tsv", lambda p: p.write_bytes(bytes(range(256)) * 40),
+                       "binary data", 1, "binary data"),
+    "10 MB line": ("l.tsv", lambda p: p.write_bytes(good_lines(2) + b"http://e.org/" + b"x" * 10_000_000 + b"\n" + good_lines(1)),
+                   "line of 10,000,014 bytes exceeds the limit", 3, "line too long"),
+    "invalid UTF-8": ("u.tsv", lambda p: p.write_bytes(good_lines(1) + b"http://e.org/\xff\xfe\thttp://e.org/\n"),
+                      "invalid UTF-8 at byte 13", 2, "invalid UTF-8"),
+    "unbalanced CSV quote": ("q-links.csv", lambda p: p.write_bytes(b'source,target\nhttp://e.org/1,http://e.org/2\n"http://e.org/3,http://e.org/4\nhttp://e.org/5,http://e.org/6\n'),
+                             "malformed CSV", 4, "malformed CSV"),
+    "5,000-character URL": ("long.tsv", lambda p: p.write_bytes(good_lines(1) + b"http://e.org/" + b"a" * 4987 + b"\thttp://e.org/\n"),
+                            "URL of 5,000 characters exceeds the limit of 4,096", 2, "URL too long"),
+    "missing column": ("m.tsv", lambda p: p.write_bytes(good_lines(1) + b"http://e.org/lonely\n"),
+                       "expected two columns (source, target), found 1", 2, "missing column"),
+    "missing CSV column": ("p.csv", lambda p: p.write_bytes(b"address,title\nhttp://e.org/,Home\n"),
+                           "missing column: a pages file needs a `url` column", 1, "missing column"),
+    "empty file": ("e.tsv", lambda p: p.write_bytes(b""), "the file is empty", None, "empty file"),
+    "invalid JSON": ("j.jsonl", lambda p: p.write_bytes(b'{"url": "http://e.org/", "links": []}\n{"url": \n'),
+                     "invalid JSON", 2, "invalid JSON"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_input_stops_with_file_and_line(tmp_path: Path, case: str) -> None:
+    name, build, message, line, _ = BAD_INPUTS[case]
+    path = tmp_path / name
+    build(path)
+    with pytest.raises(InputError) as info:
+        _read(path)
+    error = info.value
+    assert message in str(error)
+    assert error.path == str(path)
+    assert error.line == line if line != ANY_LINE else error.line > 1
+    assert "Nothing of this load was written" in str(error) and "--on-error skip" in str(error)
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_input_is_skipped_and_counted(tmp_path: Path, case: str) -> None:
+    name, build, _, _, reason = BAD_INPUTS[case]
+    path = tmp_path / name
+    build(path)
+    graph = _read(path, on_error="skip")
+    assert graph.skipped.counts[reason] >= 1
+    assert all(example.startswith(str(path)) for example in graph.skipped.examples[reason])
+
+
+def test_skip_keeps_the_good_records(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.tsv"
+    path.write_bytes(good_lines(3) + b"bad-line\n" + b"http://e.org/\xff\thttp://e.org/\n" + good_lines(2))
+    graph = _read(path, on_error="skip")
+    assert graph.links().seen == 5
+    assert dict(graph.skipped.counts) == {"missing column": 1, "invalid UTF-8": 1}
+
+
+def test_truncated_gzip_keeps_lines_before_the_cut(tmp_path: Path) -> None:
+    path = tmp_path / "t.tsv.gz"
+    data = _gz(path, good_lines(20000)).read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    graph = _read(path, on_error="skip")
+    assert 0 < graph.links().seen < 20000
+
+
+def test_cypher_looking_text_is_just_text(tmp_path: Path) -> None:
+    path = tmp_path / "evil.jsonl"
+    title = "x'}) DETACH DELETE n //"
+    path.write_text(
+        '{"url": "http://e.org/MATCH%20(n)%20DETACH%20DELETE%20n", "title": "' + title + '", "links": []}\n'
+    )
+    graph = _read(path)
+    assert graph.titles[0] == title
+    assert graph.urls == ["http://e.org/MATCH%20(n)%20DETACH%20DELETE%20n"]
