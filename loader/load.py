@@ -184,6 +184,7 @@ def load(
 
         began = time.monotonic()
         counts, summary.timings = bulk_import(local_server, runner.database, graph, links)
+        runner.reset_bookmarks()
         summary.write_seconds = time.monotonic() - began
         began = time.monotonic()
         apply_schema(runner)

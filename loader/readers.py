@@ -208,7 +208,18 @@ def read_edges(
 ) -> None:
     """``source target`` per line; ``reverse`` for files that list ``target source``."""
     resolver = _Resolver(graph, policy, normalize)
-    page, link = graph.page, graph.link
+    link = graph.link
+    # Raw value -> page index: a page recurs in many lines, and is resolved only the first time.
+    # Every page of an edge list belongs to the published graph: it counts as crawled.
+    known: dict[str, int] = {}
+
+    def node(value: str, number: int) -> int | None:
+        key = resolver.key(value, path, number)
+        if key is None:
+            return None
+        idx = known[value] = graph.page(key, crawled=True)
+        return idx
+
     for number, text in read_lines(path, policy):
         stripped = text.strip()
         if not stripped or stripped.startswith(_COMMENT):
@@ -223,12 +234,13 @@ def read_edges(
             )
             continue
         first, second = (fields[1], fields[0]) if reverse else (fields[0], fields[1])
-        source = resolver.key(first, path, number)
-        target = resolver.key(second, path, number)
-        if source is None or target is None:
+        source = known.get(first)
+        if source is None and (source := node(first, number)) is None:
             continue
-        # Every page of an edge list belongs to the published graph: it counts as crawled.
-        link(page(source, crawled=True), page(target, crawled=True))
+        target = known.get(second)
+        if target is None and (target := node(second, number)) is None:
+            continue
+        link(source, target)
 
 
 def read_cites(path: Path, graph: CrawlGraph, policy: ErrorPolicy, normalize: bool) -> None:

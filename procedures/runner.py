@@ -27,6 +27,18 @@ class QueryRunner:
         self.driver = driver
         self.database = database
         self._owns_driver = False
+        self.reset_bookmarks()
+
+    def reset_bookmarks(self) -> None:
+        """Forget the causal-consistency bookmarks of earlier transactions.
+
+        Needed after the store was replaced offline (bulk import): the new store's transaction
+        ids start again from zero, and an old bookmark would make the server wait for a
+        transaction that will never come.
+        """
+        from neo4j import GraphDatabase
+
+        self.bookmarks = GraphDatabase.bookmark_manager()
 
     @classmethod
     def connect(cls, connection: Connection) -> "QueryRunner":
@@ -72,7 +84,10 @@ class QueryRunner:
     def run(self, query: str, parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Run a read or schema query; return its records as dicts (eagerly: small results only)."""
         records, _, _ = self.driver.execute_query(
-            query, parameters_=parameters or {}, database_=self.database
+            query,
+            parameters_=parameters or {},
+            database_=self.database,
+            bookmark_manager_=self.bookmarks,
         )
         return [record.data() for record in records]
 
@@ -86,7 +101,7 @@ class QueryRunner:
         def work(tx: Any) -> dict[str, int]:
             return _counters(tx.run(query, parameters or {}).consume())
 
-        with self.driver.session(database=self.database) as session:
+        with self.driver.session(database=self.database, bookmark_manager=self.bookmarks) as session:
             return session.execute_write(work)
 
     def write_returning(
@@ -99,12 +114,14 @@ class QueryRunner:
             rows = result.values()
             return rows, _counters(result.consume())
 
-        with self.driver.session(database=self.database) as session:
+        with self.driver.session(database=self.database, bookmark_manager=self.bookmarks) as session:
             return session.execute_write(work)
 
     def stream(self, query: str, parameters: dict[str, Any] | None = None) -> Iterator[Any]:
         """Yield the records of a read query lazily, without holding the whole result."""
-        with self.driver.session(database=self.database, fetch_size=10_000) as session:
+        with self.driver.session(
+            database=self.database, fetch_size=10_000, bookmark_manager=self.bookmarks
+        ) as session:
             with session.begin_transaction() as tx:
                 yield from tx.run(query, parameters or {})
 

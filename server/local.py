@@ -149,6 +149,10 @@ def _neo4j_conf(settings: ServerSettings) -> str:
         "dbms.security.procedures.unrestricted": "gds.*,apoc.*",
         # Keep transaction logs small: this is an analysis database, not a system of record.
         "db.tx_log.rotation.retention_policy": "2 files",
+        # Bolt waits 5 s for idle connections and 5 s more for its thread pool at shutdown; on a
+        # single-user local server that doubles every stop (bulk imports stop and start it).
+        "internal.server.bolt.connection_shutdown_wait_time": "1s",
+        "internal.server.bolt.thread_pool_shutdown_wait_time": "1s",
     }
     header = "# Written by linksim at every start; edit the linksim settings, not this file.\n"
     return header + "".join(f"{key}={value}\n" for key, value in lines.items())

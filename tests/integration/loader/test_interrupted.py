@@ -1,0 +1,58 @@
+"""The database goes away mid-load: the driver retries, the load stops saying how far it got,
+and rerunning the same load finishes it with no duplicates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from neo4j import GraphDatabase
+
+from linksim.loader import load
+from linksim.loader.online import LoadInterrupted
+from linksim.procedures import QueryRunner
+
+
+class StopServerAfter(QueryRunner):
+    """A runner that stops the real server just before its ``after``-th link batch."""
+
+    def __init__(self, driver, database, server, after: int) -> None:
+        super().__init__(driver, database)
+        self.server, self.after, self.link_batches = server, after, 0
+
+    def write(self, query, parameters=None):
+        if "LINKS_TO" in query:
+            self.link_batches += 1
+            if self.link_batches == self.after:
+                self.server.stop()
+        return super().write(query, parameters)
+
+
+def test_server_stopping_mid_load_then_rerun(neo4j_server, runner: QueryRunner, tmp_path: Path) -> None:
+    server = neo4j_server.local
+    if server is None:
+        pytest.skip(f"needs the local server to stop it; this one was provisioned by {neo4j_server.kind}")
+    crawl = tmp_path / "crawl.tsv"
+    crawl.write_text("".join(f"{i}\t{(i * 7 + 3) % 3000}\n{i}\t{(i * 13 + 1) % 3000}\n" for i in range(3000)))
+
+    conn = neo4j_server.connection
+    # A short retry window keeps the test quick; the default driver retries for 30 s.
+    driver = GraphDatabase.driver(conn.uri, auth=(conn.user, conn.password), max_transaction_retry_time=3)
+    try:
+        failing = StopServerAfter(driver, conn.database, server, after=3)
+        with pytest.raises(LoadInterrupted) as info:
+            load([crawl], failing, batch_size=1000, show_progress=False)
+    finally:
+        driver.close()
+        server.start()
+    message = str(info.value)
+    assert "all 3,000 pages and 2,000 of 6,000 links written" in message
+    assert "Rerun the same command to finish" in message
+
+    summary = load([crawl], runner, batch_size=1000, show_progress=False)
+    assert (summary.pages_created, summary.links_created, summary.links_updated) == (0, 4000, 2000)
+    rows = runner.run(
+        "MATCH (a:Page)-[r:LINKS_TO]->(b:Page) WITH a, b, count(r) AS n "
+        "RETURN count(*) AS pairs, max(n) AS most"
+    )
+    assert rows == [{"pairs": 6000, "most": 1}]
