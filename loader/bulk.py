@@ -73,35 +73,42 @@ def write_csv_files(graph: CrawlGraph, links: Links, folder: Path) -> tuple[Path
     return pages, rels
 
 
+def bulk_import_command(server, database: str, pages_csv: Path, links_csv: Path, report: Path) -> list[str]:
+    """The ``neo4j-admin database import full`` command line for the two CSV files."""
+    return [
+        server.java(), "-cp", f"{server.settings.lib_dir}/*", "org.neo4j.cli.AdminTool",
+        "database", "import", "full", database,
+        f"--nodes=Page={pages_csv}",
+        f"--relationships=LINKS_TO={links_csv}",
+        "--id-type=integer",
+        "--multiline-fields=true",
+        f"--array-delimiter={ARRAY_DELIMITER}",
+        "--overwrite-destination=true",
+        f"--report-file={report}",
+        "--threads=2",
+    ]
+
+
 def bulk_import(server, database: str, graph: CrawlGraph, links: Links) -> tuple[WriteCounts, dict]:
     """Replace the (empty) ``database`` of the local ``server`` by the crawl, via the import tool.
 
-    Returns the write counts and timings (``csv``, ``import``, ``restart`` seconds).
+    Returns the write counts and timings in seconds (``csv``, ``stop``, ``import``, ``start``).
+    The server is started again whatever happens; on failure the message names the tool's log.
     """
     settings = server.settings
     folder = settings.import_dir / f"linksim-bulk-{int(time.time() * 1000)}"
     timings: dict[str, float] = {}
     began = time.monotonic()
     try:
+        log.info("bulk import: writing CSV files to %s", folder)
         pages_csv, links_csv = write_csv_files(graph, links, folder)
         timings["csv"] = time.monotonic() - began
         began = time.monotonic()
         server.stop()
         timings["stop"] = time.monotonic() - began
         began = time.monotonic()
-        report = folder / "import.report"
-        command = [
-            server.java(), "-cp", f"{settings.lib_dir}/*", "org.neo4j.cli.AdminTool",
-            "database", "import", "full", database,
-            f"--nodes=Page={pages_csv}",
-            f"--relationships=LINKS_TO={links_csv}",
-            "--id-type=integer",
-            "--multiline-fields=true",
-            f"--array-delimiter={ARRAY_DELIMITER}",
-            "--overwrite-destination=true",
-            f"--report-file={report}",
-            "--threads=2",
-        ]
+        log.info("bulk import: server stopped, running neo4j-admin database import full %s", database)
+        command = bulk_import_command(server, database, pages_csv, links_csv, folder / "import.report")
         result = subprocess.run(command, env=server.env(), capture_output=True, text=True, check=False)
         timings["import"] = time.monotonic() - began
         log_file = settings.logs_dir / "bulk-import.log"

@@ -17,6 +17,7 @@ import socket
 import pytest
 
 from linksim.procedures import QueryRunner
+from linksim.procedures.maintenance import clear_database
 from linksim.server import Provisioned, ServerSettings, provision
 
 TEST_INSTANCE = "pytest"
@@ -60,24 +61,10 @@ def session_runner(neo4j_server: Provisioned):
     runner.close()
 
 
-def wipe(runner: QueryRunner) -> None:
-    """Empty the database: data, constraints and indexes (names passed as parameters)."""
-    with runner.driver.session(database=runner.database) as session:
-        session.run(
-            "MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS"
-        ).consume()
-        for (name,) in session.run("SHOW CONSTRAINTS YIELD name").values():
-            session.run("DROP CONSTRAINT $name IF EXISTS", name=name).consume()
-        for (name,) in session.run(
-            "SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' RETURN name"
-        ).values():
-            session.run("DROP INDEX $name IF EXISTS", name=name).consume()
-
-
 @pytest.fixture
 def runner(session_runner: QueryRunner) -> QueryRunner:
-    """A query runner on an empty database."""
-    wipe(session_runner)
+    """A query runner on an empty database (no data, no constraints, no indexes)."""
+    clear_database(session_runner, schema=True)
     return session_runner
 
 
