@@ -18,7 +18,7 @@ import pytest
 
 from linksim.procedures import QueryRunner
 from linksim.procedures.maintenance import clear_database
-from linksim.server import Provisioned, ServerSettings, provision
+from linksim.server import LocalServer, Provisioned, ServerSettings, provision
 
 TEST_INSTANCE = "pytest"
 
@@ -43,6 +43,9 @@ def test_settings() -> ServerSettings:
 
 @pytest.fixture(scope="session")
 def neo4j_server(test_settings: ServerSettings):
+    # A test session killed before its teardown leaves its server running on other ports:
+    # stop it, so that this session's server runs with this session's settings.
+    LocalServer(test_settings).stop()
     try:
         server = provision(test_settings, stop_local_on_close=True)
     except Exception as exc:  # noqa: BLE001 - reported as the reason, never swallowed silently

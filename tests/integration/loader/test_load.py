@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from linksim.cli.main import main
+from linksim.errors import LinksimError
 from linksim.loader import load
 from linksim.procedures import QueryRunner
 
@@ -133,3 +134,33 @@ def test_unreadable_and_missing_paths(runner, cli_env, tmp_path: Path, capsys) -
     assert main(["load", str(weird)]) == 1
     assert "give --format" in capsys.readouterr().err
     assert main(["-q", "load", "--format", "edges", str(weird)]) == 0
+
+
+def snapshot(runner: QueryRunner) -> tuple[list, list]:
+    pages = runner.run("MATCH (p:Page) RETURN properties(p) AS p ORDER BY p.url")
+    links = runner.run(
+        "MATCH (a:Page)-[r:LINKS_TO]->(b:Page) RETURN a.url AS a, b.url AS b, properties(r) AS r ORDER BY a, b"
+    )
+    return pages, links
+
+
+def test_bulk_and_online_give_the_same_graph(runner: QueryRunner, neo4j_server) -> None:
+    if neo4j_server.local is None:
+        pytest.skip(f"bulk mode needs the local server; this one was provisioned by {neo4j_server.kind}")
+    files = [FIXTURES / "site-pages.csv", FIXTURES / "site-links.csv"]
+    load(files, runner, mode="online", show_progress=False)
+    online = snapshot(runner)
+    from linksim.procedures.maintenance import clear_database
+
+    clear_database(runner, schema=True)
+    summary = load(files, runner, mode="bulk", local_server=neo4j_server.local, show_progress=False)
+    assert summary.mode == "bulk" and summary.links_created == 6
+    assert snapshot(runner) == online
+    assert len(online[0]) == 5 and len(online[1]) == 6
+
+
+def test_bulk_refuses_a_database_with_data(runner: QueryRunner, neo4j_server) -> None:
+    load([FIXTURES / "site.tsv"], runner, show_progress=False)
+    with pytest.raises(LinksimError, match="only for an empty one|needs the local server"):
+        load([FIXTURES / "site.jsonl"], runner, mode="bulk", local_server=neo4j_server.local, show_progress=False)
+    assert graph_counts(runner)["pages"] == 5

@@ -74,8 +74,11 @@ def _local(neo4j_server) -> LocalServer:
 def test_taken_port_gives_a_clear_error(neo4j_server, tmp_path, monkeypatch, capsys) -> None:
     taken = int(neo4j_server.connection.uri.rsplit(":", 1)[1])
     other = LocalServer(ServerSettings(home=tmp_path, instance="other", bolt_port=taken, http_port=1))
-    with pytest.raises(ServerError, match=f"port {taken} on 127.0.0.1 .* already in use"):
-        other.start()
+    try:
+        with pytest.raises(ServerError, match=f"port {taken} on 127.0.0.1 .* already in use"):
+            other.start()
+    finally:
+        other.stop()  # never leave a server behind should the check ever let one start
 
     monkeypatch.setenv("LINKSIM_HOME", str(tmp_path))
     code = main(["neo4j", "start", "--bolt-port", str(taken)])
