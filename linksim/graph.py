@@ -1,0 +1,136 @@
+"""The link graph in compressed sparse row form, as every algorithm of linksim reads it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from linksim.errors import LinksimError
+
+
+class GraphError(LinksimError):
+    """A link graph that cannot be built from the arrays given."""
+
+
+@dataclass(frozen=True)
+class LinkGraph:
+    """A directed graph of ``n`` pages, links stored by source (CSR) and by target (CSC).
+
+    Build it with :meth:`from_edges`. Page ``i`` is row ``i``; ``keys[i]`` (optional) names it.
+
+    Attributes
+    ----------
+    n : int
+        Number of pages.
+    out_indptr, out_indices : ndarray
+        Out-links: the targets of page ``u`` are ``out_indices[out_indptr[u]:out_indptr[u+1]]``.
+    in_indptr, in_indices : ndarray
+        In-links: the sources of page ``v``, sorted.
+    keys : sequence, optional
+        An identifier per page (URL or id), kept for the write-back.
+    """
+
+    n: int
+    out_indptr: np.ndarray
+    out_indices: np.ndarray
+    in_indptr: np.ndarray
+    in_indices: np.ndarray
+    keys: object = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def from_edges(
+        cls,
+        source: np.ndarray,
+        target: np.ndarray,
+        n: int | None = None,
+        keys: object = None,
+        self_loops: bool = False,
+    ) -> "LinkGraph":
+        """Build from parallel arrays of page indices (duplicates merged).
+
+        Parameters
+        ----------
+        source, target : array of int
+            One entry per link, indices in ``0 .. n-1``.
+        n : int, optional
+            Number of pages (pages without links count); default ``max index + 1``.
+        keys : sequence, optional
+            Identifier of each page.
+        self_loops : bool
+            Keep links from a page to itself (default: drop them, as the papers do).
+        """
+        source = np.asarray(source, dtype=np.int64)
+        target = np.asarray(target, dtype=np.int64)
+        if source.shape != target.shape or source.ndim != 1:
+            raise GraphError(
+                f"source and target must be 1-d arrays of one length, got {source.shape} and {target.shape}"
+            )
+        if n is None:
+            n = int(max(source.max(initial=-1), target.max(initial=-1))) + 1
+        if len(source) and (min(source.min(), target.min()) < 0 or max(source.max(), target.max()) >= n):
+            raise GraphError(f"page indices must lie in 0..{n - 1}")
+        if keys is not None and len(keys) != n:  # type: ignore[arg-type]
+            raise GraphError(f"{len(keys)} keys for {n} pages")  # type: ignore[arg-type]
+        if not self_loops:
+            keep = source != target
+            source, target = source[keep], target[keep]
+        ones = np.ones(len(source), dtype=np.int8)
+        adjacency = sp.csr_matrix((ones, (source, target)), shape=(n, n))
+        adjacency.sum_duplicates()
+        adjacency.sort_indices()
+        transposed = adjacency.tocsc()
+        transposed.sort_indices()
+        index_type = np.int32 if n < 2**31 and adjacency.nnz < 2**31 else np.int64
+        return cls(
+            n=n,
+            out_indptr=adjacency.indptr.astype(np.int64),
+            out_indices=adjacency.indices.astype(index_type),
+            in_indptr=transposed.indptr.astype(np.int64),
+            in_indices=transposed.indices.astype(index_type),
+            keys=keys,
+        )
+
+    @property
+    def m(self) -> int:
+        """Number of (distinct) links."""
+        return len(self.out_indices)
+
+    @property
+    def out_degree(self) -> np.ndarray:
+        return np.diff(self.out_indptr)
+
+    @property
+    def in_degree(self) -> np.ndarray:
+        return np.diff(self.in_indptr)
+
+    def out_links(self, u: int) -> np.ndarray:
+        return self.out_indices[self.out_indptr[u] : self.out_indptr[u + 1]]
+
+    def in_links(self, v: int) -> np.ndarray:
+        return self.in_indices[self.in_indptr[v] : self.in_indptr[v + 1]]
+
+    def in_links_of(self, pages: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(page, source) pairs of every in-link of the given pages, in one vectorised gather."""
+        pages = np.asarray(pages, dtype=np.int64)
+        starts = self.in_indptr[pages]
+        lengths = self.in_indptr[pages + 1] - starts
+        offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
+        return np.repeat(pages, lengths), self.in_indices[offsets].astype(np.int64)
+
+    def edges(self) -> tuple[np.ndarray, np.ndarray]:
+        """(source, target) arrays of every link, sorted by source."""
+        source = np.repeat(np.arange(self.n, dtype=np.int64), self.out_degree)
+        return source, self.out_indices.astype(np.int64)
+
+    def subgraph(self, keep: np.ndarray) -> tuple["LinkGraph", np.ndarray]:
+        """The graph induced by the pages where ``keep`` is true, and their old indices."""
+        old = np.flatnonzero(keep)
+        new_of = np.full(self.n, -1, dtype=np.int64)
+        new_of[old] = np.arange(len(old))
+        source, target = self.edges()
+        inside = keep[source] & keep[target]
+        keys = None if self.keys is None else [self.keys[i] for i in old]  # type: ignore[index]
+        graph = LinkGraph.from_edges(new_of[source[inside]], new_of[target[inside]], len(old), keys)
+        return graph, old
