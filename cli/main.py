@@ -50,7 +50,7 @@ def connection_from_args(args: argparse.Namespace):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from linksim.cli import load_cmd, neo4j_cmd
+    from linksim.cli import load_cmd, neo4j_cmd, pagerank_cmd
 
     parser = argparse.ArgumentParser(
         prog="linksim",
@@ -69,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     neo4j_cmd.register(commands, connection_options())
     load_cmd.register(commands, connection_options())
+    pagerank_cmd.register(commands, connection_options())
     return parser
 
 

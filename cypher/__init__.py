@@ -1,7 +1,7 @@
 """Cypher files shipped with linksim, loaded by name.
 
-Each ``NAME.cypher`` file holds statements separated by ``;`` at the end of a line. Lines
-starting with ``//`` are comments.
+Each ``NAME.cypher`` file holds statements separated by ``;``. Lines starting with ``//`` are
+comments; a comment ``// name: QUERY`` names the statement that follows it, for :func:`query`.
 """
 
 from importlib import resources
@@ -21,7 +21,41 @@ def load(name: str) -> str:
     return resource.read_text(encoding="utf-8")
 
 
+def _parse(name: str) -> list[tuple[str | None, str]]:
+    """(name or None, statement) pairs of a file, read line by line: comments never split."""
+    parsed: list[tuple[str | None, str]] = []
+    title: str | None = None
+    body: list[str] = []
+    for line in load(name).splitlines():
+        stripped = line.strip()
+        if stripped.startswith("//"):
+            if stripped.startswith("// name:") and not body:
+                title = stripped.split(":", 1)[1].strip()
+            continue
+        if stripped:
+            body.append(line)
+        if stripped.endswith(";"):
+            parsed.append((title, "\n".join(body).rstrip().rstrip(";").strip()))
+            title, body = None, []
+    if body:
+        parsed.append((title, "\n".join(body).strip()))
+    return parsed
+
+
 def statements(name: str) -> list[str]:
     """Return the statements of ``NAME.cypher`` in order, comments and blank lines removed."""
-    lines = [line for line in load(name).splitlines() if not line.strip().startswith("//")]
-    return [stmt.strip() for stmt in "\n".join(lines).split(";") if stmt.strip()]
+    return [statement for _, statement in _parse(name) if statement]
+
+
+def query(name: str, query_name: str) -> str:
+    """The statement named ``// name: QUERY_NAME`` in ``NAME.cypher``.
+
+    Raises
+    ------
+    KeyError
+        If the file has no statement of that name.
+    """
+    named = {title: statement for title, statement in _parse(name) if title}
+    if query_name not in named:
+        raise KeyError(f"{name}.cypher has no query named {query_name!r}; it has {', '.join(sorted(named))}")
+    return named[query_name]

@@ -39,7 +39,13 @@ class Connection:
         """A Neo4j driver for this connection (the caller closes it)."""
         from neo4j import GraphDatabase
 
-        return GraphDatabase.driver(self.uri, auth=(self.user, self.password))
+        # linksim's queries are its own and fixed; the server's deprecation notices about them
+        # (id() in the streaming queries) are for linksim's developers, not for its users.
+        return GraphDatabase.driver(
+            self.uri,
+            auth=(self.user, self.password),
+            notifications_disabled_classifications=["DEPRECATION"],
+        )
 
 
 def resolve_connection(

@@ -1,0 +1,142 @@
+"""PageRank benchmark on cnr-2000 (325,557 pages, 3,216,152 links), in one run:
+
+- linksim compute (float32 power iteration, default tol 1e-6), and its float64 variant;
+- networkx ``pagerank`` (scipy power iteration);
+- igraph PRPACK (``Graph.pagerank``, the anchor for compute speed);
+- inside Neo4j: linksim end to end (stream + compute + write) on a local instance, and the
+  streaming rate alone. Graph Data Science is not part of this run: see --gds below.
+
+    .venv/bin/pip install '.[bench]' && .venv/bin/python benchmarks/pagerank.py [--skip-neo4j]
+
+Graph construction is excluded from every compute time (each library gets its own graph first).
+Every vector is compared with one float64 reference (linksim float64, tol 1e-12) in L1 distance.
+Self-loops are dropped for every library (PageRank as the papers define it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import socket
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def timed(function, repeat: int = 3):
+    """Best wall time of ``repeat`` calls, and the last result."""
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        began = time.perf_counter()
+        result = function()
+        best = min(best, time.perf_counter() - began)
+    return best, result
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--skip-neo4j", action="store_true", help="compute comparisons only")
+    parser.add_argument("--instance", default="bench")
+    args = parser.parse_args()
+
+    from linksim.graph import LinkGraph
+    from linksim.pagerank import pagerank
+
+    path = args.data / "cnr-2000" / "cnr-2000.edges.tsv.gz"
+    if not path.exists():
+        sys.exit(f"{path} is missing: put the shared data set there or pass --data")
+    edges = pd.read_csv(path, sep="\t", header=None, names=["s", "t"], comment="#")
+    edges = edges[edges.s != edges.t].drop_duplicates()
+    n = int(max(edges.s.max(), edges.t.max())) + 1
+    source, target = edges.s.to_numpy(), edges.t.to_numpy()
+    print(f"cnr-2000: {n:,} pages, {len(edges):,} links without self-loops; damping 0.85\n")
+
+    graph = LinkGraph.from_edges(source, target, n)
+    reference = pagerank(graph, tol=1e-12, max_iter=1000, dtype=np.float64).ranks
+
+    rows = []
+
+    def report(name: str, seconds: float, ranks: np.ndarray, iterations: object, note: str = "") -> None:
+        distance = float(np.abs(np.asarray(ranks, dtype=np.float64) - reference).sum())
+        rows.append((name, seconds, iterations, distance, note))
+
+    seconds, result = timed(lambda: pagerank(graph))
+    report("linksim float32, tol 1e-6", seconds, result.ranks, result.iterations)
+    linksim_seconds = seconds
+    seconds, result = timed(lambda: pagerank(graph, dtype=np.float64, tol=1e-10, max_iter=1000))
+    report("linksim float64, tol 1e-10", seconds, result.ranks, result.iterations)
+
+    import igraph
+
+    ig = igraph.Graph(n=n, edges=np.column_stack([source, target]).tolist(), directed=True)
+    seconds, ranks = timed(lambda: ig.pagerank(damping=0.85, implementation="prpack"))
+    report("igraph PRPACK", seconds, np.array(ranks), "-", "solver's own precision")
+    prpack_seconds = seconds
+
+    import networkx as nx
+
+    nxg = nx.DiGraph()
+    nxg.add_nodes_from(range(n))
+    nxg.add_edges_from(zip(source.tolist(), target.tolist()))
+    seconds, ranks = timed(lambda: nx.pagerank(nxg, alpha=0.85, tol=1e-6 / n), repeat=1)
+    report("networkx pagerank (scipy)", seconds, np.array([ranks[i] for i in range(n)]), "-", "tol 1e-6 (L1 over n)")
+
+    print(f"{'computation':<30}{'seconds':>9}{'iterations':>12}{'L1 to float64 ref':>20}  note")
+    for name, seconds, iterations, distance, note in rows:
+        print(f"{name:<30}{seconds:>9.3f}{str(iterations):>12}{distance:>20.2e}  {note}")
+    print(f"\nlinksim compute / igraph PRPACK: {linksim_seconds / prpack_seconds:.2f}x the time "
+          "(graph construction excluded for both; best of 3)")
+    print(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB")
+
+    if args.skip_neo4j:
+        return
+    from linksim.loader import load
+    from linksim.procedures import QueryRunner
+    from linksim.procedures.maintenance import clear_database
+    from linksim.procedures.pagerank import run_pagerank
+    from linksim.procedures.stream import stream_link_graph
+    from linksim.server import LocalServer, ServerSettings
+    from linksim.server.connection import Connection
+
+    settings = ServerSettings.from_env(instance=args.instance, bolt_port=free_port(), http_port=free_port())
+    server = LocalServer(settings)
+    server.stop()
+    server.start()
+    connection = Connection(settings.uri, "neo4j", server.password(), "neo4j", "local")
+    with QueryRunner.connect(connection) as runner:
+        count = runner.run("MATCH ()-[r:LINKS_TO]->() RETURN count(r) AS n")[0]["n"]
+        if count != 3_216_152:
+            clear_database(runner)
+            load([path], runner, mode="auto", local_server=server, show_progress=False)
+        streamed = stream_link_graph(runner, show_progress=False)
+        print(f"\nstreaming from Neo4j: {streamed.graph.m:,} links in {streamed.seconds:.1f} s = "
+              f"{streamed.links_per_second:,.0f} links/s (cold)")
+        streamed = stream_link_graph(runner, show_progress=False)
+        print(f"streaming from Neo4j: {streamed.graph.m:,} links in {streamed.seconds:.1f} s = "
+              f"{streamed.links_per_second:,.0f} links/s (warm)")
+        run = run_pagerank(runner, show_progress=False)
+        record = run.record
+        # cnr-2000 pages are loaded under their integer ids, so page i of the stream is id int(url).
+        ids = np.array([int(url) for url in streamed.urls])
+        distance = float(np.abs(run.result.ranks.astype(np.float64) - reference[ids]).sum())
+        print(f"linksim end to end in Neo4j: {record.millis / 1000:.1f} s (stream {record.stream_millis / 1000:.1f}, "
+              f"compute {record.compute_millis / 1000:.1f}, write {record.write_millis / 1000:.1f}); "
+              f"{record.iterations} iterations; L1 to reference {distance:.2e}")
+        print("Graph Data Science: not run (see the issue note: GDS 2.13 from Maven Central is not assembled yet).")
+    server.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,159 @@
+"""PageRank inside Neo4j: stream the link graph, compute with :mod:`linksim.pagerank`, then
+``write`` the rank to a node property, ``stream`` the top pages as a DataFrame, or report
+``stats`` only. Every run is recorded as a ``(:LinksimRun)`` node.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from linksim.errors import ConfigurationError, LinksimError
+from linksim.pagerank import PageRankResult, pagerank
+from linksim.procedures.runs import RunRecord, record_run
+from linksim.procedures.stream import StreamedGraph, stream_link_graph
+from linksim.progress import Progress
+
+MODES = ("write", "stream", "stats")
+RESERVED_PROPERTIES = {"url", "title", "host", "crawled"}
+_PROPERTY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+WRITE_RANKS = """
+UNWIND range(0, size($ids) - 1) AS i
+MATCH (p:Page) WHERE id(p) = $ids[i]
+SET p[$property] = $ranks[i]
+"""
+
+# Pages left out of this run (crawled-only runs) must not keep a rank from an earlier run.
+CLEAR_OTHERS = """
+MATCH (p:Page) WHERE p[$property] IS NOT NULL AND NOT coalesce(p.crawled, false)
+CALL (p) { SET p[$property] = null } IN TRANSACTIONS OF 50000 ROWS
+"""
+
+
+@dataclass
+class PageRankRun:
+    """A PageRank run: the record stored in Neo4j, the result, the top pages."""
+
+    record: RunRecord
+    result: PageRankResult
+    top: pd.DataFrame
+
+
+def _check_property(name: str) -> str:
+    if not _PROPERTY.match(name):
+        raise ConfigurationError(
+            f"--write-property must be a plain property name (letters, digits, _), got {name!r}"
+        )
+    if name in RESERVED_PROPERTIES:
+        raise ConfigurationError(f"--write-property {name!r} would overwrite the page's own {name}")
+    return name
+
+
+def _personalization(streamed: StreamedGraph, personalize: dict[str, float] | None) -> dict[int, float] | None:
+    if not personalize:
+        return None
+    index = {url: i for i, url in enumerate(streamed.urls)}
+    missing = [url for url in personalize if url not in index]
+    if missing:
+        raise LinksimError(
+            f"--personalize names pages that are not in the graph: {', '.join(missing[:5])} "
+            "(URLs are stored normalised: lower-case host, no default port, no fragment)"
+        )
+    return {index[url]: weight for url, weight in personalize.items()}
+
+
+def run_pagerank(
+    runner,
+    mode: str = "write",
+    damping: float = 0.85,
+    tol: float = 1e-6,
+    max_iter: int = 100,
+    dangling: str = "uniform",
+    personalize: dict[str, float] | None = None,
+    write_property: str = "pagerank",
+    crawled_only: bool = False,
+    top: int = 20,
+    batch_size: int = 50_000,
+    show_progress: bool = True,
+) -> PageRankRun:
+    """Compute PageRank over the graph in Neo4j.
+
+    Parameters
+    ----------
+    runner : QueryRunner
+    mode : {"write", "stream", "stats"}
+        ``write`` sets ``write_property`` on every page; ``stream`` and ``stats`` write nothing
+        to the pages. All three record a ``(:LinksimRun)``.
+    damping, tol, max_iter, dangling
+        As in :func:`linksim.pagerank.pagerank`.
+    personalize : dict of URL -> weight, optional
+        Teleport to these pages only (personalised PageRank).
+    write_property : str
+        Node property to write (default ``pagerank``).
+    crawled_only : bool
+        Compute over crawled pages only; other pages get no rank.
+    top : int
+        Rows of the returned top-pages DataFrame.
+    """
+    if mode not in MODES:
+        raise ConfigurationError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    write_property = _check_property(write_property)
+    record = RunRecord(
+        algorithm="pagerank",
+        mode=mode,
+        parameters={
+            "damping": damping, "tol": tol, "maxIter": max_iter, "dangling": dangling,
+            "personalize": personalize or {}, "crawledOnly": crawled_only,
+            "writeProperty": write_property,
+        },
+    )
+    began = time.monotonic()
+    streamed = stream_link_graph(runner, crawled_only=crawled_only, show_progress=show_progress)
+    record.stream_millis = int((time.monotonic() - began) * 1000)
+    graph = streamed.graph
+    record.pages, record.links = graph.n, graph.m
+    if graph.n == 0:
+        raise LinksimError("the database has no pages: load a crawl first (`linksim load`)")
+
+    began = time.monotonic()
+    result = pagerank(
+        graph, damping=damping, tol=tol, max_iter=max_iter, dangling=dangling,
+        personalization=_personalization(streamed, personalize),
+    )
+    record.compute_millis = int((time.monotonic() - began) * 1000)
+    record.iterations, record.converged, record.residual = result.iterations, result.converged, result.residual
+
+    if mode == "write":
+        began = time.monotonic()
+        ids = streamed.node_ids.tolist()
+        ranks = result.ranks.astype(np.float64).tolist()
+        with Progress(len(ids), f"writing {write_property}", "pages", enabled=show_progress) as progress:
+            for start in range(0, len(ids), batch_size):
+                counters = runner.write(
+                    WRITE_RANKS,
+                    {"ids": ids[start : start + batch_size], "ranks": ranks[start : start + batch_size],
+                     "property": write_property},
+                )
+                record.written += counters.get("properties_set", 0)
+                progress.update(len(ids[start : start + batch_size]))
+        if crawled_only:
+            with runner.driver.session(database=runner.database, bookmark_manager=runner.bookmarks) as session:
+                session.run(CLEAR_OTHERS, property=write_property).consume()
+        record.write_millis = int((time.monotonic() - began) * 1000)
+        if record.written != graph.n:
+            raise LinksimError(
+                f"wrote {record.written:,} ranks for {graph.n:,} pages: the graph changed while "
+                "PageRank ran (a load at the same time?); run it again"
+            )
+    record_run(runner, record)
+    order = np.argsort(-result.ranks, kind="stable")[:top]
+    top_pages = pd.DataFrame(
+        {"rank": np.arange(1, len(order) + 1), "url": [streamed.urls[i] for i in order],
+         write_property: result.ranks[order].astype(np.float64)}
+    )
+    return PageRankRun(record, result, top_pages)

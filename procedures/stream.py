@@ -1,0 +1,117 @@
+"""Stream the link graph out of Neo4j into a :class:`~linksim.graph.LinkGraph`.
+
+Shared by every indexer. Everything is read in one read transaction, so the snapshot is
+consistent and the node ids used to join pages and links are stable while it runs:
+
+1. the pages, in chunks: their internal ids and URLs (optionally crawled pages only);
+2. the links, by chunks of source pages: two long lists of integers per chunk, which the driver
+   decodes far faster than millions of one-link records.
+
+Page ``i`` of the graph is the page with the ``i``-th smallest internal id: the mapping between
+pages and indices is stable for a given state of the database, and ``graph.keys`` holds the URLs.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from linksim.graph import LinkGraph
+from linksim.progress import Progress
+
+log = logging.getLogger(__name__)
+
+# id() is deprecated in favour of elementId(), but the integer id is what lets the links come
+# back as plain integer lists; it is only used within this one transaction.
+PAGES = """
+MATCH (p:Page)
+WHERE $all_pages OR p.crawled
+RETURN id(p) AS id, p.url AS url
+ORDER BY id
+"""
+
+LINKS = """
+UNWIND $sources AS source
+MATCH (a:Page) WHERE id(a) = source
+MATCH (a)-[:LINKS_TO]->(b:Page)
+WHERE ($all_pages OR b.crawled) AND ($self_loops OR b <> a)
+RETURN collect(source) AS source, collect(id(b)) AS target
+"""
+
+
+@dataclass
+class StreamedGraph:
+    """The graph read from Neo4j and what the read cost."""
+
+    graph: LinkGraph
+    node_ids: np.ndarray  # internal id of page i
+    seconds: float
+
+    @property
+    def urls(self) -> list[str]:
+        return self.graph.keys  # type: ignore[return-value]
+
+    @property
+    def links_per_second(self) -> float:
+        return self.graph.m / self.seconds if self.seconds > 0 else float("inf")
+
+
+def stream_link_graph(
+    runner,
+    crawled_only: bool = False,
+    self_loops: bool = False,
+    chunk: int = 50_000,
+    show_progress: bool = True,
+) -> StreamedGraph:
+    """Read the ``(:Page)-[:LINKS_TO]->(:Page)`` graph.
+
+    Parameters
+    ----------
+    runner : QueryRunner
+    crawled_only : bool
+        Only pages with ``crawled: true`` and the links between them (default: all pages).
+    self_loops : bool
+        Keep links from a page to itself (default: excluded, as the computations expect).
+    chunk : int
+        Source pages per link query.
+    """
+    began = time.monotonic()
+    all_pages = not crawled_only
+    with runner.driver.session(
+        database=runner.database, bookmark_manager=runner.bookmarks, fetch_size=50_000
+    ) as session:
+        with session.begin_transaction() as tx:
+            result = tx.run(PAGES, all_pages=all_pages)
+            ids: list[int] = []
+            urls: list[str] = []
+            for record in result:
+                ids.append(record[0])
+                urls.append(record[1])
+            node_ids = np.array(ids, dtype=np.int64)
+            sources: list[np.ndarray] = []
+            targets: list[np.ndarray] = []
+            with Progress(len(ids), "streaming links", "pages", enabled=show_progress) as progress:
+                for start in range(0, len(ids), chunk):
+                    record = tx.run(
+                        LINKS, sources=ids[start : start + chunk], all_pages=all_pages,
+                        self_loops=self_loops,
+                    ).single(strict=True)
+                    sources.append(np.array(record[0], dtype=np.int64))
+                    targets.append(np.array(record[1], dtype=np.int64))
+                    progress.update(min(chunk, len(ids) - start))
+    source = np.concatenate(sources) if sources else np.zeros(0, dtype=np.int64)
+    target = np.concatenate(targets) if targets else np.zeros(0, dtype=np.int64)
+    # Internal ids -> dense indices: node_ids is sorted (ORDER BY id), so a binary search maps them.
+    graph = LinkGraph.from_edges(
+        np.searchsorted(node_ids, source), np.searchsorted(node_ids, target), len(node_ids),
+        keys=urls, self_loops=self_loops,
+    )
+    seconds = time.monotonic() - began
+    log.info(
+        "streamed %s pages and %s links from Neo4j in %.1f s (%s links/s)",
+        f"{graph.n:,}", f"{graph.m:,}", seconds, f"{graph.m / max(seconds, 1e-9):,.0f}",
+    )
+    return StreamedGraph(graph, node_ids, seconds)
