@@ -159,3 +159,12 @@ def test_float32_within_1e4_of_float64_on_cnr() -> None:
     double = pagerank(graph, tol=1e-12, max_iter=500, dtype=np.float64)
     assert single.converged and double.converged
     assert np.abs(single.ranks.astype(np.float64) - double.ranks).sum() <= 1e-4
+
+
+@pytest.mark.parametrize("threads", [2, 3, 8])
+def test_threads_do_not_change_the_result(threads: int) -> None:
+    graph = random_graph(6, n=3000, m=12000)
+    single = pagerank(graph, threads=1)
+    parallel = pagerank(graph, threads=threads)
+    assert parallel.iterations == single.iterations
+    np.testing.assert_array_equal(parallel.ranks, single.ranks)
