@@ -3,7 +3,7 @@
 Shared by every indexer. Everything is read in one read transaction, so the snapshot is
 consistent and the node ids used to join pages and links are stable while it runs:
 
-1. the pages, in chunks: their internal ids and URLs (optionally crawled pages only);
+1. the pages: their internal ids and URLs as two lists (optionally crawled pages only);
 2. the links, by chunks of source pages: two long lists of integers per chunk, which the driver
    decodes far faster than millions of one-link records.
 
@@ -26,11 +26,13 @@ log = logging.getLogger(__name__)
 
 # id() is deprecated in favour of elementId(), but the integer id is what lets the links come
 # back as plain integer lists; it is only used within this one transaction.
+# One record holding two lists: the driver decodes lists of values much faster than records
+# (cnr-2000: 0.3 s against 5.2 s for 325,557 pages as one record each).
 PAGES = """
 MATCH (p:Page)
 WHERE $all_pages OR p.crawled
-RETURN id(p) AS id, p.url AS url
-ORDER BY id
+WITH p ORDER BY id(p)
+RETURN collect(id(p)) AS ids, collect(p.url) AS urls
 """
 
 LINKS = """
@@ -84,12 +86,7 @@ def stream_link_graph(
         database=runner.database, bookmark_manager=runner.bookmarks, fetch_size=50_000
     ) as session:
         with session.begin_transaction() as tx:
-            result = tx.run(PAGES, all_pages=all_pages)
-            ids: list[int] = []
-            urls: list[str] = []
-            for record in result:
-                ids.append(record[0])
-                urls.append(record[1])
+            ids, urls = tx.run(PAGES, all_pages=all_pages).single(strict=True)
             node_ids = np.array(ids, dtype=np.int64)
             sources: list[np.ndarray] = []
             targets: list[np.ndarray] = []
