@@ -50,6 +50,11 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     start.add_argument(
         "--timeout", type=float, default=180.0, help="seconds to wait for Bolt (default 180)"
     )
+    start.add_argument(
+        "--with-gds", action="store_true",
+        help="also install Neo4j Graph Data Science (Community, from Maven Central) as a plugin; "
+        "used by the benchmarks as an anchor, not by linksim itself",
+    )
     start.set_defaults(handler=_start)
 
     stop = sub.add_parser("stop", help="stop the server cleanly (data persists)")
@@ -111,6 +116,10 @@ def _print_status(status: ServerStatus) -> None:
 def _start(args: argparse.Namespace) -> int:
     server = _server(args)
     began = time.monotonic()
+    if args.with_gds:
+        if server.is_running():
+            print("Installing GDS takes effect at the next start: `linksim neo4j stop` first.")
+        server.install_gds()
     status, started = server.start(timeout=args.timeout)
     if started:
         print(f"Started in {time.monotonic() - began:.1f} s.")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from linksim.errors import LinksimError
 from linksim.server.credentials import generate_password, read_password_file, write_password_file
-from linksim.server.settings import DEFAULT_USER, ServerSettings
+from linksim.server.settings import DEFAULT_USER, GDS_VERSION, ServerSettings
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +98,19 @@ def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
                 return False
             raise
     return True
+
+
+def _artifact(jar: str) -> str:
+    """``caffeine-3.1.8.jar`` -> ``caffeine``."""
+    return re.sub(r"-\d[\w.+-]*\.jar$", "", jar)
+
+
+def plugin_jars(resolved: list[str], lib: list[str], version: str = GDS_VERSION) -> list[str]:
+    """Which resolved jars go into ``plugins``: every GDS module (``-<version>.jar``, even when a
+    Neo4j jar has the same artifact name, e.g. ``neo4j-values``) and third-party jars that
+    Neo4j's ``lib`` does not already have, so each library is on the class path once."""
+    in_lib = {_artifact(jar) for jar in lib}
+    return sorted(j for j in resolved if j.endswith(f"-{version}.jar") or _artifact(j) not in in_lib)
 
 
 def _pom(settings: ServerSettings) -> str:
@@ -231,6 +244,66 @@ class LocalServer:
             time.monotonic() - started,
         )
         return s.lib_dir
+
+    def ensure_gds(self) -> Path:
+        """Resolve Graph Data Science (Community) and its dependencies into the cache, once.
+
+        The modules that make up the GDS plugin are on Maven Central: ``proc``, ``proc-sysinfo``,
+        ``open-write-services`` and ``opengds-extension`` (which registers the procedures'
+        facade). Third-party jars that Neo4j's own ``lib`` already has are left out, so that one
+        copy of each library is on the class path; every GDS module is kept.
+        """
+        s = self.settings
+        folder = s.gds_dir / "plugins"
+        if (folder / _READY_MARKER).is_file():
+            return folder
+        mvn = shutil.which("mvn")
+        if mvn is None:
+            raise ServerError("Maven (`mvn`) was not found on PATH; it is needed once to fetch GDS")
+        self.ensure_jars()
+        s.gds_dir.mkdir(parents=True, exist_ok=True)
+        modules = ("proc", "proc-sysinfo", "open-write-services", "opengds-extension")
+        dependencies = "".join(
+            f"<dependency><groupId>org.neo4j.gds</groupId><artifactId>{m}</artifactId>"
+            f"<version>{GDS_VERSION}</version></dependency>"
+            for m in modules
+        )
+        pom = s.gds_dir / "pom.xml"
+        pom.write_text(
+            '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+            f"<groupId>io.linksim</groupId><artifactId>linksim-gds</artifactId><version>{GDS_VERSION}"
+            f"</version><packaging>pom</packaging><dependencies>{dependencies}</dependencies></project>",
+            encoding="utf-8",
+        )
+        staging = s.gds_dir / "all"
+        shutil.rmtree(staging, ignore_errors=True)
+        log.info("fetching Graph Data Science %s from Maven Central (first time only)", GDS_VERSION)
+        log_file = s.gds_dir / "maven.log"
+        with open(log_file, "w", encoding="utf-8") as out:
+            result = subprocess.run(
+                [mvn, "-B", "-f", str(pom), "dependency:copy-dependencies",
+                 f"-DoutputDirectory={staging}", "-DincludeScope=runtime"],
+                stdout=out, stderr=subprocess.STDOUT, check=False,
+            )
+        if result.returncode != 0:
+            raise ServerError(f"Maven could not fetch GDS {GDS_VERSION}; see {log_file}:\n{_tail(log_file, 12)}")
+
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        keep = plugin_jars([j.name for j in staging.glob("*.jar")], [j.name for j in s.lib_dir.glob("*.jar")])
+        for name in keep:
+            shutil.copy2(staging / name, folder / name)
+        shutil.rmtree(staging, ignore_errors=True)
+        (folder / _READY_MARKER).write_text(GDS_VERSION + "\n", encoding="utf-8")
+        return folder
+
+    def install_gds(self) -> None:
+        """Put the GDS plugin jars into this instance's plugins folder (takes effect at start)."""
+        for jar in self.ensure_gds().glob("*.jar"):
+            target = self.settings.plugins_dir / jar.name
+            if not target.exists():
+                self.settings.plugins_dir.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(jar, target)
 
     def java(self) -> str:
         """The java executable to run Neo4j with, checked to be Java 17 or 21."""

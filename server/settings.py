@@ -26,6 +26,7 @@ from linksim.errors import ConfigurationError
 
 NEO4J_VERSION = "5.26.30"
 BROWSER_VERSION = "5.24.0"
+GDS_VERSION = "2.13.9"  # Graph Data Science for Neo4j 5.26, optional (benchmarks' anchor)
 DEFAULT_USER = "neo4j"
 DEFAULT_DATABASE = "neo4j"
 
@@ -134,6 +135,10 @@ class ServerSettings:
     @property
     def lib_dir(self) -> Path:
         return self.dist_dir / "lib"
+
+    @property
+    def gds_dir(self) -> Path:
+        return self.home / f"gds-{GDS_VERSION}"
 
     @property
     def maven_log(self) -> Path:

@@ -166,3 +166,14 @@ def test_help_explains(argv, capsys) -> None:
     assert out.startswith("usage: linksim")
     if argv[-1:] == ["init"]:
         assert "--password-file" in out and "--database" in out
+
+
+def test_gds_plugin_jars_skip_what_neo4j_has() -> None:
+    from linksim.server.local import plugin_jars
+
+    resolved = ["proc-2.13.9.jar", "neo4j-values-2.13.9.jar", "caffeine-3.1.8.jar",
+                "jackson-core-2.18.6.jar", "agrona-1.23.0.jar", "cypher-javacc-parser-9.0-9.0.20210312.jar"]
+    lib = ["neo4j-values-5.26.30.jar", "caffeine-3.1.8.jar", "jackson-core-2.22.1.jar", "neo4j-kernel-5.26.30.jar"]
+    assert plugin_jars(resolved, lib, "2.13.9") == [
+        "agrona-1.23.0.jar", "cypher-javacc-parser-9.0-9.0.20210312.jar", "neo4j-values-2.13.9.jar", "proc-2.13.9.jar",
+    ]
