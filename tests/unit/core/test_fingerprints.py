@@ -1,0 +1,162 @@
+"""Fingerprint indexes (Fogaras & Rácz): decoding, error bounds, invariants, exact references."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from linksim.errors import ConfigurationError
+from linksim.fingerprints import (
+    build_index, build_minhash_index, psimrank_exact, simrank_exact, walk_choices, xjaccard_exact,
+)
+from linksim.graph import LinkGraph
+
+DECAY, LENGTH = 0.6, 10
+
+
+def random_graph(seed: int, n: int = 40, m: int = 120) -> LinkGraph:
+    rng = np.random.default_rng(seed)
+    return LinkGraph.from_edges(rng.integers(0, n, m), rng.integers(0, n, m), n)
+
+
+def naive_meeting_times(graph: LinkGraph, n_fingerprints: int, length: int, seed: int, method: str):
+    """τ for every pair and fingerprint from explicit walks (the same random draws as the index)."""
+    for steps in walk_choices(graph, n_fingerprints, length, seed, method):
+        position = np.arange(graph.n)
+        positions = [position]
+        for choice in steps:
+            position = np.where(position >= 0, choice[np.maximum(position, 0)], -1)
+            positions.append(position)
+        walks = np.array(positions)  # (length + 1, n)
+        meet = (walks[:, :, None] == walks[:, None, :]) & (walks[:, :, None] >= 0)
+        times = np.where(meet.any(axis=0), meet.argmax(axis=0), length + 1)
+        yield times
+
+
+@pytest.mark.parametrize("method", ["simrank", "psimrank"])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_tree_decoding_equals_the_naive_walks(method: str, seed: int) -> None:
+    graph = random_graph(seed)
+    index = build_index(graph, method, n_fingerprints=6, length=LENGTH, seed=seed)
+    for i, times in enumerate(naive_meeting_times(graph, 6, LENGTH, seed, method)):
+        decoded = np.array([[index.meeting_times(u, v)[i] for v in range(graph.n)] for u in range(graph.n)])
+        np.testing.assert_array_equal(decoded, times)
+        # related(u) walks the tree: the same times for every page u's walk meets.
+        for u in (0, 7, 23):
+            expected = {v: int(times[u, v]) for v in range(graph.n) if v != u and times[u, v] <= LENGTH}
+            assert index.related_times(u, i) == expected
+
+
+def estimate(graph: LinkGraph, n: int, seed: int, method: str) -> np.ndarray:
+    total = np.zeros((graph.n, graph.n))
+    for times in naive_meeting_times(graph, n, LENGTH, seed, method):
+        total += np.where(times <= LENGTH, DECAY ** times.astype(float), 0.0)
+    return total / n
+
+
+@pytest.mark.parametrize("method, exact", [("simrank", simrank_exact), ("psimrank", psimrank_exact)])
+@pytest.mark.parametrize("seed", [3, 4])
+def test_ten_thousand_fingerprints_are_within_003(method, exact, seed) -> None:
+    graph = random_graph(seed, n=30, m=90)
+    error = np.abs(estimate(graph, 10_000, seed, method) - exact(graph, DECAY, LENGTH)).max()
+    assert error <= 0.03
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_xjaccard_ten_thousand_fingerprints_within_003(seed: int) -> None:
+    graph = random_graph(seed, n=30, m=90)
+    index = build_minhash_index(graph, 10_000, 4, seed)
+    weights = DECAY ** np.arange(1, 5) * (1 - DECAY)
+    equal = index.values[:, :, :, None] == index.values[:, :, None, :]
+    estimated = np.tensordot(weights, equal.mean(axis=0), axes=(0, 0))
+    assert np.abs(estimated - xjaccard_exact(graph, DECAY, 4)).max() <= 0.03
+    assert index.sim(2, 5) == pytest.approx(estimated[2, 5])
+
+
+@pytest.mark.parametrize("method, exact", [("simrank", simrank_exact), ("psimrank", psimrank_exact)])
+def test_theorem_5_bound_with_100_fingerprints(method, exact) -> None:
+    graph = random_graph(7, n=40, m=130)
+    index = build_index(graph, method, n_fingerprints=100, length=LENGTH, seed=7)
+    reference = exact(graph, DECAY, LENGTH)
+    delta, pairs, off = 0.2, 0, 0
+    for u in range(graph.n):
+        for v in range(u + 1, graph.n):
+            pairs += 1
+            off += abs(index.sim(u, v, DECAY) - reference[u, v]) > delta
+    assert off / pairs <= 2 * math.exp(-6 / 7 * 100 * delta**2)
+
+
+def test_xjaccard_theorem_5_bound_with_100_fingerprints() -> None:
+    graph = random_graph(8, n=40, m=130)
+    index = build_minhash_index(graph, 100, 4, 8)
+    reference = xjaccard_exact(graph, DECAY, 4)
+    off = [abs(index.sim(u, v) - reference[u, v]) > 0.2 for u in range(40) for v in range(u + 1, 40)]
+    assert np.mean(off) <= 2 * math.exp(-6 / 7 * 100 * 0.2**2)
+
+
+@pytest.mark.parametrize("method", ["simrank", "psimrank"])
+def test_invariants(method: str) -> None:
+    graph = random_graph(9)
+    index = build_index(graph, method, n_fingerprints=50, seed=9)
+    for u in range(0, graph.n, 5):
+        assert index.sim(u, u) == 1.0
+        for v in range(graph.n):
+            s = index.sim(u, v)
+            assert 0.0 <= s <= 1.0
+            assert s == index.sim(v, u)
+    for count in (None, 10):
+        ranked = index.related(3, top_k=None, n_fingerprints=count)
+        expected = {v: index.sim(3, v, n_fingerprints=count) for v in range(graph.n) if v != 3}
+        assert {v for v, _ in ranked} == {v for v, s in expected.items() if s > 0}
+        assert all(score == pytest.approx(expected[v], abs=1e-12) for v, score in ranked)
+        assert [s for _, s in ranked] == sorted((s for _, s in ranked), reverse=True)
+
+
+def test_xjaccard_invariants() -> None:
+    graph = random_graph(10)
+    index = build_minhash_index(graph, 50, 4, 10)
+    assert index.sim(4, 4) == pytest.approx(DECAY * (1 - DECAY**4))  # Σ_k c^k (1 − c), as defined
+    assert index.sim(4, 9) == index.sim(9, 4)
+    ranked = index.related(4, top_k=5)
+    assert [s for _, s in ranked] == sorted((s for _, s in ranked), reverse=True)
+    assert ranked[0][1] == pytest.approx(index.sim(4, ranked[0][0]))
+
+
+def test_same_seed_same_index_bit_for_bit() -> None:
+    graph = random_graph(11)
+    a = build_index(graph, "psimrank", 20, seed=5)
+    b = build_index(graph, "psimrank", 20, seed=5)
+    c = build_index(graph, "psimrank", 20, seed=6)
+    np.testing.assert_array_equal(a.parent, b.parent)
+    np.testing.assert_array_equal(a.label, b.label)
+    assert not np.array_equal(a.parent, c.parent)
+    assert a.graph_fingerprint == b.graph_fingerprint
+    assert a.graph_fingerprint != build_index(random_graph(12), "psimrank", 1).graph_fingerprint
+    assert a.nbytes == 20 * graph.n * (4 + 1)
+
+
+def test_portal_example_of_the_2005_paper() -> None:
+    # Two portals u=0, v=1 with the same k=5 in-neighbours (2..6) that have no in-links.
+    k = 5
+    graph = LinkGraph.from_edges(np.repeat(np.arange(2, 2 + k), 2), np.tile([0, 1], k), 2 + k)
+    assert simrank_exact(graph, DECAY, LENGTH)[0, 1] == pytest.approx(DECAY / k)
+    assert psimrank_exact(graph, DECAY, LENGTH)[0, 1] == pytest.approx(DECAY)
+    assert build_index(graph, "psimrank", 200, seed=1).sim(0, 1) == pytest.approx(DECAY)
+    assert build_index(graph, "simrank", 4000, seed=1).sim(0, 1) == pytest.approx(DECAY / k, abs=0.03)
+    assert xjaccard_exact(graph, DECAY, 2)[0, 1] == pytest.approx(
+        DECAY * (1 - DECAY) * 5 / 7 + DECAY**2 * (1 - DECAY) * 5 / 7)
+
+
+def test_pages_without_in_links_are_similar_to_nobody() -> None:
+    graph = LinkGraph.from_edges(np.array([0, 0]), np.array([1, 2]), 4)  # 0 and 3 have no in-links
+    index = build_index(graph, "simrank", 50, seed=2)
+    assert index.sim(0, 3) == 0.0 and index.related(0, top_k=None) == []
+    assert index.sim(1, 2) == pytest.approx(DECAY)  # both have the single in-neighbour 0
+
+
+@pytest.mark.parametrize("kwargs", [{"n_fingerprints": 0}, {"length": 0}, {"method": "jaccard"}])
+def test_bad_parameters(kwargs) -> None:
+    with pytest.raises(ConfigurationError):
+        build_index(random_graph(1), **kwargs)
