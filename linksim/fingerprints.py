@@ -99,6 +99,7 @@ class FingerprintIndex:
     seed: int
     graph_fingerprint: str
     _children: list = field(default_factory=list, repr=False, compare=False)
+    _members: tuple | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_fingerprints(self) -> int:
@@ -180,22 +181,83 @@ class FingerprintIndex:
             previous, into_x, x = x, int(label[x]), int(parent[x])
         return times
 
+    def _tree_members(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per fingerprint: the root of every page, and the pages grouped by root (CSR)."""
+        if self._members is None:
+            rows = np.arange(self.n_fingerprints)[:, None]
+            root = np.where(self.parent == NO_PARENT, np.arange(self.n), self.parent).astype(np.int64)
+            for _ in range(self.length + 1):  # paths have at most `length` edges (Lemma 2)
+                root = root[rows, root]
+            order = np.argsort(root, axis=1, kind="stable").astype(np.int32)
+            counts = np.zeros((self.n_fingerprints, self.n + 1), dtype=np.int64)
+            np.add.at(counts, (rows, root + 1), 1)
+            starts = np.cumsum(counts, axis=1)
+            self._members = (root, order, starts)
+        return self._members
+
+    def related_all_times(self, u: int, n_fingerprints: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(fingerprint, page, τ) for every page of u's trees (u excluded), all fingerprints at once."""
+        count = self.n_fingerprints if n_fingerprints is None else n_fingerprints
+        root, order, starts = self._tree_members()
+        fingerprints = np.arange(count)
+        tree = root[fingerprints, u]
+        begin, end = starts[fingerprints, tree], starts[fingerprints, tree + 1]
+        sizes = end - begin
+        owner = np.repeat(fingerprints, sizes)
+        offsets = np.repeat(begin - np.cumsum(sizes) + sizes, sizes) + np.arange(sizes.sum())
+        pages = order[owner, offsets].astype(np.int64)
+        # u's path in each fingerprint graph, keyed (fingerprint, vertex) -> label into the vertex.
+        keys, labels = [fingerprints * self.n + u], [np.zeros(count, dtype=np.int64)]
+        x = np.full(count, u, dtype=np.int64)
+        alive = np.ones(count, dtype=bool)
+        for _ in range(self.length):
+            up = self.parent[fingerprints, x]
+            alive &= up != NO_PARENT
+            keys.append(np.where(alive, fingerprints * self.n + up, -1))
+            labels.append(self.label[fingerprints, x].astype(np.int64))
+            x = np.where(alive, up, x)
+        keys_flat, labels_flat = np.concatenate(keys), np.concatenate(labels)
+        valid = keys_flat >= 0
+        path_order = np.argsort(keys_flat[valid])
+        path_keys, path_labels = keys_flat[valid][path_order], labels_flat[valid][path_order]
+        # Climb from every member until its path reaches u's path: τ = max(u's label, its last label).
+        times = np.full(len(pages), -1, dtype=np.int64)
+        at, last = pages.copy(), np.zeros(len(pages), dtype=np.int64)
+        searching = np.ones(len(pages), dtype=bool)
+        for _ in range(self.length + 1):
+            key = owner * self.n + at
+            where = np.searchsorted(path_keys, key)
+            found = searching & (where < len(path_keys)) & (path_keys[np.minimum(where, len(path_keys) - 1)] == key)
+            times[found] = np.maximum(path_labels[where[found]], last[found])
+            searching &= ~found
+            if not searching.any():
+                break
+            last = np.where(searching, self.label[owner, at].astype(np.int64), last)
+            at = np.where(searching, self.parent[owner, at].astype(np.int64), at)
+        keep = pages != u
+        return owner[keep], pages[keep], times[keep]
+
     def related(
         self, u: int, top_k: int | None = 10, decay: float = 0.6, threshold: float = 0.0,
         n_fingerprints: int | None = None,
     ) -> list[tuple[int, float]]:
         """Pages most similar to ``u`` (u excluded), best first: [(page, score)], ties by page.
 
-        Time is linear in the size of u's trees; ``threshold`` drops scores at or below it.
+        All of u's trees (one per fingerprint) are gathered and decoded at once; time is linear
+        in their total size. ``threshold`` drops scores at or below it.
         """
         count = self.n_fingerprints if n_fingerprints is None else n_fingerprints
-        scores: dict[int, float] = {}
-        for i in range(count):
-            for w, t in self.related_times(u, i).items():
-                scores[w] = scores.get(w, 0.0) + decay**t
-        ranked = sorted(((w, s / count) for w, s in scores.items() if s / count > threshold),
-                        key=lambda item: (-item[1], item[0]))
-        return ranked if top_k is None else ranked[:top_k]
+        _, pages, times = self.related_all_times(u, count)
+        if len(pages) == 0:
+            return []
+        candidates, inverse = np.unique(pages, return_inverse=True)
+        scores = np.bincount(inverse, weights=decay ** times.astype(float), minlength=len(candidates)) / count
+        keep = scores > threshold
+        candidates, scores = candidates[keep], scores[keep]
+        ranking = np.lexsort((candidates, -scores))
+        if top_k is not None:
+            ranking = ranking[:top_k]
+        return [(int(candidates[i]), float(scores[i])) for i in ranking]
 
     def tree_sizes(self, u: int | None = None) -> np.ndarray:
         """Sizes of all fingerprint trees (or of u's tree in each fingerprint)."""

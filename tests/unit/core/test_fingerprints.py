@@ -160,3 +160,14 @@ def test_pages_without_in_links_are_similar_to_nobody() -> None:
 def test_bad_parameters(kwargs) -> None:
     with pytest.raises(ConfigurationError):
         build_index(random_graph(1), **kwargs)
+
+
+@pytest.mark.parametrize("method", ["simrank", "psimrank"])
+def test_all_fingerprints_at_once_equals_the_tree_walk(method: str) -> None:
+    graph = random_graph(13, n=60, m=150)
+    index = build_index(graph, method, n_fingerprints=30, seed=13)
+    for u in range(graph.n):
+        owner, pages, times = index.related_all_times(u)
+        got = {(int(i), int(w)): int(t) for i, w, t in zip(owner, pages, times) if t <= index.length}
+        expected = {(i, w): t for i in range(30) for w, t in index.related_times(u, i).items()}
+        assert got == expected
