@@ -261,22 +261,11 @@ class FingerprintIndex:
 
     def tree_sizes(self, u: int | None = None) -> np.ndarray:
         """Sizes of all fingerprint trees (or of u's tree in each fingerprint)."""
-        sizes = []
-        for i in range(self.n_fingerprints):
-            root = _roots(self.parent[i])
-            counts = np.bincount(root, minlength=self.n)
-            sizes.append(counts[root[u]] if u is not None else counts[counts > 0])
-        return np.array(sizes) if u is not None else np.concatenate(sizes)
-
-
-def _roots(parent: np.ndarray) -> np.ndarray:
-    """The root of every vertex of a forest given by parent pointers (pointer jumping)."""
-    root = np.where(parent == NO_PARENT, np.arange(len(parent)), parent)
-    while True:
-        nxt = root[root]
-        if np.array_equal(nxt, root):
-            return root
-        root = nxt
+        root, _, starts = self._tree_members()
+        counts = np.diff(starts, axis=1)  # pages per root, per fingerprint
+        if u is not None:
+            return counts[np.arange(self.n_fingerprints), root[:, u]]
+        return counts[counts > 0]
 
 
 def build_index(
