@@ -39,6 +39,9 @@ def graph_fingerprint(graph: LinkGraph) -> str:
     digest.update(np.int64(graph.n).tobytes())
     digest.update(np.ascontiguousarray(graph.out_indptr, dtype=np.int64).tobytes())
     digest.update(np.ascontiguousarray(graph.out_indices, dtype=np.int64).tobytes())
+    if graph.keys is not None:  # which page is which: the same links between other pages differ
+        for key in graph.keys:
+            digest.update(str(key).encode("utf-8", "surrogatepass") + b"\n")
     return digest.hexdigest()
 
 
@@ -98,8 +101,10 @@ class FingerprintIndex:
     length: int
     seed: int
     graph_fingerprint: str
+    decay: float = 0.6
     _children: list = field(default_factory=list, repr=False, compare=False)
-    _members: tuple | None = field(default=None, repr=False, compare=False)
+    _members: "TreeLayout | None" = field(default=None, repr=False, compare=False)
+    _slice_min = 64  # mean range length from which members are copied as slices
 
     @property
     def n_fingerprints(self) -> int:
@@ -140,8 +145,9 @@ class FingerprintIndex:
                 times[i] = max(on_path[x], last)
         return times
 
-    def sim(self, u: int, v: int, decay: float = 0.6, n_fingerprints: int | None = None) -> float:
+    def sim(self, u: int, v: int, decay: float | None = None, n_fingerprints: int | None = None) -> float:
         """The estimate of ``E[c^τ(u,v)]`` from (the first ``n_fingerprints``) fingerprints."""
+        decay = self.decay if decay is None else decay
         times = self.meeting_times(u, v, n_fingerprints)
         return float(np.where(times <= self.length, decay ** times.astype(float), 0.0).mean())
 
@@ -181,64 +187,97 @@ class FingerprintIndex:
             previous, into_x, x = x, int(label[x]), int(parent[x])
         return times
 
-    def _tree_members(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per fingerprint: the root of every page, and the pages grouped by root (CSR)."""
+    def layout(self) -> "TreeLayout":
+        """The trees in preorder (built once, on first use): what related() reads."""
         if self._members is None:
-            rows = np.arange(self.n_fingerprints)[:, None]
-            root = np.where(self.parent == NO_PARENT, np.arange(self.n), self.parent).astype(np.int64)
-            for _ in range(self.length + 1):  # paths have at most `length` edges (Lemma 2)
-                root = root[rows, root]
-            order = np.argsort(root, axis=1, kind="stable").astype(np.int32)
-            counts = np.zeros((self.n_fingerprints, self.n + 1), dtype=np.int64)
-            np.add.at(counts, (rows, root + 1), 1)
-            starts = np.cumsum(counts, axis=1)
-            self._members = (root, order, starts)
+            self._members = TreeLayout.build(self.parent, self.label, self.length)
         return self._members
 
-    def related_all_times(self, u: int, n_fingerprints: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(fingerprint, page, τ) for every page of u's trees (u excluded), all fingerprints at once."""
+    def _members_of(self, u: int, n_fingerprints: int | None = None) -> "_Members":
+        """The pages of u's trees (u excluded) with their meeting times, range by range.
+
+        Labels grow strictly towards the root (a walk that met a later page's walk at time t was
+        still unmerged at t), so τ(u, w) is the largest label on the tree path between u and w,
+        and with each page's children laid out in increasing label order, the pages that meet u
+        at each time form a few contiguous ranges of the preorder (see :class:`TreeLayout`).
+        """
         count = self.n_fingerprints if n_fingerprints is None else n_fingerprints
-        root, order, starts = self._tree_members()
+        layout = self.layout()
         fingerprints = np.arange(count)
-        tree = root[fingerprints, u]
-        begin, end = starts[fingerprints, tree], starts[fingerprints, tree + 1]
-        sizes = end - begin
-        owner = np.repeat(fingerprints, sizes)
-        offsets = np.repeat(begin - np.cumsum(sizes) + sizes, sizes) + np.arange(sizes.sum())
-        pages = order[owner, offsets].astype(np.int64)
-        # u's path in each fingerprint graph, keyed (fingerprint, vertex) -> label into the vertex.
-        keys, labels = [fingerprints * self.n + u], [np.zeros(count, dtype=np.int64)]
-        x = np.full(count, u, dtype=np.int64)
-        alive = np.ones(count, dtype=bool)
+        pos, size = layout.position, layout.size
+        # u's ancestors a_0 = u, a_1, ... and l_j, the label of the edge into a_j.
+        chain, into = [np.full(count, u, dtype=np.int64)], [np.zeros(count, dtype=np.int64)]
+        alive = [np.ones(count, dtype=bool)]
+        x = chain[0]
         for _ in range(self.length):
-            up = self.parent[fingerprints, x]
-            alive &= up != NO_PARENT
-            keys.append(np.where(alive, fingerprints * self.n + up, -1))
-            labels.append(self.label[fingerprints, x].astype(np.int64))
-            x = np.where(alive, up, x)
-        keys_flat, labels_flat = np.concatenate(keys), np.concatenate(labels)
-        valid = keys_flat >= 0
-        path_order = np.argsort(keys_flat[valid])
-        path_keys, path_labels = keys_flat[valid][path_order], labels_flat[valid][path_order]
-        # Climb from every member until its path reaches u's path: τ = max(u's label, its last label).
-        times = np.full(len(pages), -1, dtype=np.int64)
-        at, last = pages.copy(), np.zeros(len(pages), dtype=np.int64)
-        searching = np.ones(len(pages), dtype=bool)
-        for _ in range(self.length + 1):
-            key = owner * self.n + at
-            where = np.searchsorted(path_keys, key)
-            found = searching & (where < len(path_keys)) & (path_keys[np.minimum(where, len(path_keys) - 1)] == key)
-            times[found] = np.maximum(path_labels[where[found]], last[found])
-            searching &= ~found
-            if not searching.any():
+            up = self.parent[fingerprints, x].astype(np.int64)
+            ok = alive[-1] & (up != NO_PARENT)
+            into.append(self.label[fingerprints, x].astype(np.int64))
+            x = np.where(ok, up, x)
+            chain.append(x)
+            alive.append(ok)
+        # Ranges: u's own subtree after u (τ = running max of labels); for each ancestor a_j,
+        # [a_j, a_{j-1}) (children met before a_{j-1}'s branch: τ = l_j) and the part after
+        # a_{j-1}'s subtree (τ = max(l_j, running max of labels)).
+        starts, stops, owners, floors, flat = [], [], [], [], []
+        p0 = pos[fingerprints, chain[0]].astype(np.int64)
+        starts.append(p0 + 1); stops.append(p0 + size[fingerprints, chain[0]]); owners.append(fingerprints)
+        floors.append(np.zeros(count, dtype=np.int64)); flat.append(np.zeros(count, dtype=bool))
+        for j in range(1, self.length + 1):
+            ok = alive[j]
+            if not ok.any():
                 break
-            last = np.where(searching, self.label[owner, at].astype(np.int64), last)
-            at = np.where(searching, self.parent[owner, at].astype(np.int64), at)
-        keep = pages != u
-        return owner[keep], pages[keep], times[keep]
+            f = fingerprints[ok]
+            a, below = chain[j][ok], chain[j - 1][ok]
+            pa, pb = pos[f, a].astype(np.int64), pos[f, below].astype(np.int64)
+            level = into[j][ok]
+            starts += [pa, pb + size[f, below]]
+            stops += [pb, pa + size[f, a]]
+            owners += [f, f]
+            floors += [level, level]
+            flat += [np.ones(len(f), dtype=bool), np.zeros(len(f), dtype=bool)]
+        start, stop = np.concatenate(starts), np.concatenate(stops)
+        owner, floor, constant = np.concatenate(owners), np.concatenate(floors), np.concatenate(flat)
+        lengths = np.maximum(stop - start, 0)
+        nonempty = lengths > 0
+        start, lengths, owner = start[nonempty], lengths[nonempty], owner[nonempty]
+        floor, constant = floor[nonempty], constant[nonempty]
+        # The members, range after range, from the flat (N, V) layout arrays: long ranges are
+        # copied as slices (a memory copy), short ones gathered by index.
+        index_type = np.int32 if self.n_fingerprints * self.n < 2**31 else np.int64
+        first = np.cumsum(lengths) - lengths
+        total = int(lengths.sum())
+        begin = owner * self.n + start
+        order, label = layout.order.reshape(-1), layout.label.reshape(-1)
+        if total > self._slice_min * len(lengths):
+            bounds = list(zip(begin.tolist(), (begin + lengths).tolist()))
+            pages = np.concatenate([order[a:b] for a, b in bounds])
+            labels = np.concatenate([label[a:b] for a, b in bounds])
+        else:
+            where = np.repeat((begin - first).astype(index_type), lengths)
+            where += np.arange(total, dtype=index_type)
+            pages, labels = order[where], label[where]
+        # τ: the running max of labels within each range, started at the range's floor l_j
+        # (constant ranges: the head a_j counts as l_j and every label after it is <= l_j).
+        # Range r's values are offset by r·(length+1) so one cumulative max serves all ranges.
+        labels[first[constant]] = 0
+        labels[first] = np.maximum(labels[first], floor)
+        step = self.length + 1
+        keyed = np.repeat((np.arange(len(lengths)) * step).astype(index_type), lengths)
+        keyed += labels
+        np.maximum.accumulate(keyed, out=keyed)
+        return _Members(pages, keyed, lengths, owner, step)
+
+    def related_all_times(
+        self, u: int, n_fingerprints: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(fingerprint, page, τ) for every page of u's trees (u excluded), all fingerprints at once."""
+        members = self._members_of(u, n_fingerprints)
+        base = np.repeat(np.arange(len(members.lengths)) * members.step, members.lengths)
+        return np.repeat(members.owner, members.lengths), members.pages.astype(np.int64), members.keyed - base
 
     def related(
-        self, u: int, top_k: int | None = 10, decay: float = 0.6, threshold: float = 0.0,
+        self, u: int, top_k: int | None = 10, decay: float | None = None, threshold: float = 0.0,
         n_fingerprints: int | None = None,
     ) -> list[tuple[int, float]]:
         """Pages most similar to ``u`` (u excluded), best first: [(page, score)], ties by page.
@@ -247,25 +286,111 @@ class FingerprintIndex:
         in their total size. ``threshold`` drops scores at or below it.
         """
         count = self.n_fingerprints if n_fingerprints is None else n_fingerprints
-        _, pages, times = self.related_all_times(u, count)
-        if len(pages) == 0:
-            return []
-        candidates, inverse = np.unique(pages, return_inverse=True)
-        scores = np.bincount(inverse, weights=decay ** times.astype(float), minlength=len(candidates)) / count
-        keep = scores > threshold
-        candidates, scores = candidates[keep], scores[keep]
-        ranking = np.lexsort((candidates, -scores))
-        if top_k is not None:
-            ranking = ranking[:top_k]
-        return [(int(candidates[i]), float(scores[i])) for i in ranking]
+        decay = self.decay if decay is None else decay
+        members = self._members_of(u, count)
+        powers = np.tile(decay ** np.arange(members.step, dtype=float), len(members.lengths))
+        scores = np.bincount(members.pages, weights=powers[members.keyed], minlength=self.n) / count
+        return top_scores(scores, u, top_k, threshold)
 
     def tree_sizes(self, u: int | None = None) -> np.ndarray:
         """Sizes of all fingerprint trees (or of u's tree in each fingerprint)."""
-        root, _, starts = self._tree_members()
-        counts = np.diff(starts, axis=1)  # pages per root, per fingerprint
+        layout = self.layout()
+        rows = np.arange(self.n_fingerprints)
         if u is not None:
-            return counts[np.arange(self.n_fingerprints), root[:, u]]
-        return counts[counts > 0]
+            return layout.size[rows, layout.root[:, u]].astype(np.int64)
+        return layout.size[self.parent == NO_PARENT].astype(np.int64)
+
+
+@dataclass
+class _Members:
+    pages: np.ndarray  # page of each member, range after range
+    keyed: np.ndarray  # its meeting time plus range · step
+    lengths: np.ndarray  # members per range
+    owner: np.ndarray  # fingerprint of each range
+    step: int
+
+
+def top_scores(scores: np.ndarray, u: int, top_k: int | None, threshold: float) -> list[tuple[int, float]]:
+    """The pages of a score vector above ``threshold`` (u excluded), best first, ties by page."""
+    scores = scores.copy() if scores[u] else scores
+    scores[u] = 0.0
+    candidates = np.flatnonzero(scores > threshold)
+    values = scores[candidates]
+    if top_k is not None and len(candidates) > top_k:
+        kth = np.partition(values, len(values) - top_k)[len(values) - top_k]
+        keep = values >= kth
+        candidates, values = candidates[keep], values[keep]
+    ranking = np.lexsort((candidates, -values))
+    if top_k is not None:
+        ranking = ranking[:top_k]
+    return [(int(candidates[i]), float(values[i])) for i in ranking]
+
+
+@dataclass
+class TreeLayout:
+    """Every fingerprint's forest in preorder, each page's children in increasing label order.
+
+    A page's subtree is the range ``position[u] .. position[u] + size[u]`` of ``order``; within
+    it, the children's subtrees follow one another by label. ``label`` is the label of the page
+    at each position (of its edge to its parent). Arrays are (N, V).
+    """
+
+    order: np.ndarray
+    position: np.ndarray
+    size: np.ndarray
+    label: np.ndarray
+    root: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self.order, self.position, self.size, self.label, self.root))
+
+    @classmethod
+    def build(cls, parent: np.ndarray, label: np.ndarray, length: int) -> "TreeLayout":
+        count, n = parent.shape
+        shape = (count, n)
+        order, position = np.empty(shape, np.int32), np.empty(shape, np.int32)
+        size, ordered_label, roots = np.empty(shape, np.int32), np.empty(shape, np.int8), np.empty(shape, np.int32)
+        pages = np.arange(n, dtype=np.int64)
+        for i in range(count):
+            up = parent[i].astype(np.int64)
+            has = up != NO_PARENT
+            # Depth by pointer jumping (paths have at most `length` edges).
+            depth = np.zeros(n, dtype=np.int64)
+            root = np.where(has, up, pages)
+            depth[has] = 1
+            for _ in range(length):
+                more = parent[i][root] != NO_PARENT
+                if not more.any():
+                    break
+                depth += more
+                root = np.where(more, up[root], root)
+            roots[i] = root
+            by_depth = np.argsort(depth, kind="stable")
+            bounds = np.searchsorted(depth[by_depth], np.arange(depth.max() + 2))
+            sub = np.ones(n, dtype=np.int64)
+            for d in range(len(bounds) - 2, 0, -1):  # deepest level first
+                level = by_depth[bounds[d] : bounds[d + 1]]
+                np.add.at(sub, up[level], sub[level])
+            # Offsets among siblings: by (parent, label, page); roots by page.
+            child = pages[has]
+            siblings = child[np.lexsort((child, label[i][child], up[child]))]
+            sizes = sub[siblings]
+            group_start = np.r_[True, up[siblings][1:] != up[siblings][:-1]] if len(siblings) else np.zeros(0, bool)
+            before = np.cumsum(sizes) - sizes
+            offset = np.zeros(n, dtype=np.int64)
+            offset[siblings] = before - np.maximum.accumulate(np.where(group_start, before, 0))
+            where = np.zeros(n, dtype=np.int64)
+            top = pages[~has]
+            where[top] = np.cumsum(sub[top]) - sub[top]
+            for d in range(1, len(bounds) - 1):
+                level = by_depth[bounds[d] : bounds[d + 1]]
+                where[level] = where[up[level]] + 1 + offset[level]
+            position[i] = where
+            order[i, where] = pages
+            size[i] = sub
+            ordered_label[i] = label[i][order[i]]
+        return cls(order, position, size, ordered_label, roots)
 
 
 def build_index(
@@ -274,6 +399,7 @@ def build_index(
     n_fingerprints: int = 100,
     length: int = 10,
     seed: int = 0,
+    decay: float = 0.6,
 ) -> FingerprintIndex:
     """Build the fingerprint graphs (the 2005 paper's Algorithm 2, vectorised over all pages).
 
@@ -286,8 +412,12 @@ def build_index(
         L, steps per walk (default 10).
     seed : int
         Same seed, same graph -> same index, bit for bit.
+    decay : float
+        c, kept with the index as the default of its queries (the walks do not depend on it).
     """
     _check(n_fingerprints, length, method)
+    if not 0.0 < decay < 1.0:
+        raise ConfigurationError(f"decay must lie strictly between 0 and 1, got {decay}")
     parent = np.full((n_fingerprints, graph.n), NO_PARENT, dtype=np.int32)
     label = np.zeros((n_fingerprints, graph.n), dtype=np.int8)
     for i, steps in enumerate(walk_choices(graph, n_fingerprints, length, seed, method)):
@@ -309,7 +439,7 @@ def build_index(
             parent[i, active[met]] = representative[met]
             label[i, active[met]] = step
             active, position = active[~met], position[~met]
-    return FingerprintIndex(parent, label, method, length, seed, graph_fingerprint(graph))
+    return FingerprintIndex(parent, label, method, length, seed, graph_fingerprint(graph), decay)
 
 
 # Exact references for small graphs --------------------------------------------------------------
@@ -361,46 +491,80 @@ class MinHashIndex:
     ``values[i, k-1, u] = min σ_i over I_k(u)``, where ``I_k(u)`` holds the pages that reach ``u``
     in at most ``k`` links, ``u`` itself included (papers README). Then
     ``xjac(u, v) = E[Σ_k c^k (1 − c) · 1{fp_k(u) = fp_k(v)}]``.
+
+    The inverted index (``order``, ``sorted_values``: per fingerprint and k, the pages sorted by
+    value) makes the pages sharing u's value one contiguous range, so related(u) reads only the
+    pages it scores.
     """
 
     values: np.ndarray  # (N, length, V) int32
     length: int
     seed: int
     graph_fingerprint: str
+    decay: float = 0.6
+    order: np.ndarray | None = field(default=None, repr=False, compare=False)
+    sorted_values: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    method = "xjaccard"
 
     @property
     def n_fingerprints(self) -> int:
         return self.values.shape[0]
 
-    def sim(self, u: int, v: int, decay: float = 0.6, n_fingerprints: int | None = None) -> float:
-        count = self.n_fingerprints if n_fingerprints is None else n_fingerprints
-        weights = decay ** np.arange(1, self.length + 1) * (1.0 - decay)
-        equal = self.values[:count, :, u] == self.values[:count, :, v]
-        return float((equal * weights).sum(axis=1).mean())
+    @property
+    def n(self) -> int:
+        return self.values.shape[2]
 
-    def related(self, u: int, top_k: int | None = 10, decay: float = 0.6, threshold: float = 0.0,
+    @property
+    def nbytes(self) -> int:
+        return self.values.nbytes
+
+    def inverted(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.order is None:
+            order = np.argsort(self.values, axis=2, kind="stable").astype(np.int32)
+            self.sorted_values = np.take_along_axis(self.values, order, axis=2)
+            self.order = order
+        return self.order, self.sorted_values
+
+    def _weights(self, decay: float | None) -> np.ndarray:
+        c = self.decay if decay is None else decay
+        return c ** np.arange(1, self.length + 1) * (1.0 - c)
+
+    def sim(self, u: int, v: int, decay: float | None = None, n_fingerprints: int | None = None) -> float:
+        count = self.n_fingerprints if n_fingerprints is None else n_fingerprints
+        equal = self.values[:count, :, u] == self.values[:count, :, v]
+        return float((equal * self._weights(decay)).sum(axis=1).mean())
+
+    def related(self, u: int, top_k: int | None = 10, decay: float | None = None, threshold: float = 0.0,
                 n_fingerprints: int | None = None) -> list[tuple[int, float]]:
         """Pages most similar to ``u`` (u excluded), best first, ties by page."""
         count = self.n_fingerprints if n_fingerprints is None else n_fingerprints
-        weights = decay ** np.arange(1, self.length + 1) * (1.0 - decay)
-        scores = np.zeros(self.values.shape[2])
+        weights = self._weights(decay)
+        order, sorted_values = self.inverted()
+        pieces, piece_weights = [], []
         for i in range(count):
             for k in range(self.length):
-                row = self.values[i, k]
-                scores[row == row[u]] += weights[k]
-        scores /= count
-        scores[u] = 0.0
-        candidates = np.flatnonzero(scores > threshold)
-        ranked = sorted(((int(w), float(scores[w])) for w in candidates), key=lambda item: (-item[1], item[0]))
-        return ranked if top_k is None else ranked[:top_k]
+                value = self.values[i, k, u]
+                row = sorted_values[i, k]
+                lo, hi = np.searchsorted(row, value, "left"), np.searchsorted(row, value, "right")
+                pieces.append(order[i, k, lo:hi])
+                piece_weights.append(hi - lo)
+        pages = np.concatenate(pieces)
+        member_weights = np.repeat(np.tile(weights, count), piece_weights)
+        scores = np.bincount(pages, weights=member_weights, minlength=self.n) / count
+        return top_scores(scores, u, top_k, threshold)
 
 
-def build_minhash_index(graph: LinkGraph, n_fingerprints: int = 100, length: int = 4, seed: int = 0) -> MinHashIndex:
+def build_minhash_index(
+    graph: LinkGraph, n_fingerprints: int = 100, length: int = 4, seed: int = 0, decay: float = 0.6
+) -> MinHashIndex:
     """``fp_k(u) = min(fp_{k-1}(u), min over in-neighbours of fp_{k-1})``, one edge scan a step."""
     if n_fingerprints < 1:
         raise ConfigurationError(f"n_fingerprints must be at least 1, got {n_fingerprints}")
     if length < 1:
         raise ConfigurationError(f"length must be at least 1, got {length}")
+    if not 0.0 < decay < 1.0:
+        raise ConfigurationError(f"decay must lie strictly between 0 and 1, got {decay}")
     rng = np.random.default_rng(seed)
     values = np.empty((n_fingerprints, length, graph.n), dtype=np.int32)
     source, target = graph.edges()
@@ -411,7 +575,7 @@ def build_minhash_index(graph: LinkGraph, n_fingerprints: int = 100, length: int
             np.minimum.at(following, target, current[source])
             values[i, k] = following
             current = following
-    return MinHashIndex(values, length, seed, graph_fingerprint(graph))
+    return MinHashIndex(values, length, seed, graph_fingerprint(graph), decay)
 
 
 def xjaccard_exact(graph: LinkGraph, decay: float = 0.6, length: int = 4) -> np.ndarray:

@@ -162,10 +162,12 @@ def test_bad_parameters(kwargs) -> None:
         build_index(random_graph(1), **kwargs)
 
 
+@pytest.mark.parametrize("slice_min", [0, 10**9], ids=["slices", "gather"])
 @pytest.mark.parametrize("method", ["simrank", "psimrank"])
-def test_all_fingerprints_at_once_equals_the_tree_walk(method: str) -> None:
+def test_all_fingerprints_at_once_equals_the_tree_walk(method: str, slice_min: int) -> None:
     graph = random_graph(13, n=60, m=150)
     index = build_index(graph, method, n_fingerprints=30, seed=13)
+    index._slice_min = slice_min
     for u in range(graph.n):
         owner, pages, times = index.related_all_times(u)
         got = {(int(i), int(w)): int(t) for i, w, t in zip(owner, pages, times) if t <= index.length}
