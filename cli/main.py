@@ -50,7 +50,7 @@ def connection_from_args(args: argparse.Namespace):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from linksim.cli import load_cmd, neo4j_cmd, pagerank_cmd
+    from linksim.cli import load_cmd, neo4j_cmd, pagerank_cmd, similarity_cmd
 
     parser = argparse.ArgumentParser(
         prog="linksim",
@@ -70,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     neo4j_cmd.register(commands, connection_options())
     load_cmd.register(commands, connection_options())
     pagerank_cmd.register(commands, connection_options())
+    similarity_cmd.register(commands, connection_options())
     return parser
 
 
@@ -134,6 +135,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("linksim: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into `head` and the like: not an error of ours
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as exc:
         message = _neo4j_error_message(exc, args)
         if message is None:

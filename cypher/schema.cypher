@@ -22,3 +22,7 @@ FOR ()-[r:SIMILAR_TO]-() ON (r.run);
 // Every indexer run is recorded as a node with a unique id.
 CREATE CONSTRAINT linksim_run_id IF NOT EXISTS
 FOR (r:LinksimRun) REQUIRE r.id IS UNIQUE;
+
+// The current run of a method is found by algorithm (related_pages.cypher).
+CREATE INDEX linksim_run_algorithm IF NOT EXISTS
+FOR (r:LinksimRun) ON (r.algorithm);

@@ -318,9 +318,11 @@ def top_scores(scores: np.ndarray, u: int, top_k: int | None, threshold: float) 
     values = scores[candidates]
     if top_k is not None and len(candidates) > top_k:
         kth = np.partition(values, len(values) - top_k)[len(values) - top_k]
-        keep = values >= kth
+        keep = values >= kth - 1e-12
         candidates, values = candidates[keep], values[keep]
-    ranking = np.lexsort((candidates, -values))
+    # Equal scores summed in another order may differ in the last bits: rank on 12 decimals,
+    # so that ties go to the smaller page whichever way a score was added up.
+    ranking = np.lexsort((candidates, -np.round(values, 12)))
     if top_k is not None:
         ranking = ranking[:top_k]
     return [(int(candidates[i]), float(values[i])) for i in ranking]
@@ -492,8 +494,8 @@ class MinHashIndex:
     in at most ``k`` links, ``u`` itself included (papers README). Then
     ``xjac(u, v) = E[Σ_k c^k (1 − c) · 1{fp_k(u) = fp_k(v)}]``.
 
-    The inverted index (``order``, ``sorted_values``: per fingerprint and k, the pages sorted by
-    value) makes the pages sharing u's value one contiguous range, so related(u) reads only the
+    The inverted index (``order``, ``indptr``: per fingerprint and k, the pages sorted by value and
+    where each value starts) makes the pages sharing u's value one contiguous range, so related(u) reads only the
     pages it scores.
     """
 
@@ -503,7 +505,7 @@ class MinHashIndex:
     graph_fingerprint: str
     decay: float = 0.6
     order: np.ndarray | None = field(default=None, repr=False, compare=False)
-    sorted_values: np.ndarray | None = field(default=None, repr=False, compare=False)
+    indptr: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     method = "xjaccard"
 
@@ -520,11 +522,15 @@ class MinHashIndex:
         return self.values.nbytes
 
     def inverted(self) -> tuple[np.ndarray, np.ndarray]:
+        """(order, indptr): per row ``i·length + k``, the pages sorted by value, and where each
+        value's pages start in that order (CSR over the values ``0..V-1``)."""
         if self.order is None:
-            order = np.argsort(self.values, axis=2, kind="stable").astype(np.int32)
-            self.sorted_values = np.take_along_axis(self.values, order, axis=2)
-            self.order = order
-        return self.order, self.sorted_values
+            rows = self.values.reshape(-1, self.n)
+            self.order = np.argsort(rows, axis=1, kind="stable").astype(np.int32).reshape(self.values.shape)
+            counts = np.zeros((rows.shape[0], self.n + 1), dtype=np.int32)
+            np.add.at(counts, (np.arange(rows.shape[0])[:, None], rows.astype(np.int64) + 1), 1)
+            self.indptr = np.cumsum(counts, axis=1, dtype=np.int32).reshape(self.values.shape[:2] + (self.n + 1,))
+        return self.order, self.indptr
 
     def _weights(self, decay: float | None) -> np.ndarray:
         c = self.decay if decay is None else decay
@@ -540,17 +546,16 @@ class MinHashIndex:
         """Pages most similar to ``u`` (u excluded), best first, ties by page."""
         count = self.n_fingerprints if n_fingerprints is None else n_fingerprints
         weights = self._weights(decay)
-        order, sorted_values = self.inverted()
-        pieces, piece_weights = [], []
-        for i in range(count):
-            for k in range(self.length):
-                value = self.values[i, k, u]
-                row = sorted_values[i, k]
-                lo, hi = np.searchsorted(row, value, "left"), np.searchsorted(row, value, "right")
-                pieces.append(order[i, k, lo:hi])
-                piece_weights.append(hi - lo)
-        pages = np.concatenate(pieces)
-        member_weights = np.repeat(np.tile(weights, count), piece_weights)
+        order, indptr = self.inverted()
+        rows = np.arange(count * self.length)
+        mine = self.values[:count, :, u].reshape(-1).astype(np.int64)
+        flat_ptr = indptr.reshape(-1, self.n + 1)
+        lo, hi = flat_ptr[rows, mine].astype(np.int64), flat_ptr[rows, mine + 1].astype(np.int64)
+        sizes = hi - lo
+        begin = rows * self.n + lo - (np.cumsum(sizes) - sizes)
+        where = np.repeat(begin, sizes) + np.arange(int(sizes.sum()))
+        pages = order.reshape(-1)[where]
+        member_weights = np.repeat(np.tile(weights, count), sizes)
         scores = np.bincount(pages, weights=member_weights, minlength=self.n) / count
         return top_scores(scores, u, top_k, threshold)
 

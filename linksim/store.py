@@ -57,8 +57,8 @@ def _arrays_of(index) -> dict[str, np.ndarray]:
             "layout_size": layout.size, "layout_label": layout.label, "layout_root": layout.root,
         }
     if isinstance(index, MinHashIndex):
-        order, sorted_values = index.inverted()
-        return {"values": index.values, "order": order, "sorted_values": sorted_values}
+        order, indptr = index.inverted()
+        return {"values": index.values, "order": order, "indptr": indptr}
     if hasattr(index, "store_arrays"):
         return index.store_arrays()
     raise TypeError(f"cannot store a {type(index).__name__}")
@@ -94,13 +94,23 @@ def _from_arrays(method: str, meta: dict, arrays: dict[str, np.ndarray]):
     if method == "xjaccard":
         return MinHashIndex(
             arrays["values"], parameters["length"], parameters["seed"], fingerprint,
-            parameters["decay"], arrays["order"], arrays["sorted_values"],
+            parameters["decay"], arrays["order"], arrays["indptr"],
         )
     if method == "pagesim":
         from linksim.pagesim import PageSimIndex
 
         return PageSimIndex.from_store(meta, arrays)
     raise IndexMismatch(f"unknown index method {method!r} in the store")
+
+
+def _assemble(method: str, meta: dict, arrays: dict[str, np.ndarray]):
+    try:
+        return _from_arrays(method, meta, arrays)
+    except KeyError as missing:
+        raise IndexMismatch(
+            f"the stored {method} index lacks the array {missing} (written by another linksim): "
+            f"{_rebuild_hint(method)}"
+        ) from None
 
 
 def index_dir(root: Path, method: str) -> Path:
@@ -217,4 +227,4 @@ def load(root: Path, method: str, graph_fingerprint: str | None = None, mmap: bo
                 f"{_rebuild_hint(method)}"
             )
         arrays[name] = array
-    return _from_arrays(method, meta, arrays)
+    return _assemble(method, meta, arrays)

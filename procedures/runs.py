@@ -45,8 +45,13 @@ class RunRecord:
         return dict(asdict(self), millis=self.millis)
 
 
-def record_run(runner, run: RunRecord) -> None:
-    """Store the run as a ``(:LinksimRun)`` node (parameters as a JSON string)."""
+def record_values(run: RunRecord) -> dict[str, object]:
+    """The run as query parameters (its parameters as a JSON string)."""
     values = run.as_dict()
     values["parameters"] = json.dumps(run.parameters, sort_keys=True)
-    runner.write(RECORD_RUN, values)
+    return values
+
+
+def record_run(runner, run: RunRecord) -> None:
+    """Store the run as a ``(:LinksimRun)`` node."""
+    runner.write(RECORD_RUN, record_values(run))

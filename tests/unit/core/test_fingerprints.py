@@ -173,3 +173,22 @@ def test_all_fingerprints_at_once_equals_the_tree_walk(method: str, slice_min: i
         got = {(int(i), int(w)): int(t) for i, w, t in zip(owner, pages, times) if t <= index.length}
         expected = {(i, w): t for i in range(30) for w, t in index.related_times(u, i).items()}
         assert got == expected
+
+
+@pytest.mark.parametrize("method", ["simrank", "psimrank", "xjaccard"])
+def test_related_scores_are_the_pairwise_similarities(method: str) -> None:
+    graph = random_graph(21, n=45, m=140)
+    if method == "xjaccard":
+        index = build_minhash_index(graph, n_fingerprints=25, seed=4)
+    else:
+        index = build_index(graph, method, n_fingerprints=25, seed=4)
+    for u in range(graph.n):
+        for count in (25, 7):
+            expected = {v: index.sim(u, v, n_fingerprints=count) for v in range(graph.n) if v != u}
+            expected = {v: s for v, s in expected.items() if s > 0}
+            got = dict(index.related(u, top_k=None, n_fingerprints=count))
+            assert got.keys() == expected.keys()
+            assert all(got[v] == pytest.approx(expected[v], abs=1e-12) for v in got)
+            ranked = index.related(u, top_k=3, n_fingerprints=count)
+            best = sorted(expected.items(), key=lambda item: (-round(item[1], 12), item[0]))[:3]
+            assert [v for v, _ in ranked] == [v for v, _ in best]

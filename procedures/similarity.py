@@ -1,0 +1,279 @@
+"""Similarity indexes over the graph in Neo4j: build or reuse, query, write SIMILAR_TO back.
+
+The index of each method lives in the index store (:mod:`linksim.store`), one directory per
+database; it is used only for the graph it was built from (the graph fingerprint covers the
+links and the URLs).
+
+``SIMILAR_TO`` write-back of a method, so that a reader never sees a mix of runs or nothing:
+
+1. the new relationships are created with ``run: <new id>`` beside the old ones;
+2. one transaction records the run as ``(:LinksimRun {algorithm: method, current: true})`` and
+   sets ``current = false`` on the method's earlier runs;
+3. the relationships of every other run of the method are deleted in batches (the old run, and
+   those of runs that were interrupted before step 2).
+
+Readers select the current run (``cypher/related_pages.cypher`` does). An interrupted write
+leaves the old current run and its relationships intact; the next write cleans it up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from linksim.errors import ConfigurationError, LinksimError
+from linksim.fingerprints import build_index, build_minhash_index, graph_fingerprint
+from linksim.graph import LinkGraph
+from linksim.procedures.runs import RunRecord
+from linksim.procedures.stream import StreamedGraph, stream_link_graph
+from linksim import store
+
+log = logging.getLogger(__name__)
+
+METHODS = ("simrank", "psimrank", "xjaccard", "pagesim")
+
+#: Defaults per method: the papers' (Fogaras & Rácz: N=100, L=10, c=0.6; L=4 for extended
+#: Jaccard; PageSim: r=3, d=0.5).
+DEFAULTS: dict[str, dict[str, object]] = {
+    "simrank": {"n_fingerprints": 100, "length": 10, "decay": 0.6, "seed": 0},
+    "psimrank": {"n_fingerprints": 100, "length": 10, "decay": 0.6, "seed": 0},
+    "xjaccard": {"n_fingerprints": 100, "length": 4, "decay": 0.6, "seed": 0},
+    "pagesim": {"radius": 3, "decay": 0.5, "damping": 0.85, "formula": "minmax"},
+}
+
+WRITE_SIMILAR = """
+UNWIND range(0, size($sources) - 1) AS i
+MATCH (a) WHERE id(a) = $sources[i]
+MATCH (b) WHERE id(b) = $targets[i]
+CREATE (a)-[:SIMILAR_TO {score: $scores[i], method: $method, rank: $ranks[i], run: $run}]->(b)
+"""
+
+MAKE_CURRENT = """
+OPTIONAL MATCH (old:LinksimRun {algorithm: $algorithm, current: true})
+SET old.current = false
+WITH count(old) AS retired
+CREATE (r:LinksimRun {
+  id: $id, algorithm: $algorithm, mode: $mode, parameters: $parameters, current: true,
+  pages: $pages, links: $links, written: $written,
+  started: datetime($started), millis: $millis,
+  streamMillis: $stream_millis, computeMillis: $compute_millis, writeMillis: $write_millis
+})
+RETURN retired
+"""
+
+RETIRE_BATCH = """
+MATCH ()-[s:SIMILAR_TO {method: $method}]->()
+WHERE s.run <> $run
+WITH s LIMIT $batch
+DELETE s
+RETURN count(*) AS deleted
+"""
+
+PAGE_DETAILS = """
+UNWIND $urls AS url
+MATCH (p:Page {url: url})
+RETURN p.url AS url, p.title AS title, p.pagerank AS pagerank
+"""
+
+
+def default_index_root(uri: str, database: str, home: Path | None = None) -> Path:
+    """``<LINKSIM_HOME>/indexes/<host_port>-<database>-<hash>``: one store per database."""
+    from linksim.server.settings import linksim_home
+
+    readable = "".join(ch if ch.isalnum() else "_" for ch in uri.split("://")[-1])[:40]
+    digest = hashlib.sha256(f"{uri}\n{database}".encode()).hexdigest()[:8]
+    return (home or linksim_home()) / "indexes" / f"{readable}-{database}-{digest}"
+
+
+def _check_method(method: str) -> None:
+    if method not in METHODS:
+        raise ConfigurationError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+
+
+def parameters_for(method: str, **given) -> dict[str, object]:
+    """The method's defaults overridden by the given values that are not None."""
+    _check_method(method)
+    parameters = dict(DEFAULTS[method])
+    for name, value in given.items():
+        if value is not None:
+            if name not in parameters:
+                raise ConfigurationError(f"{method} has no parameter {name!r}")
+            parameters[name] = value
+    return parameters
+
+
+def build_method_index(graph: LinkGraph, method: str, parameters: dict[str, object]):
+    """Build the index of ``method`` with full ``parameters`` (see :data:`DEFAULTS`)."""
+    _check_method(method)
+    p = parameters
+    if method in ("simrank", "psimrank"):
+        return build_index(graph, method, int(p["n_fingerprints"]), int(p["length"]), int(p["seed"]), float(p["decay"]))
+    if method == "xjaccard":
+        return build_minhash_index(graph, int(p["n_fingerprints"]), int(p["length"]), int(p["seed"]), float(p["decay"]))
+    from linksim.pagesim import build_pagesim_index
+
+    return build_pagesim_index(
+        graph, radius=int(p["radius"]), decay=float(p["decay"]), damping=float(p["damping"]),
+        formula=str(p["formula"]),
+    )
+
+
+@dataclass
+class IndexHandle:
+    """An index ready to answer for the graph streamed with it."""
+
+    method: str
+    index: object
+    streamed: StreamedGraph
+    built: bool
+    build_seconds: float
+    root: Path
+
+    def page(self, url: str) -> int:
+        lookup = getattr(self, "_lookup", None)
+        if lookup is None:
+            lookup = {key: i for i, key in enumerate(self.streamed.urls)}
+            self._lookup = lookup
+        if url not in lookup:
+            raise LinksimError(
+                f"{url} is not a page of the graph (URLs are stored normalised: lower-case scheme "
+                "and host, no default port, no fragment)"
+            )
+        return lookup[url]
+
+
+def obtain_index(
+    runner,
+    method: str,
+    root: Path,
+    streamed: StreamedGraph | None = None,
+    rebuild: bool = False,
+    build_if_missing: bool = True,
+    crawled_only: bool = False,
+    show_progress: bool = True,
+    **given,
+) -> IndexHandle:
+    """The stored index of ``method`` for the graph in Neo4j, built (and stored) if there is no
+    matching one. ``given`` holds the parameters asked for (None: the stored or default value).
+    """
+    _check_method(method)
+    if streamed is None:
+        streamed = stream_link_graph(runner, crawled_only=crawled_only, show_progress=show_progress)
+    graph = streamed.graph
+    if graph.n == 0:
+        raise LinksimError("the database has no pages: load a crawl first (`linksim load`)")
+    fingerprint = graph_fingerprint(graph)
+    if not rebuild:
+        try:
+            index = store.load(root, method, fingerprint, **given)
+            log.info("using the stored %s index in %s", method, store.index_dir(root, method))
+            return IndexHandle(method, index, streamed, False, 0.0, root)
+        except store.IndexNotFound:
+            if not build_if_missing:
+                raise
+        except store.IndexMismatch as mismatch:
+            if not build_if_missing:
+                raise
+            log.info("rebuilding: %s", mismatch)
+    parameters = parameters_for(method, **given)
+    log.info("building the %s index of %s pages (%s)", method, f"{graph.n:,}",
+             ", ".join(f"{k}={v}" for k, v in parameters.items()))
+    began = time.monotonic()
+    index = build_method_index(graph, method, parameters)
+    seconds = time.monotonic() - began
+    path = store.save(index, root, method, graph.n, graph.m, extra={"buildSeconds": round(seconds, 3)})
+    log.info("built in %.1f s, stored in %s", seconds, path)
+    return IndexHandle(method, index, streamed, True, seconds, root)
+
+
+def related_pages(handle: IndexHandle, runner, url: str, top_k: int = 10, threshold: float = 0.0,
+                  n_fingerprints: int | None = None) -> pd.DataFrame:
+    """The pages most similar to ``url``: rank, url, title, score, pagerank."""
+    u = handle.page(url)
+    kwargs = {"n_fingerprints": n_fingerprints} if n_fingerprints is not None else {}
+    found = handle.index.related(u, top_k=top_k, threshold=threshold, **kwargs)
+    urls = [handle.streamed.urls[v] for v, _ in found]
+    frame = pd.DataFrame({
+        "rank": np.arange(1, len(found) + 1, dtype=np.int64),
+        "url": urls,
+        "score": [score for _, score in found],
+    })
+    details = pd.DataFrame(runner.run(PAGE_DETAILS, {"urls": urls}), columns=["url", "title", "pagerank"])
+    return frame.merge(details, on="url", how="left")[["rank", "url", "title", "score", "pagerank"]]
+
+
+def similarity(handle: IndexHandle, url: str, other: str, n_fingerprints: int | None = None) -> float:
+    kwargs = {"n_fingerprints": n_fingerprints} if n_fingerprints is not None else {}
+    return float(handle.index.sim(handle.page(url), handle.page(other), **kwargs))
+
+
+def write_similar(
+    runner,
+    handle: IndexHandle,
+    top_k: int = 10,
+    cutoff: float = 0.0,
+    batch_size: int = 50_000,
+    workers: int = 2,
+    show_progress: bool = True,
+) -> RunRecord:
+    """Write every page's top-k related pages as SIMILAR_TO of a new current run (see module)."""
+    from linksim.procedures.runs import record_values
+    from linksim.progress import Progress
+    from linksim.topk import top_k_all
+
+    if top_k < 1:
+        raise ConfigurationError(f"--top-k must be at least 1, got {top_k}")
+    if cutoff < 0:
+        raise ConfigurationError(f"--similarity-cutoff must be at least 0, got {cutoff}")
+    method, graph = handle.method, handle.streamed.graph
+    record = RunRecord(
+        algorithm=method, mode="write",
+        parameters=dict(store.parameters_of(handle.index), topK=top_k, similarityCutoff=cutoff),
+    )
+    record.pages, record.links = graph.n, graph.m
+    record.stream_millis = int(handle.streamed.seconds * 1000)
+    began = time.monotonic()
+    source, target, score, rank = top_k_all(
+        handle.index, top_k=top_k, threshold=cutoff, workers=workers, show_progress=show_progress
+    )
+    record.compute_millis = int((time.monotonic() - began + handle.build_seconds) * 1000)
+
+    began = time.monotonic()
+    ids = handle.streamed.node_ids
+    sources, targets = ids[source].tolist(), ids[target].tolist()
+    scores, ranks = score.tolist(), rank.tolist()
+    with Progress(len(sources), f"writing SIMILAR_TO ({method})", "relationships", enabled=show_progress) as progress:
+        for start in range(0, len(sources), batch_size):
+            stop = start + batch_size
+            counters = runner.write(WRITE_SIMILAR, {
+                "sources": sources[start:stop], "targets": targets[start:stop], "scores": scores[start:stop],
+                "ranks": ranks[start:stop], "method": method, "run": record.id,
+            })
+            if counters.get("relationships_created", 0) != len(sources[start:stop]):
+                raise LinksimError(
+                    f"wrote {counters.get('relationships_created', 0)} of {len(sources[start:stop])} SIMILAR_TO "
+                    "relationships of a batch: pages were deleted while linksim ran; run it again"
+                )
+            progress.update(len(sources[start:stop]))
+    record.written = len(sources)
+    record.write_millis = int((time.monotonic() - began) * 1000)
+    runner.write(MAKE_CURRENT, record_values(record))
+    retire(runner, method, record.id)
+    return record
+
+
+def retire(runner, method: str, keep_run: str, batch: int = 100_000) -> int:
+    """Delete the method's SIMILAR_TO relationships of every run but ``keep_run``."""
+    deleted = 0
+    while True:
+        rows, _ = runner.write_returning(RETIRE_BATCH, {"method": method, "run": keep_run, "batch": batch})
+        count = rows[0][0] if rows else 0
+        deleted += count
+        if count < batch:
+            return deleted
