@@ -194,7 +194,8 @@ def _related(args: argparse.Namespace) -> int:
         frame = related_pages(handle, runner, args.url, top_k=args.top_k, threshold=args.similarity_cutoff,
                               n_fingerprints=args.n_fingerprints)
     if args.json:
-        print(frame.to_json(orient="records", indent=2))
+        records = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
+        print(json.dumps(records, indent=2))  # exact floats, null for a missing title or rank
         return 0
     if frame.empty:
         print(f"No page is similar to {args.url} by {args.method} (e.g. it has no in-links).")

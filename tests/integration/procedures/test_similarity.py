@@ -1,0 +1,149 @@
+"""Similarity in Neo4j: index store per database, SIMILAR_TO runs, related pages in Cypher."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from linksim import cypher, store
+from linksim.cli.main import main
+from linksim.fingerprints import build_index
+from linksim.loader import load
+from linksim.procedures import QueryRunner
+from linksim.procedures.similarity import obtain_index, write_similar
+from linksim.procedures.stream import stream_link_graph
+
+DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
+PAGES = [
+    "https://en.wikipedia.org/wiki/Albert_Einstein",
+    "https://en.wikipedia.org/wiki/Paris",
+    "https://en.wikipedia.org/wiki/Dog",
+]
+
+
+@pytest.fixture
+def wikispeedia(runner: QueryRunner) -> QueryRunner:
+    folder = DATA / "wikispeedia"
+    if not folder.exists():
+        pytest.fail(f"shared data set missing: {folder}")
+    load([folder], runner, mode="online", show_progress=False)
+    return runner
+
+
+def relationships(runner: QueryRunner) -> dict[tuple[str, str], int]:
+    rows = runner.run("MATCH ()-[s:SIMILAR_TO]->() RETURN s.method AS m, s.run AS r, count(*) AS n")
+    return {(row["m"], row["r"]): row["n"] for row in rows}
+
+
+def current_runs(runner: QueryRunner) -> dict[str, list[str]]:
+    rows = runner.run("MATCH (r:LinksimRun {current: true}) RETURN r.algorithm AS a, collect(r.id) AS ids")
+    return {row["a"]: row["ids"] for row in rows}
+
+
+@pytest.mark.parametrize("method", ["simrank", "psimrank", "xjaccard"])
+def test_cypher_related_pages_equal_linksim_related(wikispeedia, cli_env, tmp_path, capsys, monkeypatch, method) -> None:
+    runner = wikispeedia
+    monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
+    assert main(["-q", "pagerank"]) == 0
+    assert main(["-q", "similar", method, "--top-k", "10", "--fingerprints", "50"]) == 0
+    capsys.readouterr()
+    query = cypher.query("related_pages", "related_pages")
+    for url in PAGES:
+        assert main(["-q", "related", url, "--method", method, "--top-k", "10", "--json"]) == 0
+        expected = json.loads(capsys.readouterr().out)
+        rows = runner.run(query, {"url": url, "method": method, "limit": 10})
+        assert len(rows) == len(expected) > 0
+        assert [r["url"] for r in rows] == [e["url"] for e in expected]
+        assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1))
+        assert all(r["score"] == pytest.approx(e["score"], abs=1e-12) for r, e in zip(rows, expected))
+        assert all(r["title"] == e["title"] and r["pagerank"] == e["pagerank"] for r, e in zip(rows, expected))
+        assert all(0 < r["score"] <= 1 for r in rows)
+        assert [r["score"] for r in rows] == sorted((r["score"] for r in rows), reverse=True)
+    # Every page has at most 10, its ranks are 1..k, never itself.
+    bad = runner.run(
+        "MATCH (p:Page)-[s:SIMILAR_TO]->(q) "
+        "WITH p, count(s) AS k, min(s.rank) AS lo, max(s.rank) AS hi, count(DISTINCT s.rank) AS d, "
+        "     sum(CASE WHEN q = p THEN 1 ELSE 0 END) AS self "
+        "WHERE k > 10 OR self > 0 OR lo <> 1 OR hi <> k OR d <> k RETURN count(*) AS n"
+    )
+    assert bad == [{"n": 0}]
+
+
+def test_a_rerun_replaces_that_method_only_and_never_shows_a_mix(runner, tmp_path) -> None:
+    load([DATA / "webkb" / "cornell.cites"], runner, show_progress=False)
+    root = tmp_path / "indexes"
+    simrank = write_similar(runner, obtain_index(runner, "simrank", root, show_progress=False), show_progress=False)
+    psimrank = write_similar(runner, obtain_index(runner, "psimrank", root, show_progress=False), show_progress=False)
+    before = relationships(runner)
+    assert before == {("simrank", simrank.id): simrank.written, ("psimrank", psimrank.id): psimrank.written}
+    assert simrank.written > 0 and psimrank.written > 0
+
+    again = write_similar(
+        runner, obtain_index(runner, "simrank", root, seed=7, show_progress=False), top_k=3, show_progress=False
+    )
+    after = relationships(runner)
+    assert after == {("simrank", again.id): again.written, ("psimrank", psimrank.id): psimrank.written}
+    assert current_runs(runner) == {"simrank": [again.id], "psimrank": [psimrank.id]}
+    ranks = runner.run("MATCH ()-[s:SIMILAR_TO {method: 'simrank'}]->() RETURN max(s.rank) AS top")
+    assert ranks == [{"top": 3}]
+
+
+def test_an_interrupted_run_leaves_the_old_results_and_is_cleaned_up(runner, tmp_path, monkeypatch) -> None:
+    load([DATA / "webkb" / "cornell.cites"], runner, show_progress=False)
+    root = tmp_path / "indexes"
+    old = write_similar(runner, obtain_index(runner, "simrank", root, show_progress=False), show_progress=False)
+    query = cypher.query("related_pages", "related_pages")
+    url = runner.run("MATCH (p:Page)-[:SIMILAR_TO]->() RETURN p.url AS url LIMIT 1")[0]["url"]
+    shown = runner.run(query, {"url": url, "method": "simrank", "limit": 10})
+
+    real_write = runner.write
+    calls = []
+
+    def failing_write(query_text, parameters=None):
+        calls.append(query_text)
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # the user pressed ^C in the middle of the write
+        return real_write(query_text, parameters)
+
+    monkeypatch.setattr(runner, "write", failing_write)
+    handle = obtain_index(runner, "simrank", root, seed=5, show_progress=False)
+    with pytest.raises(KeyboardInterrupt):
+        write_similar(runner, handle, batch_size=100, show_progress=False)
+    monkeypatch.setattr(runner, "write", real_write)
+    partial = {key: n for key, n in relationships(runner).items() if key[1] != old.id}
+    assert sum(partial.values()) == 200  # two batches of the interrupted run were written
+    assert current_runs(runner) == {"simrank": [old.id]}
+    assert runner.run(query, {"url": url, "method": "simrank", "limit": 10}) == shown
+
+    new = write_similar(runner, handle, show_progress=False)
+    assert relationships(runner) == {("simrank", new.id): new.written}
+
+
+def test_the_index_answers_only_for_its_graph(runner, tmp_path, cli_env, capsys, monkeypatch) -> None:
+    load([DATA / "webkb" / "texas.cites"], runner, show_progress=False)
+    root = tmp_path / "indexes"
+    monkeypatch.setenv("LINKSIM_INDEX_DIR", str(root))
+    assert main(["-q", "index", "psimrank", "--fingerprints", "20", "--json"]) == 0
+    described = json.loads(capsys.readouterr().out)
+    assert described["built"] is True and described["parameters"]["n_fingerprints"] == 20
+    assert main(["-q", "index", "psimrank", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["built"] is False
+
+    # The stored index is the one built in-process from the streamed graph, bit for bit.
+    streamed = stream_link_graph(runner, show_progress=False)
+    stored = store.load(root, "psimrank")
+    fresh = build_index(streamed.graph, "psimrank", n_fingerprints=20, seed=0)
+    assert np.array_equal(stored.parent, fresh.parent) and np.array_equal(stored.label, fresh.label)
+
+    runner.write("MATCH (a:Page), (b:Page) WITH a, b LIMIT 1 MERGE (a)-[:LINKS_TO]->(x:Page {url: 'http://new.example/'})")
+    with pytest.raises(store.IndexMismatch, match="different graph"):
+        obtain_index(runner, "psimrank", root, build_if_missing=False, show_progress=False)
+    url = streamed.urls[0]
+    assert main(["-q", "related", url, "--method", "psimrank", "--json"]) == 0  # rebuilds on its own
+    capsys.readouterr()
+    assert main(["-q", "related", "http://nowhere.example/", "--method", "psimrank"]) == 1
+    assert "is not a page of the graph" in capsys.readouterr().err
+    assert main(["-q", "index", "psimrank", "--length", "0"]) == 2
