@@ -445,43 +445,63 @@ def build_index(
 
 
 # Exact references for small graphs --------------------------------------------------------------
+# Dense n x n matrices with sparse link matrices: a few seconds for Wikispeedia's 4,604 pages.
+def _in_matrix(graph: LinkGraph):
+    """M with M[u, w] = 1 for every in-neighbour w of u (CSR)."""
+    import scipy.sparse as sp
+
+    source, target = graph.edges()
+    matrix = sp.csr_matrix((np.ones(len(source)), (target, source)), shape=(graph.n, graph.n))
+    matrix.sum_duplicates()
+    matrix.data[:] = 1.0
+    return matrix
+
+
 def simrank_exact(graph: LinkGraph, decay: float = 0.6, length: int = 10) -> np.ndarray:
-    """Truncated SimRank by iteration: ``s_{k+1}(u,v) = c/(|I(u)||I(v)|) Σ s_k(u',v')``."""
-    n = graph.n
-    weights = np.zeros((n, n))
-    in_degree = graph.in_degree
-    for v in range(n):
-        if in_degree[v]:
-            np.add.at(weights[v], graph.in_links(v), 1.0 / in_degree[v])
-    scores = np.eye(n)
+    """Truncated SimRank by iteration: ``s_{k+1}(u,v) = c/(|I(u)||I(v)|) Σ s_k(u',v')``, ``s(u,u) = 1``."""
+    import scipy.sparse as sp
+
+    in_matrix = _in_matrix(graph)
+    degree = np.asarray(in_matrix.sum(axis=1)).ravel()
+    weights = sp.diags(np.divide(1.0, degree, out=np.zeros(graph.n), where=degree > 0)) @ in_matrix
+    scores = np.eye(graph.n)
     for _ in range(length):
-        scores = decay * weights @ scores @ weights.T
+        half = weights @ scores  # W S
+        scores = decay * np.asarray((weights @ half.T).T)  # (W (W S)^T)^T = W S W^T
         np.fill_diagonal(scores, 1.0)
     return scores
 
 
 def psimrank_exact(graph: LinkGraph, decay: float = 0.6, length: int = 10) -> np.ndarray:
-    """Truncated PSimRank by the iteration of the 2005 paper (Section 2.2.2, averages as in the
-    papers README), for small graphs."""
-    n = graph.n
-    sets = [set(graph.in_links(v).tolist()) for v in range(n)]
-    scores = np.eye(n)
+    r"""Truncated PSimRank by the iteration of the 2005 paper (Section 2.2.2; averages as in the
+    papers README), for ``A = I(u)``, ``B = I(v)``::
+
+        s'(u,v) = c · ( |A∩B| / |A∪B|
+                       + 1/(|A∪B|·|B|) Σ_{u'∈A\B, v'∈B} s(u',v')
+                       + 1/(|A∪B|·|A|) Σ_{u'∈A, v'∈B\A} s(u',v') )
+
+    in matrix form: with ``P = M S Mᵀ`` and ``T[u,v] = Σ_x M[u,x] M[v,x] (S Mᵀ)[x,v]`` (the sum over
+    ``u' ∈ A∩B``), the second sum is ``P − T`` and the third ``P − Tᵀ``.
+    """
+    import scipy.sparse as sp
+
+    in_matrix = _in_matrix(graph)
+    degree = np.asarray(in_matrix.sum(axis=1)).ravel()
+    inter = np.asarray((in_matrix @ in_matrix.T).todense())
+    union = degree[:, None] + degree[None, :] - inter
+    both = (degree[:, None] > 0) & (degree[None, :] > 0)
+    safe_union = np.where(both, union, 1.0)
+    jaccard = np.where(both, inter / safe_union, 0.0)
+    scale_v = np.where(both, 1.0 / (safe_union * np.maximum(degree[None, :], 1)), 0.0)
+    scale_u = np.where(both, 1.0 / (safe_union * np.maximum(degree[:, None], 1)), 0.0)
+    transposed = in_matrix.T.tocsr()
+    scores = np.eye(graph.n)
     for _ in range(length):
-        following = np.eye(n)
-        for u in range(n):
-            for v in range(u + 1, n):
-                a, b = sets[u], sets[v]
-                if not a or not b:
-                    continue
-                union = len(a | b)
-                value = len(a & b) / union
-                only_a, only_b = sorted(a - b), sorted(b - a)
-                if only_a:
-                    value += len(only_a) / union * scores[np.ix_(only_a, sorted(b))].mean()
-                if only_b:
-                    value += len(only_b) / union * scores[np.ix_(sorted(a), only_b)].mean()
-                following[u, v] = following[v, u] = decay * value
-        scores = following
+        right = np.asarray((in_matrix @ scores).T)  # S Mᵀ  (S symmetric)
+        both_sums = np.asarray(in_matrix @ right)  # M S Mᵀ
+        shared = np.asarray((in_matrix @ sp.csr_matrix(transposed.multiply(right))).todense())
+        scores = decay * (jaccard + scale_v * (both_sums - shared) + scale_u * (both_sums - shared.T))
+        np.fill_diagonal(scores, 1.0)
     return scores
 
 
@@ -584,18 +604,15 @@ def build_minhash_index(
 
 
 def xjaccard_exact(graph: LinkGraph, decay: float = 0.6, length: int = 4) -> np.ndarray:
-    """``Σ_k c^k (1 − c) · |I_k(u) ∩ I_k(v)| / |I_k(u) ∪ I_k(v)|`` from exact neighbourhoods."""
-    n = graph.n
-    reach = np.eye(n, dtype=bool)  # reach[u, w]: w reaches u in at most k links
-    adjacency = np.zeros((n, n), dtype=bool)
-    source, target = graph.edges()
-    adjacency[target, source] = True
-    scores = np.zeros((n, n))
+    """``Σ_k c^k (1 − c) · |I_k(u) ∩ I_k(v)| / |I_k(u) ∪ I_k(v)|`` from exact neighbourhoods
+    (``I_k(u)``: the pages that reach u in at most k links, u included)."""
+    in_matrix = _in_matrix(graph).astype(np.float32)
+    reach = np.eye(graph.n, dtype=np.float32)  # reach[u, w] = 1: w reaches u in at most k links
+    scores = np.zeros((graph.n, graph.n))
     for k in range(1, length + 1):
-        reach = reach | (adjacency.astype(np.int64) @ reach.astype(np.int64) > 0)
-        counts = reach.astype(np.int64)
-        inter = counts @ counts.T
-        sizes = counts.sum(axis=1)
+        reach = np.minimum(reach + np.asarray(in_matrix @ reach), 1.0).astype(np.float32)
+        inter = (reach @ reach.T).astype(np.float64)  # exact: integer counts below 2^24
+        sizes = reach.sum(axis=1, dtype=np.float64)
         union = sizes[:, None] + sizes[None, :] - inter
         scores += decay**k * (1.0 - decay) * inter / union
     return scores

@@ -192,3 +192,57 @@ def test_related_scores_are_the_pairwise_similarities(method: str) -> None:
             ranked = index.related(u, top_k=3, n_fingerprints=count)
             best = sorted(expected.items(), key=lambda item: (-round(item[1], 12), item[0]))[:3]
             assert [v for v, _ in ranked] == [v for v, _ in best]
+
+
+# The matrix forms of the exact references against the definitions written pair by pair -------
+def simrank_by_pairs(graph: LinkGraph, decay: float, length: int) -> np.ndarray:
+    sets = [graph.in_links(v).tolist() for v in range(graph.n)]
+    scores = np.eye(graph.n)
+    for _ in range(length):
+        following = np.eye(graph.n)
+        for u in range(graph.n):
+            for v in range(graph.n):
+                if u != v and sets[u] and sets[v]:
+                    following[u, v] = decay * np.mean([scores[a, b] for a in sets[u] for b in sets[v]])
+        scores = following
+    return scores
+
+
+def psimrank_by_pairs(graph: LinkGraph, decay: float, length: int) -> np.ndarray:
+    sets = [set(graph.in_links(v).tolist()) for v in range(graph.n)]
+    scores = np.eye(graph.n)
+    for _ in range(length):
+        following = np.eye(graph.n)
+        for u in range(graph.n):
+            for v in range(u + 1, graph.n):
+                a, b = sets[u], sets[v]
+                if not a or not b:
+                    continue
+                union = len(a | b)
+                value = len(a & b) / union
+                if a - b:
+                    value += len(a - b) / union * np.mean([scores[x, y] for x in a - b for y in b])
+                if b - a:
+                    value += len(b - a) / union * np.mean([scores[x, y] for x in a for y in b - a])
+                following[u, v] = following[v, u] = decay * value
+        scores = following
+    return scores
+
+
+def xjaccard_by_sets(graph: LinkGraph, decay: float, length: int) -> np.ndarray:
+    reach = [{u} for u in range(graph.n)]
+    scores = np.zeros((graph.n, graph.n))
+    for k in range(1, length + 1):
+        reach = [r.union(*(reach[w] for w in graph.in_links(u).tolist())) for u, r in enumerate(reach)]
+        for u in range(graph.n):
+            for v in range(graph.n):
+                scores[u, v] += decay**k * (1 - decay) * len(reach[u] & reach[v]) / len(reach[u] | reach[v])
+    return scores
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_exact_references_equal_their_pairwise_definitions(seed: int) -> None:
+    graph = random_graph(seed, n=18, m=45)
+    assert np.allclose(simrank_exact(graph, 0.6, 5), simrank_by_pairs(graph, 0.6, 5), atol=1e-12)
+    assert np.allclose(psimrank_exact(graph, 0.6, 5), psimrank_by_pairs(graph, 0.6, 5), atol=1e-12)
+    assert np.allclose(xjaccard_exact(graph, 0.6, 3), xjaccard_by_sets(graph, 0.6, 3), atol=1e-12)

@@ -1,0 +1,134 @@
+"""Grading related-page lists against a category tree: sibling Γ (Fogaras & Rácz 2005, Section 4).
+
+The reading used is the one of ``../shared/papers/README.md``. Categories are paths such as
+``subject.Science.Biology.Birds``; a leading ``subject`` component is dropped and the path is cut
+to ``depth`` components (default 2): the page's *classes* (``Science.Biology``). A class's parent
+is its first ``depth - 1`` components (``Science``); classes with the same parent are siblings.
+
+For a query page ``u`` with at least one class, take its list (u excluded, positive scores only,
+the top ``top`` = 100): pages ``v`` sharing a class with u, and pages ``w`` sharing none but having
+a class whose parent is the parent of one of u's classes (only in a sibling class). A pair (v, w)
+is concordant if s(v) > s(w), discordant if s(v) < s(w); ties are ignored.
+``Γ_u = (C − D) / (C + D)``; reported: the mean of Γ_u over queries with C + D > 0, their number,
+the pooled ``Σ(C − D) / Σ(C + D)``, the number of comparable pairs ``Σ(C + D)``, and precision@10
+(the share of a query's first 10 places held by same-class pages, over queries with a list).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+
+
+def classes_of(paths: Iterable[str], depth: int = 2) -> frozenset[str]:
+    """The classes of a page from its category paths (``subject.`` dropped, cut to ``depth``)."""
+    if depth < 1:
+        raise ValueError(f"depth must be at least 1, got {depth}")
+    found = set()
+    for path in paths:
+        parts = [part for part in path.strip().replace("/", ".").split(".") if part]
+        if parts and parts[0] == "subject":
+            parts = parts[1:]
+        if parts:
+            found.add(".".join(parts[:depth]))
+    return frozenset(found)
+
+
+def parent_of(class_name: str) -> str:
+    """A class's parent: all but its last component ('' for a top-level class)."""
+    return class_name.rsplit(".", 1)[0] if "." in class_name else ""
+
+
+@dataclass
+class GammaReport:
+    """Sibling Γ of one set of lists."""
+
+    gamma: float  # mean Γ_u over queries with comparable pairs (nan if none)
+    pooled: float  # Σ(C − D) / Σ(C + D)
+    queries: int  # queries with C + D > 0
+    pairs: int  # Σ(C + D)
+    precision_at_10: float
+    graded: int  # queries with at least one class and a non-empty list
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {
+            "gamma": self.gamma, "pooled": self.pooled, "queries": self.queries, "pairs": self.pairs,
+            "precision_at_10": self.precision_at_10, "graded": self.graded,
+        }
+
+
+def query_gamma(same: np.ndarray, sibling: np.ndarray) -> tuple[int, int]:
+    """(C, D) for the scores of the same-class pages and of the sibling-only pages of one list."""
+    if len(same) == 0 or len(sibling) == 0:
+        return 0, 0
+    ordered = np.sort(np.asarray(sibling, dtype=float))
+    below = np.searchsorted(ordered, same, side="left")  # siblings scored lower than each v
+    above = len(ordered) - np.searchsorted(ordered, same, side="right")
+    return int(below.sum()), int(above.sum())
+
+
+def sibling_gamma(
+    lists: Mapping[object, Sequence[tuple[object, float]]],
+    classes: Mapping[object, frozenset[str]],
+    top: int = 100,
+) -> GammaReport:
+    """Grade ``lists`` (query -> [(page, score)], best first) against ``classes`` (page -> classes).
+
+    Pages missing from ``classes`` have no class. Lists are cut to the ``top`` best positive
+    scores with the query itself left out.
+    """
+    gammas, concordant, discordant, precisions, graded = [], 0, 0, [], 0
+    empty: frozenset[str] = frozenset()
+    for u, ranked in lists.items():
+        mine = classes.get(u, empty)
+        if not mine:
+            continue
+        entries = [(v, s) for v, s in ranked if v != u and s > 0]
+        entries.sort(key=lambda item: -item[1])
+        entries = entries[:top]
+        if not entries:
+            continue
+        graded += 1
+        parents = {parent_of(c) for c in mine}
+        same, sibling = [], []
+        first_ten = 0
+        for position, (v, score) in enumerate(entries):
+            theirs = classes.get(v, empty)
+            if theirs & mine:
+                same.append(score)
+                first_ten += position < 10
+            elif any(parent_of(c) in parents for c in theirs):
+                sibling.append(score)
+        precisions.append(first_ten / 10)
+        c, d = query_gamma(np.array(same), np.array(sibling))
+        if c + d:
+            gammas.append((c - d) / (c + d))
+            concordant += c
+            discordant += d
+    pairs = concordant + discordant
+    return GammaReport(
+        gamma=float(np.mean(gammas)) if gammas else float("nan"),
+        pooled=(concordant - discordant) / pairs if pairs else float("nan"),
+        queries=len(gammas),
+        pairs=pairs,
+        precision_at_10=float(np.mean(precisions)) if precisions else float("nan"),
+        graded=graded,
+    )
+
+
+def top_lists_from_matrix(scores: np.ndarray, top: int = 100) -> dict[int, list[tuple[int, float]]]:
+    """Every row's ``top`` best positive off-diagonal entries, as lists for :func:`sibling_gamma`.
+
+    Ties are broken by column (smaller first), as the indexes do.
+    """
+    scores = np.array(scores, dtype=float, copy=True)
+    np.fill_diagonal(scores, 0.0)
+    lists = {}
+    for u in range(scores.shape[0]):
+        row = scores[u]
+        candidates = np.flatnonzero(row > 0)
+        order = np.lexsort((candidates, -np.round(row[candidates], 12)))[:top]
+        lists[u] = [(int(candidates[i]), float(row[candidates[i]])) for i in order]
+    return lists

@@ -1,0 +1,49 @@
+"""Category files for evaluation: ``page<TAB>category path`` per line.
+
+The page is a URL (normalised as the loader does) or a Wikispeedia article name, which becomes
+``https://en.wikipedia.org/wiki/<name>`` as when the data set is loaded. A Wikispeedia folder
+stands for its ``categories.tsv``. Lines starting with ``#`` and blank lines are skipped.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from linksim.errors import LinksimError
+from linksim.loader.graph import CrawlGraph
+from linksim.loader.readers import WIKIPEDIA, ErrorPolicy, read_lines
+from linksim.loader.urls import INVALID, NON_WEB, resolve
+
+
+class CategoriesError(LinksimError):
+    """A categories file that cannot be read."""
+
+    exit_code = 4
+
+    def __init__(self, path: Path, line: int | None, reason: str) -> None:
+        super().__init__(f"{path}:{line}: {reason}" if line else f"{path}: {reason}")
+
+
+def read_categories(path: Path) -> dict[str, list[str]]:
+    """URL -> category paths, from a categories file (or a Wikispeedia folder)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "categories.tsv"
+    if not path.exists():
+        raise CategoriesError(path, None, "no such categories file")
+    policy = ErrorPolicy("stop", CrawlGraph())
+    found: dict[str, list[str]] = {}
+    for number, text in read_lines(path, policy):
+        if not text.strip() or text.startswith("#"):
+            continue
+        fields = text.split("\t")
+        if len(fields) < 2 or not fields[1].strip():
+            raise CategoriesError(path, number, "expected `page<TAB>category path`")
+        page = fields[0].strip()
+        kind, key = resolve(page if "://" in page else WIKIPEDIA + page)
+        if kind in (INVALID, NON_WEB):
+            raise CategoriesError(path, number, f"page {page[:200]!r} is not a web URL or article name")
+        found.setdefault(key, []).append(fields[1].strip())
+    if not found:
+        raise CategoriesError(path, None, "no categories in the file")
+    return found

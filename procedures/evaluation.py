@@ -1,0 +1,134 @@
+"""Grade the SIMILAR_TO lists in Neo4j (and, for small graphs, the exact references) by sibling Γ."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+import numpy as np
+
+from linksim.errors import LinksimError
+from linksim.evaluation import GammaReport, classes_of, sibling_gamma, top_lists_from_matrix
+from linksim.procedures.stream import stream_link_graph
+
+log = logging.getLogger(__name__)
+
+CURRENT_RUNS = """
+MATCH (run:LinksimRun {current: true})
+RETURN run.algorithm AS method, run.id AS run, run.parameters AS parameters
+ORDER BY method
+"""
+
+CURRENT_LISTS = """
+MATCH (run:LinksimRun {algorithm: $method, current: true})
+MATCH (p:Page)-[s:SIMILAR_TO {run: run.id}]->(q:Page)
+WITH p, s, q ORDER BY s.rank
+RETURN p.url AS url, collect(q.url) AS related, collect(s.score) AS scores
+"""
+
+PAGE_CATEGORIES = """
+MATCH (p:Page) WHERE p.categories IS NOT NULL
+RETURN p.url AS url, p.categories AS categories
+"""
+
+#: Largest graph for which ``exact=True`` computes the dense exact references.
+EXACT_MAX_PAGES = 20_000
+
+
+def current_runs(runner) -> dict[str, dict]:
+    runs = {}
+    for row in runner.run(CURRENT_RUNS):
+        runs[row["method"]] = json.loads(row["parameters"] or "{}")
+    return runs
+
+
+def stored_lists(runner, method: str) -> dict[str, list[tuple[str, float]]]:
+    return {row["url"]: list(zip(row["related"], row["scores"])) for row in runner.stream(CURRENT_LISTS, {"method": method})}
+
+
+def page_categories(runner) -> dict[str, list[str]]:
+    return {row["url"]: list(row["categories"]) for row in runner.stream(PAGE_CATEGORIES)}
+
+
+def exact_scores(graph, method: str, parameters: dict) -> np.ndarray:
+    from linksim.fingerprints import psimrank_exact, simrank_exact, xjaccard_exact
+
+    decay = float(parameters.get("decay", 0.6))
+    if method == "simrank":
+        return simrank_exact(graph, decay, int(parameters.get("length", 10)))
+    if method == "psimrank":
+        return psimrank_exact(graph, decay, int(parameters.get("length", 10)))
+    if method == "xjaccard":
+        return xjaccard_exact(graph, decay, int(parameters.get("length", 4)))
+    if method == "pagesim":
+        from linksim.pagesim import pagesim_exact_matrix
+
+        return pagesim_exact_matrix(graph, parameters)
+    raise LinksimError(f"no exact reference for {method}")
+
+
+def evaluate(
+    runner,
+    categories: dict[str, list[str]] | None = None,
+    methods: list[str] | None = None,
+    depth: int = 2,
+    top: int = 100,
+    exact: bool = False,
+    show_progress: bool = True,
+) -> list[dict]:
+    """Rows of (method, source, Γ, pooled Γ, queries, pairs, precision@10, graded).
+
+    ``source`` is ``neo4j`` (the current SIMILAR_TO run) or ``exact`` (the exact reference of
+    the method with that run's parameters, computed here; graphs of at most
+    :data:`EXACT_MAX_PAGES` pages).
+    """
+    if categories is None:
+        categories = page_categories(runner)
+        if not categories:
+            raise LinksimError(
+                "no page has a `categories` property: give a categories file (--categories FILE)"
+            )
+    classes = {url: classes_of(paths, depth) for url, paths in categories.items()}
+    runs = current_runs(runner)
+    if methods is None:
+        methods = sorted(runs)
+    missing = [m for m in methods if m not in runs]
+    if missing:
+        raise LinksimError(
+            f"no SIMILAR_TO run for {', '.join(missing)}: write one first (`linksim similar {missing[0]} --top-k {top}`)"
+        )
+    if not methods:
+        raise LinksimError("no SIMILAR_TO relationships to grade: run `linksim similar METHOD --top-k 100` first")
+    rows = []
+    streamed = None
+    for method in methods:
+        lists = stored_lists(runner, method)
+        longest = max((len(v) for v in lists.values()), default=0)
+        if longest < top:
+            log.warning("%s lists hold at most %d pages, fewer than the %d graded; write them with --top-k %d",
+                        method, longest, top, top)
+        report = sibling_gamma(lists, classes, top=top)
+        rows.append(_row(method, "neo4j", report, runs[method]))
+        if exact:
+            if streamed is None:
+                streamed = stream_link_graph(runner, show_progress=show_progress)
+                if streamed.graph.n > EXACT_MAX_PAGES:
+                    raise LinksimError(
+                        f"exact references are dense n x n matrices: {streamed.graph.n:,} pages is more "
+                        f"than the {EXACT_MAX_PAGES:,} they are computed for"
+                    )
+            began = time.monotonic()
+            matrix = exact_scores(streamed.graph, method, runs[method])
+            log.info("exact %s for %s pages in %.1f s", method, f"{streamed.graph.n:,}", time.monotonic() - began)
+            urls = streamed.urls
+            exact_lists = {
+                urls[u]: [(urls[v], s) for v, s in ranked] for u, ranked in top_lists_from_matrix(matrix, top).items()
+            }
+            rows.append(_row(method, "exact", sibling_gamma(exact_lists, classes, top=top), runs[method]))
+    return rows
+
+
+def _row(method: str, source: str, report: GammaReport, parameters: dict) -> dict:
+    shown = {k: v for k, v in parameters.items() if k not in ("topK", "similarityCutoff")}
+    return {"method": method, "source": source, **report.as_dict(), "parameters": shown}
