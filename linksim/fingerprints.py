@@ -105,6 +105,8 @@ class FingerprintIndex:
     _children: list = field(default_factory=list, repr=False, compare=False)
     _members: "TreeLayout | None" = field(default=None, repr=False, compare=False)
     _slice_min = 64  # mean range length from which members are copied as slices
+    _prune_budget = 20_000  # members read first by a top-k query before bounding the rest
+    _prune_candidates = 1_000  # most pages scored exactly after the bound
 
     @property
     def n_fingerprints(self) -> int:
@@ -193,19 +195,10 @@ class FingerprintIndex:
             self._members = TreeLayout.build(self.parent, self.label, self.length)
         return self._members
 
-    def _members_of(self, u: int, n_fingerprints: int | None = None) -> "_Members":
-        """The pages of u's trees (u excluded) with their meeting times, range by range.
-
-        Labels grow strictly towards the root (a walk that met a later page's walk at time t was
-        still unmerged at t), so τ(u, w) is the largest label on the tree path between u and w,
-        and with each page's children laid out in increasing label order, the pages that meet u
-        at each time form a few contiguous ranges of the preorder (see :class:`TreeLayout`).
-        """
-        count = self.n_fingerprints if n_fingerprints is None else n_fingerprints
-        layout = self.layout()
+    def _chain(self, u: int, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """u's ancestors a_0 = u, a_1, ... per fingerprint, the labels l_j into them, and which
+        exist: three (L+1, count) arrays."""
         fingerprints = np.arange(count)
-        pos, size = layout.position, layout.size
-        # u's ancestors a_0 = u, a_1, ... and l_j, the label of the edge into a_j.
         chain, into = [np.full(count, u, dtype=np.int64)], [np.zeros(count, dtype=np.int64)]
         alive = [np.ones(count, dtype=bool)]
         x = chain[0]
@@ -216,9 +209,24 @@ class FingerprintIndex:
             x = np.where(ok, up, x)
             chain.append(x)
             alive.append(ok)
-        # Ranges: u's own subtree after u (τ = running max of labels); for each ancestor a_j,
-        # [a_j, a_{j-1}) (children met before a_{j-1}'s branch: τ = l_j) and the part after
-        # a_{j-1}'s subtree (τ = max(l_j, running max of labels)).
+        return np.array(chain), np.array(into), np.array(alive)
+
+    def _ranges(self, u: int, count: int):
+        """The ranges of the preorder that hold u's trees (u excluded): flat start, length,
+        fingerprint, floor (the smallest τ in the range) and whether τ is the floor throughout.
+
+        Labels grow strictly towards the root (a walk that met a later page's walk at time t was
+        still unmerged at t), so τ(u, w) is the largest label on the tree path between u and w,
+        and with each page's children laid out in increasing label order, the pages that meet u
+        at each time form a few contiguous ranges of the preorder (see :class:`TreeLayout`):
+        u's own subtree after u (τ = running max of labels); for each ancestor a_j, [a_j, a_{j-1})
+        (children met before a_{j-1}'s branch: τ = l_j) and the part after a_{j-1}'s subtree
+        (τ = max(l_j, running max of labels)).
+        """
+        layout = self.layout()
+        fingerprints = np.arange(count)
+        pos, size = layout.position, layout.size
+        chain, into, alive = self._chain(u, count)
         starts, stops, owners, floors, flat = [], [], [], [], []
         p0 = pos[fingerprints, chain[0]].astype(np.int64)
         starts.append(p0 + 1); stops.append(p0 + size[fingerprints, chain[0]]); owners.append(fingerprints)
@@ -239,20 +247,21 @@ class FingerprintIndex:
         start, stop = np.concatenate(starts), np.concatenate(stops)
         owner, floor, constant = np.concatenate(owners), np.concatenate(floors), np.concatenate(flat)
         lengths = np.maximum(stop - start, 0)
-        nonempty = lengths > 0
-        start, lengths, owner = start[nonempty], lengths[nonempty], owner[nonempty]
-        floor, constant = floor[nonempty], constant[nonempty]
-        # The members, range after range, from the flat (N, V) layout arrays: long ranges are
-        # copied as slices (a memory copy), short ones gathered by index.
+        keep = lengths > 0
+        return owner[keep] * self.n + start[keep], lengths[keep], owner[keep], floor[keep], constant[keep]
+
+    def _gather(self, begin, lengths, owner, floor, constant) -> "_Members":
+        """The members of the given ranges with their meeting times."""
+        layout = self.layout()
+        # Long ranges are copied as slices (a memory copy), short ones gathered by index.
         index_type = np.int32 if self.n_fingerprints * self.n < 2**31 else np.int64
         first = np.cumsum(lengths) - lengths
         total = int(lengths.sum())
-        begin = owner * self.n + start
         order, label = layout.order.reshape(-1), layout.label.reshape(-1)
         if total > self._slice_min * len(lengths):
             bounds = list(zip(begin.tolist(), (begin + lengths).tolist()))
-            pages = np.concatenate([order[a:b] for a, b in bounds])
-            labels = np.concatenate([label[a:b] for a, b in bounds])
+            pages = np.concatenate([order[a:b] for a, b in bounds]) if bounds else np.zeros(0, np.int32)
+            labels = np.concatenate([label[a:b] for a, b in bounds]) if bounds else np.zeros(0, np.int8)
         else:
             where = np.repeat((begin - first).astype(index_type), lengths)
             where += np.arange(total, dtype=index_type)
@@ -267,6 +276,92 @@ class FingerprintIndex:
         keyed += labels
         np.maximum.accumulate(keyed, out=keyed)
         return _Members(pages, keyed, lengths, owner, step)
+
+    def _members_of(self, u: int, n_fingerprints: int | None = None) -> "_Members":
+        """The pages of u's trees (u excluded) with their meeting times, range by range."""
+        count = self.n_fingerprints if n_fingerprints is None else n_fingerprints
+        return self._gather(*self._ranges(u, count))
+
+    def meeting_times_many(self, u: int, pages: np.ndarray, n_fingerprints: int | None = None) -> np.ndarray:
+        """τ(u, v) for many pages v at once: a (len(pages), count) array (length+1: never met).
+
+        v's lowest ancestor on u's path is the smallest a_j whose preorder range holds v; τ is
+        l_j if v is a_j, else the larger of l_j and the label of v's branch under a_j.
+        """
+        count = self.n_fingerprints if n_fingerprints is None else n_fingerprints
+        layout = self.layout()
+        pages = np.asarray(pages, dtype=np.int64)
+        fingerprints = np.arange(count)
+        chain, into, alive = self._chain(u, count)  # (L+1, count)
+        position = layout.position[fingerprints[None, :], pages[:, None]].astype(np.int64)  # (m, count)
+        low = layout.position[fingerprints[None, :], chain].astype(np.int64)  # (L+1, count)
+        high = low + layout.size[fingerprints[None, :], chain]
+        inside = alive[None] & (low[None] <= position[:, None]) & (position[:, None] < high[None])  # (m, L+1, count)
+        found = inside.any(axis=1)
+        level = inside.argmax(axis=1)  # the lowest such ancestor
+        anchor = chain[level, fingerprints[None, :]]
+        floor = into[level, fingerprints[None, :]]
+        # Climb from v to the child of the anchor: its label is the branch's meeting time.
+        branch = np.zeros_like(position)
+        x = np.broadcast_to(pages[:, None], position.shape).copy()
+        climbing = found & (x != anchor)
+        for _ in range(self.length):
+            if not climbing.any():
+                break
+            up = self.parent[fingerprints[None, :], x].astype(np.int64)
+            arrived = climbing & (up == anchor)
+            branch[arrived] = self.label[fingerprints[None, :], x][arrived]
+            climbing &= ~arrived
+            x = np.where(climbing, up, x)
+        times = np.maximum(floor, branch)
+        times[~found] = self.length + 1
+        times[pages == u] = 0
+        return times
+
+    def _related_pruned(self, u: int, top_k: int, decay: float, threshold: float, count: int,
+                        budget: int) -> list[tuple[int, float]] | None:
+        """Exact top-k from the members that meet u early, when a bound proves the rest cannot
+        enter; None when it cannot be proven (the caller then reads every member).
+
+        Members of ranges with floor <= t give partial scores; in each fingerprint i, any other
+        member meets u no earlier than the smallest floor f_i left out there, so a page can gain
+        at most Σ_i c^(f_i) / N more. If that is below the k-th partial score, the top k are
+        among the pages whose partial score plus that gain reaches it; their exact scores come
+        from Lemma 2.
+        """
+        begin, lengths, owner, floor, constant = self._ranges(u, count)
+        if int(lengths.sum()) <= budget:
+            return None  # small enough to read whole
+        levels = np.arange(self.length + 1)
+        per_level = np.bincount(floor, weights=lengths, minlength=self.length + 1)
+        fits = np.flatnonzero(np.cumsum(per_level) <= budget)
+        if len(fits) == 0:
+            return None
+        cut = int(levels[fits[-1]])
+        keep = floor <= cut
+        members = self._gather(begin[keep], lengths[keep], owner[keep], floor[keep], constant[keep])
+        powers = np.tile(decay ** np.arange(members.step, dtype=float), len(members.lengths))
+        pages, inverse = np.unique(members.pages, return_inverse=True)
+        partial = np.bincount(inverse.ravel(), weights=powers[members.keyed], minlength=len(pages)) / count
+        if len(pages) < top_k:
+            return None
+        kth = np.partition(partial, len(partial) - top_k)[len(partial) - top_k]
+        # In each fingerprint, a page left out meets u no earlier than the smallest floor left out.
+        earliest = np.full(count, np.inf)
+        np.minimum.at(earliest, owner[~keep], floor[~keep].astype(float))
+        gain = float(np.sum(decay ** earliest[np.isfinite(earliest)])) / count
+        if kth <= threshold or gain >= kth - 1e-12:
+            return None
+        candidates = pages[partial + gain >= kth - 1e-12]
+        if len(candidates) > self._prune_candidates:
+            return None
+        times = self.meeting_times_many(u, candidates, count)
+        table = decay ** np.arange(self.length + 2, dtype=float)
+        table[self.length + 1] = 0.0
+        exact = table[times].mean(axis=1)
+        scores = np.zeros(self.n)
+        scores[candidates] = exact
+        return top_scores(scores, u, top_k, threshold)
 
     def related_all_times(
         self, u: int, n_fingerprints: int | None = None
@@ -287,6 +382,10 @@ class FingerprintIndex:
         """
         count = self.n_fingerprints if n_fingerprints is None else n_fingerprints
         decay = self.decay if decay is None else decay
+        if top_k is not None and self._prune_budget:
+            found = self._related_pruned(u, top_k, decay, threshold, count, self._prune_budget)
+            if found is not None:
+                return found
         members = self._members_of(u, count)
         powers = np.tile(decay ** np.arange(members.step, dtype=float), len(members.lengths))
         scores = np.bincount(members.pages, weights=powers[members.keyed], minlength=self.n) / count

@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import multiprocessing
+import os
 
 import numpy as np
 
 from linksim.progress import Progress
+
+_SHARED: dict = {}  # the index, inherited by forked workers (copy-on-write, never pickled)
+
+
+def _run(task: tuple[np.ndarray, int, float]):
+    pages, top_k, threshold = task
+    index = _SHARED["index"]
+    sources, targets, scores = [], [], []
+    for u in pages.tolist():
+        for v, score in index.related(u, top_k=top_k, threshold=threshold):
+            sources.append(u)
+            targets.append(v)
+            scores.append(score)
+    return len(pages), np.array(sources, dtype=np.int64), np.array(targets, dtype=np.int64), np.array(scores)
 
 
 def top_k_all(
@@ -14,41 +29,45 @@ def top_k_all(
     top_k: int = 10,
     threshold: float = 0.0,
     pages: np.ndarray | None = None,
-    workers: int = 2,
-    chunk: int = 2_000,
+    workers: int | None = None,
+    chunk: int = 1_000,
     show_progress: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every page's ``top_k`` related pages with a score above ``threshold``.
 
-    Returns parallel arrays ``(source, target, score, rank)``, rank 1 = most similar, sources in
-    increasing order. Pages are processed in chunks on ``workers`` threads (numpy releases the
-    interpreter lock in the heavy parts of a query).
+    Returns parallel arrays ``(source, target, score, rank)``, rank 1 = most similar, in the
+    order of ``pages`` (default: all). With ``workers`` > 1 (default: the CPUs available) the
+    pages are shared out in chunks to forked processes that see the index without copying it.
     """
     if top_k < 1:
         raise ValueError(f"top_k must be at least 1, got {top_k}")
     pages = np.arange(index.n) if pages is None else np.asarray(pages)
-    chunks = [pages[start : start + chunk] for start in range(0, len(pages), chunk)]
-
-    def run(part: np.ndarray):
-        out = []
-        for u in part.tolist():
-            related = index.related(u, top_k=top_k, threshold=threshold)
-            if related:
-                targets, scores = zip(*related)
-                out.append((u, np.asarray(targets, dtype=np.int64), np.asarray(scores, dtype=np.float64)))
-        return out
-
-    results = []
-    with Progress(len(pages), "top related pages", "pages", enabled=show_progress) as progress:
-        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            for part, found in zip(chunks, pool.map(run, chunks)):
-                results.extend(found)
-                progress.update(len(part))
-    if not results:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, np.zeros(0), empty
-    source = np.concatenate([np.full(len(t), u, dtype=np.int64) for u, t, _ in results])
-    target = np.concatenate([t for _, t, _ in results])
-    score = np.concatenate([s for _, _, s in results])
-    rank = np.concatenate([np.arange(1, len(t) + 1, dtype=np.int64) for _, t, _ in results])
+    if workers is None:
+        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    tasks = [(pages[start : start + chunk], top_k, threshold) for start in range(0, len(pages), chunk)]
+    parts = []
+    _SHARED["index"] = index
+    try:
+        with Progress(len(pages), "top related pages", "pages", enabled=show_progress) as progress:
+            if workers > 1 and len(tasks) > 1 and "fork" in multiprocessing.get_all_start_methods():
+                with multiprocessing.get_context("fork").Pool(workers) as pool:
+                    for done, *arrays in pool.imap(_run, tasks):
+                        parts.append(arrays)
+                        progress.update(done)
+            else:
+                for task in tasks:
+                    done, *arrays = _run(task)
+                    parts.append(arrays)
+                    progress.update(done)
+    finally:
+        _SHARED.clear()
+    source = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+    target = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+    score = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0)
+    # Ranks: position within each source's run (the lists come out best first).
+    rank = np.ones(len(source), dtype=np.int64)
+    if len(source):
+        starts = np.r_[True, source[1:] != source[:-1]]
+        run_start = np.maximum.accumulate(np.where(starts, np.arange(len(source)), 0))
+        rank = np.arange(len(source)) - run_start + 1
     return source, target, score, rank

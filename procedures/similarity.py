@@ -219,7 +219,7 @@ def write_similar(
     top_k: int = 10,
     cutoff: float = 0.0,
     batch_size: int = 50_000,
-    workers: int = 2,
+    workers: int | None = None,
     show_progress: bool = True,
 ) -> RunRecord:
     """Write every page's top-k related pages as SIMILAR_TO of a new current run (see module)."""
@@ -240,7 +240,7 @@ def write_similar(
     record.stream_millis = int(handle.streamed.seconds * 1000)
     began = time.monotonic()
     source, target, score, rank = top_k_all(
-        handle.index, top_k=top_k, threshold=cutoff, workers=workers, show_progress=show_progress
+        handle.index, top_k=top_k, threshold=cutoff, workers=workers, show_progress=show_progress,
     )
     record.compute_millis = int((time.monotonic() - began + handle.build_seconds) * 1000)
 

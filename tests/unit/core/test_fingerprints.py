@@ -246,3 +246,40 @@ def test_exact_references_equal_their_pairwise_definitions(seed: int) -> None:
     assert np.allclose(simrank_exact(graph, 0.6, 5), simrank_by_pairs(graph, 0.6, 5), atol=1e-12)
     assert np.allclose(psimrank_exact(graph, 0.6, 5), psimrank_by_pairs(graph, 0.6, 5), atol=1e-12)
     assert np.allclose(xjaccard_exact(graph, 0.6, 3), xjaccard_by_sets(graph, 0.6, 3), atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["simrank", "psimrank"])
+def test_meeting_times_of_many_pages_equal_lemma_2(method: str) -> None:
+    graph = random_graph(31, n=50, m=150)
+    index = build_index(graph, method, n_fingerprints=20, seed=8)
+    for u in range(graph.n):
+        many = index.meeting_times_many(u, np.arange(graph.n))
+        for v in range(graph.n):
+            assert many[v].tolist() == index.meeting_times(u, v).tolist()
+
+
+@pytest.mark.parametrize("method", ["simrank", "psimrank"])
+@pytest.mark.parametrize("budget", [40, 80])
+def test_pruned_top_k_equals_reading_every_member(method: str, budget: int) -> None:
+    # Clusters of pages linked from the same hubs (high similarity inside), plus random links.
+    rng = np.random.default_rng(33)
+    source, target = [], []
+    for cluster in range(8):
+        hubs, pages = [80 + 2 * cluster], range(10 * cluster, 10 * cluster + 10)
+        source += [h for h in hubs for _ in pages]
+        target += [p for _ in hubs for p in pages]
+    source += rng.integers(0, 96, 60).tolist()
+    target += rng.integers(0, 96, 60).tolist()
+    graph = LinkGraph.from_edges(np.array(source), np.array(target), 96)
+    index = build_index(graph, method, n_fingerprints=30, seed=2)
+    pruned = 0
+    for top_k in (1, 3, 8):
+        index._prune_budget = 0
+        full = {u: index.related(u, top_k=top_k) for u in range(graph.n)}
+        index._prune_budget = budget
+        for u in range(graph.n):
+            got = index.related(u, top_k=top_k)
+            assert [v for v, _ in got] == [v for v, _ in full[u]]
+            assert np.allclose([s for _, s in got], [s for _, s in full[u]], atol=1e-12)
+            pruned += index._related_pruned(u, top_k, DECAY, 0.0, 30, budget) is not None
+    assert pruned > 0  # the bound did prove some lists
