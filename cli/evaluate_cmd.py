@@ -30,6 +30,10 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     parser.add_argument("--top", type=int, default=100, help="list length graded per page (default 100)")
     parser.add_argument("--exact", action="store_true",
                         help="also grade the exact reference of each method (small graphs: dense matrices)")
+    parser.add_argument("--texts", type=Path, metavar="PATH",
+                        help="page texts (folder or tar.gz of <article>.txt, the Wikispeedia layout): also "
+                        "report Delta(A, T), the mean cosine TF-IDF similarity of a page and its top T "
+                        "related pages, T = 1..10 (PageSim paper, Section 6)")
     parser.add_argument("--json", action="store_true", help="print JSON rows")
     parser.set_defaults(handler=_evaluate)
 
@@ -40,17 +44,31 @@ def _evaluate(args: argparse.Namespace) -> int:
     from linksim.procedures import QueryRunner
     from linksim.procedures.evaluation import evaluate
 
+    from linksim.loader.texts import read_texts
+
     categories = read_categories(args.categories) if args.categories else None
+    texts = read_texts(args.texts) if args.texts else None
     with QueryRunner.connect(connection_from_args(args)) as runner:
         rows = evaluate(runner, categories, args.methods, depth=args.depth, top=args.top, exact=args.exact,
-                        show_progress=not args.quiet)
+                        texts=texts, show_progress=not args.quiet)
     if args.json:
         print(json.dumps([{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
                           for row in rows], indent=2))
         return 0
-    print(f"{'method':<10} {'source':<7} {'Gamma':>7} {'pooled':>7} {'queries':>8} {'pairs':>12} {'P@10':>6}  parameters")
-    for row in rows:
-        shown = " ".join(f"{k}={v}" for k, v in row["parameters"].items())
-        print(f"{row['method']:<10} {row['source']:<7} {row['gamma']:>7.4f} {row['pooled']:>7.4f} "
-              f"{row['queries']:>8,} {row['pairs']:>12,} {row['precision_at_10']:>6.3f}  {shown}")
+    if any("gamma" in row for row in rows):
+        print(f"Sibling Gamma (top {args.top}, classes = categories cut to {args.depth} components):")
+        print(f"{'method':<10} {'source':<7} {'Gamma':>7} {'pooled':>7} {'queries':>8} {'pairs':>12} {'P@10':>6}  parameters")
+        for row in rows:
+            if "gamma" not in row:
+                continue
+            shown = " ".join(f"{k}={v}" for k, v in row["parameters"].items())
+            print(f"{row['method']:<10} {row['source']:<7} {row['gamma']:>7.4f} {row['pooled']:>7.4f} "
+                  f"{row['queries']:>8,} {row['pairs']:>12,} {row['precision_at_10']:>6.3f}  {shown}")
+    if any("delta" in row for row in rows):
+        print("\nDelta(A, T): mean cosine TF-IDF similarity of a page and its top T related pages")
+        print(f"{'method':<10} {'source':<7}" + "".join(f"{'T=' + str(t):>7}" for t in range(1, 11)) + f"{'pages':>7}")
+        for row in rows:
+            if "delta" in row:
+                print(f"{row['method']:<10} {row['source']:<7}"
+                      + "".join(f"{row['delta'][t]:>7.4f}" for t in range(1, 11)) + f"{row['text_pages']:>7,}")
     return 0

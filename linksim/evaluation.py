@@ -132,3 +132,64 @@ def top_lists_from_matrix(scores: np.ndarray, top: int = 100) -> dict[int, list[
         order = np.lexsort((candidates, -np.round(row[candidates], 12)))[:top]
         lists[u] = [(int(candidates[i]), float(row[candidates[i]])) for i in order]
     return lists
+
+
+# Text similarity of the related pages: Δ(A, T) of the PageSim paper (Section 6) -------------------
+@dataclass
+class TextQuality:
+    """Δ(A, T) for T = 1..max_t: the mean over pages of the mean cosine TF-IDF similarity between
+    a page and its top T related pages (pages with a text and a non-empty list)."""
+
+    delta: dict[int, float]
+    pages: int  # pages graded (with a text and at least one related page with a text)
+    lists_short: int  # of those, pages whose list held fewer than max_t pages with a text
+
+
+def tfidf_matrix(texts: Sequence[str]):
+    """L2-normalised TF-IDF rows (scikit-learn, English stop words, sublinear term frequency)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    vectorizer = TfidfVectorizer(stop_words="english", sublinear_tf=True, min_df=2, dtype=np.float32)
+    return vectorizer.fit_transform(texts)
+
+
+def text_quality(
+    lists: Mapping[object, Sequence[tuple[object, float]]],
+    texts: Mapping[object, str],
+    max_t: int = 10,
+    matrix=None,
+    keys: Sequence[object] | None = None,
+) -> TextQuality:
+    """Δ(A, T) of the lists (query -> [(page, score)], best first) against the pages' texts.
+
+    ``sim_{A,T}(v)`` averages the cosine over the first T list entries that have a text (all of
+    them when the list is shorter); Δ(A, T) averages it over the pages graded.
+    """
+    if matrix is None:
+        keys = list(texts)
+        matrix = tfidf_matrix([texts[k] for k in keys])
+    row_of = {key: i for i, key in enumerate(keys)}
+    queries, targets, ranks = [], [], []
+    short = 0
+    for u, ranked in lists.items():
+        if u not in row_of:
+            continue
+        entries = [v for v, s in ranked if v != u and s > 0 and v in row_of][:max_t]
+        if not entries:
+            continue
+        short += len(entries) < max_t
+        queries += [row_of[u]] * len(entries)
+        targets += [row_of[v] for v in entries]
+        ranks += list(range(1, len(entries) + 1))
+    if not queries:
+        return TextQuality({t: float("nan") for t in range(1, max_t + 1)}, 0, 0)
+    queries_a, targets_a, ranks_a = np.array(queries), np.array(targets), np.array(ranks)
+    cosine = np.asarray(matrix[queries_a].multiply(matrix[targets_a]).sum(axis=1)).ravel()
+    pages = np.unique(queries_a)
+    delta = {}
+    for t in range(1, max_t + 1):
+        keep = ranks_a <= t
+        sums = np.bincount(queries_a[keep], weights=cosine[keep], minlength=matrix.shape[0])
+        counts = np.bincount(queries_a[keep], minlength=matrix.shape[0])
+        delta[t] = float((sums[pages] / counts[pages]).mean())
+    return TextQuality(delta, len(pages), short)

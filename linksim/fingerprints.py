@@ -400,6 +400,30 @@ class FingerprintIndex:
         return layout.size[self.parent == NO_PARENT].astype(np.int64)
 
 
+def tree_sizes_by_length(index: FingerprintIndex) -> dict[int, tuple[float, int]]:
+    """(mean, max) fingerprint tree size for every walk length L' = 1..L of one index.
+
+    The index of length L' is the one of length L with the edges labelled above L' removed
+    (walks that meet later than L' are not joined), as in the 2005 paper's Fig. 5. The mean is
+    over trees (components of the forest), a page alone being a tree of one.
+    """
+    count, n = index.parent.shape
+    rows = np.arange(count)[:, None]
+    pages = np.broadcast_to(np.arange(n), (count, n))
+    result = {}
+    for cut in range(1, index.length + 1):
+        joined = (index.parent != NO_PARENT) & (index.label <= cut)
+        up = np.where(joined, index.parent, pages).astype(np.int64)
+        root = up
+        for _ in range(index.length):  # labels grow upwards: a path has at most L' edges
+            root = up[rows, root]
+        sizes = np.zeros((count, n), dtype=np.int64)
+        np.add.at(sizes, (rows, root), 1)
+        trees = sizes[sizes > 0]
+        result[cut] = (float(trees.mean()), int(trees.max()))
+    return result
+
+
 @dataclass
 class _Members:
     pages: np.ndarray  # page of each member, range after range

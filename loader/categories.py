@@ -15,8 +15,8 @@ from linksim.loader.readers import WIKIPEDIA, ErrorPolicy, read_lines
 from linksim.loader.urls import INVALID, NON_WEB, resolve
 
 
-class CategoriesError(LinksimError):
-    """A categories file that cannot be read."""
+class EvaluationInputError(LinksimError):
+    """A categories or texts file that cannot be read."""
 
     exit_code = 4
 
@@ -30,7 +30,7 @@ def read_categories(path: Path) -> dict[str, list[str]]:
     if path.is_dir():
         path = path / "categories.tsv"
     if not path.exists():
-        raise CategoriesError(path, None, "no such categories file")
+        raise EvaluationInputError(path, None, "no such categories file")
     policy = ErrorPolicy("stop", CrawlGraph())
     found: dict[str, list[str]] = {}
     for number, text in read_lines(path, policy):
@@ -38,12 +38,12 @@ def read_categories(path: Path) -> dict[str, list[str]]:
             continue
         fields = text.split("\t")
         if len(fields) < 2 or not fields[1].strip():
-            raise CategoriesError(path, number, "expected `page<TAB>category path`")
+            raise EvaluationInputError(path, number, "expected `page<TAB>category path`")
         page = fields[0].strip()
         kind, key = resolve(page if "://" in page else WIKIPEDIA + page)
         if kind in (INVALID, NON_WEB):
-            raise CategoriesError(path, number, f"page {page[:200]!r} is not a web URL or article name")
+            raise EvaluationInputError(path, number, f"page {page[:200]!r} is not a web URL or article name")
         found.setdefault(key, []).append(fields[1].strip())
     if not found:
-        raise CategoriesError(path, None, "no categories in the file")
+        raise EvaluationInputError(path, None, "no categories in the file")
     return found

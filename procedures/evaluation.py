@@ -9,7 +9,9 @@ import time
 import numpy as np
 
 from linksim.errors import LinksimError
-from linksim.evaluation import GammaReport, classes_of, sibling_gamma, top_lists_from_matrix
+from linksim.evaluation import (
+    GammaReport, classes_of, sibling_gamma, text_quality, tfidf_matrix, top_lists_from_matrix,
+)
 from linksim.procedures.stream import stream_link_graph
 
 log = logging.getLogger(__name__)
@@ -61,10 +63,6 @@ def exact_scores(graph, method: str, parameters: dict) -> np.ndarray:
         return psimrank_exact(graph, decay, int(parameters.get("length", 10)))
     if method == "xjaccard":
         return xjaccard_exact(graph, decay, int(parameters.get("length", 4)))
-    if method == "pagesim":
-        from linksim.pagesim import pagesim_exact_matrix
-
-        return pagesim_exact_matrix(graph, parameters)
     raise LinksimError(f"no exact reference for {method}")
 
 
@@ -75,6 +73,7 @@ def evaluate(
     depth: int = 2,
     top: int = 100,
     exact: bool = False,
+    texts: dict[str, str] | None = None,
     show_progress: bool = True,
 ) -> list[dict]:
     """Rows of (method, source, Γ, pooled Γ, queries, pairs, precision@10, graded).
@@ -85,11 +84,14 @@ def evaluate(
     """
     if categories is None:
         categories = page_categories(runner)
-        if not categories:
+        if not categories and texts is None:
             raise LinksimError(
-                "no page has a `categories` property: give a categories file (--categories FILE)"
+                "no page has a `categories` property: give a categories file (--categories FILE) "
+                "or page texts (--texts)"
             )
     classes = {url: classes_of(paths, depth) for url, paths in categories.items()}
+    text_keys = list(texts) if texts else None
+    text_matrix = tfidf_matrix([texts[k] for k in text_keys]) if texts else None
     runs = current_runs(runner)
     if methods is None:
         methods = sorted(runs)
@@ -108,9 +110,15 @@ def evaluate(
         if longest < top:
             log.warning("%s lists hold at most %d pages, fewer than the %d graded; write them with --top-k %d",
                         method, longest, top, top)
-        report = sibling_gamma(lists, classes, top=top)
-        rows.append(_row(method, "neo4j", report, runs[method]))
-        if exact:
+        report = sibling_gamma(lists, classes, top=top) if classes else None
+        row = _row(method, "neo4j", report, runs[method])
+        if texts:
+            quality = text_quality(lists, texts, 10, text_matrix, text_keys)
+            row.update(delta=quality.delta, text_pages=quality.pages, text_lists_short=quality.lists_short)
+        rows.append(row)
+        if exact and method == "pagesim":
+            log.info("pagesim has no separate exact reference: its index is exact (no sampling)")
+        elif exact:
             if streamed is None:
                 streamed = stream_link_graph(runner, show_progress=show_progress)
                 if streamed.graph.n > EXACT_MAX_PAGES:
@@ -125,10 +133,15 @@ def evaluate(
             exact_lists = {
                 urls[u]: [(urls[v], s) for v, s in ranked] for u, ranked in top_lists_from_matrix(matrix, top).items()
             }
-            rows.append(_row(method, "exact", sibling_gamma(exact_lists, classes, top=top), runs[method]))
+            row = _row(method, "exact", sibling_gamma(exact_lists, classes, top=top) if classes else None, runs[method])
+            if texts:
+                quality = text_quality(exact_lists, texts, 10, text_matrix, text_keys)
+                row.update(delta=quality.delta, text_pages=quality.pages, text_lists_short=quality.lists_short)
+            rows.append(row)
     return rows
 
 
-def _row(method: str, source: str, report: GammaReport, parameters: dict) -> dict:
+def _row(method: str, source: str, report: GammaReport | None, parameters: dict) -> dict:
     shown = {k: v for k, v in parameters.items() if k not in ("topK", "similarityCutoff")}
-    return {"method": method, "source": source, **report.as_dict(), "parameters": shown}
+    graded = report.as_dict() if report is not None else {}
+    return {"method": method, "source": source, **graded, "parameters": shown}

@@ -283,3 +283,22 @@ def test_pruned_top_k_equals_reading_every_member(method: str, budget: int) -> N
             assert np.allclose([s for _, s in got], [s for _, s in full[u]], atol=1e-12)
             pruned += index._related_pruned(u, top_k, DECAY, 0.0, 30, budget) is not None
     assert pruned > 0  # the bound did prove some lists
+
+
+def test_tree_sizes_by_length_equal_the_walks_meeting_by_then() -> None:
+    from linksim.fingerprints import tree_sizes_by_length
+
+    graph = random_graph(41, n=70, m=200)
+    index = build_index(graph, "psimrank", n_fingerprints=12, length=6, seed=3)
+    by_length = tree_sizes_by_length(index)
+    all_times = list(naive_meeting_times(graph, 12, 6, 3, "psimrank"))
+    for length in range(1, 7):
+        sizes = []
+        for times in all_times:  # pages whose walks meet by `length` form one tree
+            together = times <= length
+            seen = np.zeros(graph.n, dtype=bool)
+            for u in range(graph.n):
+                if not seen[u]:
+                    sizes.append(int(together[u].sum()))
+                    seen |= together[u]
+        assert by_length[length] == (pytest.approx(np.mean(sizes)), max(sizes))
