@@ -30,7 +30,7 @@ def test_console_script_is_declared() -> None:
 
 def test_schema_statements_are_idempotent_and_parsed() -> None:
     statements = cypher.statements("schema")
-    assert len(statements) == 6
+    assert len(statements) == 7
     assert all("IF NOT EXISTS" in statement for statement in statements)
     assert not any("//" in statement for statement in statements)
     assert any("REQUIRE p.url IS UNIQUE" in statement for statement in statements)
@@ -39,3 +39,11 @@ def test_schema_statements_are_idempotent_and_parsed() -> None:
 def test_unknown_cypher_file_is_a_clear_error() -> None:
     with pytest.raises(FileNotFoundError, match="no Cypher file named 'nope'"):
         cypher.load("nope")
+
+
+def test_related_pages_queries_take_parameters_only() -> None:
+    for name in ("related_pages", "related_pages_all_methods", "related_graph"):
+        text = cypher.query("related_pages", name)
+        assert "$url" in text and "current: true" in text
+        assert "{" not in text.replace("{algorithm: $method, current: true}", "").replace(
+            "{run: run.id}", "").replace("{current: true}", "").replace("{url: $url}", "")
