@@ -319,7 +319,7 @@ class FingerprintIndex:
         return times
 
     def _related_pruned(self, u: int, top_k: int, decay: float, threshold: float, count: int,
-                        budget: int) -> list[tuple[int, float]] | None:
+                        budget: int, ranges=None) -> list[tuple[int, float]] | None:
         """Exact top-k from the members that meet u early, when a bound proves the rest cannot
         enter; None when it cannot be proven (the caller then reads every member).
 
@@ -329,7 +329,7 @@ class FingerprintIndex:
         among the pages whose partial score plus that gain reaches it; their exact scores come
         from Lemma 2.
         """
-        begin, lengths, owner, floor, constant = self._ranges(u, count)
+        begin, lengths, owner, floor, constant = self._ranges(u, count) if ranges is None else ranges
         if int(lengths.sum()) <= budget:
             return None  # small enough to read whole
         levels = np.arange(self.length + 1)
@@ -382,13 +382,19 @@ class FingerprintIndex:
         """
         count = self.n_fingerprints if n_fingerprints is None else n_fingerprints
         decay = self.decay if decay is None else decay
-        if top_k is not None and self._prune_budget:
-            found = self._related_pruned(u, top_k, decay, threshold, count, self._prune_budget)
+        ranges = self._ranges(u, count)
+        if top_k is not None and self._prune_budget and int(ranges[1].sum()) > self._prune_budget:
+            found = self._related_pruned(u, top_k, decay, threshold, count, self._prune_budget, ranges)
             if found is not None:
                 return found
-        members = self._members_of(u, count)
+        members = self._gather(*ranges)
         powers = np.tile(decay ** np.arange(members.step, dtype=float), len(members.lengths))
-        scores = np.bincount(members.pages, weights=powers[members.keyed], minlength=self.n) / count
+        weights = powers[members.keyed]
+        if 8 * len(members.pages) < self.n:  # few members: no pass over all pages
+            pages, inverse = np.unique(members.pages, return_inverse=True)
+            sums = np.bincount(inverse.ravel(), weights=weights, minlength=len(pages)) / count
+            return top_pairs(pages.astype(np.int64), sums, u, top_k, threshold)
+        scores = np.bincount(members.pages, weights=weights, minlength=self.n) / count
         return top_scores(scores, u, top_k, threshold)
 
     def tree_sizes(self, u: int | None = None) -> np.ndarray:
@@ -408,18 +414,19 @@ def tree_sizes_by_length(index: FingerprintIndex) -> dict[int, tuple[float, int]
     over trees (components of the forest), a page alone being a tree of one.
     """
     count, n = index.parent.shape
-    rows = np.arange(count)[:, None]
-    pages = np.broadcast_to(np.arange(n), (count, n))
+    pages = np.arange(n)
+    sizes: dict[int, list[np.ndarray]] = {cut: [] for cut in range(1, index.length + 1)}
+    for i in range(count):
+        parent, label = index.parent[i], index.label[i]
+        for cut in range(1, index.length + 1):
+            root = np.where((parent != NO_PARENT) & (label <= cut), parent, pages)
+            for _ in range(int(np.ceil(np.log2(index.length + 1))) + 1):  # pointer doubling
+                root = root[root]
+            counts = np.bincount(root, minlength=n)
+            sizes[cut].append(counts[counts > 0])
     result = {}
-    for cut in range(1, index.length + 1):
-        joined = (index.parent != NO_PARENT) & (index.label <= cut)
-        up = np.where(joined, index.parent, pages).astype(np.int64)
-        root = up
-        for _ in range(index.length):  # labels grow upwards: a path has at most L' edges
-            root = up[rows, root]
-        sizes = np.zeros((count, n), dtype=np.int64)
-        np.add.at(sizes, (rows, root), 1)
-        trees = sizes[sizes > 0]
+    for cut, parts in sizes.items():
+        trees = np.concatenate(parts)
         result[cut] = (float(trees.mean()), int(trees.max()))
     return result
 
@@ -435,10 +442,15 @@ class _Members:
 
 def top_scores(scores: np.ndarray, u: int, top_k: int | None, threshold: float) -> list[tuple[int, float]]:
     """The pages of a score vector above ``threshold`` (u excluded), best first, ties by page."""
-    scores = scores.copy() if scores[u] else scores
-    scores[u] = 0.0
     candidates = np.flatnonzero(scores > threshold)
-    values = scores[candidates]
+    return top_pairs(candidates, scores[candidates], u, top_k, threshold)
+
+
+def top_pairs(candidates: np.ndarray, values: np.ndarray, u: int, top_k: int | None,
+              threshold: float) -> list[tuple[int, float]]:
+    """The best of (page, score) pairs above ``threshold`` (u excluded), ties by page."""
+    keep = (values > threshold) & (candidates != u)
+    candidates, values = candidates[keep], values[keep]
     if top_k is not None and len(candidates) > top_k:
         kth = np.partition(values, len(values) - top_k)[len(values) - top_k]
         keep = values >= kth - 1e-12

@@ -39,12 +39,13 @@ class Connection:
         """A Neo4j driver for this connection (the caller closes it)."""
         from neo4j import GraphDatabase
 
-        # linksim's queries are its own and fixed; the server's deprecation notices about them
-        # (id() in the streaming queries) are for linksim's developers, not for its users.
+        # linksim's queries are its own and fixed; the server's notices about them (id() in the
+        # streaming queries is deprecated; SIMILAR_TO does not exist before the first `similar`)
+        # are for linksim's developers, not for its users.
         return GraphDatabase.driver(
             self.uri,
             auth=(self.user, self.password),
-            notifications_disabled_classifications=["DEPRECATION"],
+            notifications_disabled_classifications=["DEPRECATION", "UNRECOGNIZED"],
         )
 
 

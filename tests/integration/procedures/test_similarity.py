@@ -147,3 +147,40 @@ def test_the_index_answers_only_for_its_graph(runner, tmp_path, cli_env, capsys,
     assert main(["-q", "related", "http://nowhere.example/", "--method", "psimrank"]) == 1
     assert "is not a page of the graph" in capsys.readouterr().err
     assert main(["-q", "index", "psimrank", "--length", "0"]) == 2
+
+
+def test_pagesim_through_the_command_line(runner, cli_env, tmp_path, capsys, monkeypatch) -> None:
+    load([DATA / "webkb" / "wisconsin.cites"], runner, show_progress=False)
+    monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
+    assert main(["-q", "similar", "pagesim", "--radius", "2", "--top-k", "5", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["algorithm"] == "pagesim" and record["written"] > 0
+    assert json.loads(runner.run("MATCH (r:LinksimRun {algorithm: 'pagesim', current: true}) RETURN r.parameters AS p")[0]["p"])[
+        "radius"] == 2
+    url = runner.run("MATCH (p:Page)-[:SIMILAR_TO {method: 'pagesim'}]->() RETURN p.url AS url LIMIT 1")[0]["url"]
+    assert main(["-q", "related", url, "--method", "pagesim", "--top-k", "5", "--json"]) == 0
+    expected = json.loads(capsys.readouterr().out)
+    rows = runner.run(cypher.query("related_pages", "related_pages"), {"url": url, "method": "pagesim", "limit": 5})
+    assert [r["url"] for r in rows] == [e["url"] for e in expected]
+    assert main(["-q", "sim", url, expected[0]["url"], "--method", "pagesim"]) == 0
+    assert float(capsys.readouterr().out) == pytest.approx(expected[0]["score"], rel=1e-12)
+    # The stored index has radius 2: asking for radius 3 builds another.
+    assert main(["-q", "index", "pagesim", "--radius", "3", "--json"]) == 0
+    described = json.loads(capsys.readouterr().out)
+    assert described["built"] is True and described["parameters"]["radius"] == 3
+
+
+def test_evaluate_grades_the_current_runs(wikispeedia, cli_env, tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
+    assert main(["-q", "similar", "psimrank", "--top-k", "20", "--fingerprints", "30"]) == 0
+    assert main(["-q", "evaluate", "--json", "--texts", str(DATA / "wikispeedia" / "plaintext_articles.tar.gz"),
+                 "--top", "20"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [row["method"] for row in rows] == ["psimrank"]
+    row = rows[0]
+    assert row["queries"] > 1000 and row["pairs"] > 10_000 and -1 <= row["gamma"] <= 1
+    assert row["gamma"] > 0.1  # same-class pages rank above siblings on Wikispeedia
+    delta = row["delta"]
+    assert 0 < delta["10"] < delta["1"] < 1  # nearer related pages have more similar texts
+    assert main(["-q", "evaluate", "--method", "simrank"]) == 1
+    assert "no SIMILAR_TO run for simrank" in capsys.readouterr().err
