@@ -16,8 +16,7 @@ install: $(VENV)/bin/python
 	$(PIP) install --quiet --upgrade '.[test]'
 
 demo: install
-	$(VENV)/bin/linksim neo4j start
-	$(VENV)/bin/linksim neo4j init
+	$(VENV)/bin/linksim demo
 
 test: install
 	$(VENV)/bin/pytest

@@ -59,6 +59,8 @@ def main() -> None:
     parser.add_argument("--instance", default="bench")
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--skip-inprocess", action="store_true", help="skip the in-process builds and queries")
+    parser.add_argument("--gds", action="store_true",
+                        help="also run the GDS anchor gds.nodeSimilarity.write (slow on cnr-2000's hubs)")
     args = parser.parse_args()
 
     from linksim.graph import LinkGraph
@@ -188,6 +190,10 @@ def run_neo4j(args, path: Path, n: int, queries: np.ndarray) -> None:
         print(f"Cypher related_pages (top 10, driver round trip included) over {len(urls):,} pages: "
               f"p50 {p50:.2f} ms, p99 {p99:.2f} ms (target p50 10 ms)")
 
+        if not args.gds:
+            print(f"peak RSS of this process: {peak_mib():,.0f} MiB")
+            server.stop()
+            return
         runner.run("CALL gds.graph.drop('linksim_bench', false) YIELD graphName RETURN graphName")
         began = time.perf_counter()
         runner.run("CALL gds.graph.project('linksim_bench', 'Page', {LINKS_TO: {orientation: 'REVERSE'}}) "

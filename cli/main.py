@@ -50,7 +50,7 @@ def connection_from_args(args: argparse.Namespace):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from linksim.cli import evaluate_cmd, load_cmd, neo4j_cmd, pagerank_cmd, similarity_cmd
+    from linksim.cli import demo_cmd, evaluate_cmd, load_cmd, neo4j_cmd, pagerank_cmd, similarity_cmd
 
     parser = argparse.ArgumentParser(
         prog="linksim",
@@ -67,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    demo_cmd.register(commands, connection_options())
     neo4j_cmd.register(commands, connection_options())
     load_cmd.register(commands, connection_options())
     pagerank_cmd.register(commands, connection_options())

@@ -231,6 +231,9 @@ def write_similar(
         raise ConfigurationError(f"--top-k must be at least 1, got {top_k}")
     if cutoff < 0:
         raise ConfigurationError(f"--similarity-cutoff must be at least 0, got {cutoff}")
+    from linksim.procedures.schema import apply_schema
+
+    apply_schema(runner)  # the indexes the write and the related-pages query use (idempotent)
     method, graph = handle.method, handle.streamed.graph
     record = RunRecord(
         algorithm=method, mode="write",

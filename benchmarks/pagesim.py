@@ -1,0 +1,131 @@
+"""PageSim benchmark on cnr-2000 (325,557 pages, 3,216,152 links), in one run:
+
+- in-process, for radius r = 1, 2, 3 (decay 0.5): the propagation (feature vectors of all pages),
+  their sizes (mean, p99, max), memory, and related(u) top-10 latency over 1,000 random pages;
+- anchor: the same propagation for r = 2 by plain scipy walk sums (P + P², which for r <= 2 equals
+  the path sums), as the floor a sparse-matrix implementation can reach;
+- in Neo4j (local instance "bench"): ``linksim similar pagesim --radius R --top-k 10`` for all
+  pages, end to end (stream, PageRank, propagation, top-k, write).
+
+    .venv/bin/python benchmarks/pagesim.py [--radius 3] [--skip-neo4j]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import socket
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--radius", type=int, default=3, help="radius written to Neo4j (default 3)")
+    parser.add_argument("--skip-neo4j", action="store_true")
+    parser.add_argument("--instance", default="bench")
+    parser.add_argument("--queries", type=int, default=1000)
+    args = parser.parse_args()
+
+    import scipy.sparse as sp
+
+    from linksim.graph import LinkGraph
+    from linksim.pagerank import pagerank
+    from linksim.pagesim import _transition, build_pagesim_index
+
+    path = args.data / "cnr-2000" / "cnr-2000.edges.tsv.gz"
+    if not path.exists():
+        sys.exit(f"{path} is missing: put the shared data set there or pass --data")
+    edges = pd.read_csv(path, sep="\t", header=None, names=["s", "t"], comment="#")
+    n = int(max(edges.s.max(), edges.t.max())) + 1
+    graph = LinkGraph.from_edges(edges.s.to_numpy(), edges.t.to_numpy(), n)
+    ranks = pagerank(graph, tol=1e-10, max_iter=1000, dtype=np.float64).ranks
+    queries = np.random.default_rng(2026).choice(n, size=args.queries, replace=False)
+    print(f"cnr-2000: {n:,} pages, {graph.m:,} links without self-loops; decay 0.5\n")
+    print(f"{'r':>2}{'propagate s':>13}{'index MiB':>11}{'FV mean':>9}{'FV p99':>9}{'FV max':>9}"
+          f"{'related p50 ms':>16}{'p99 ms':>9}{'mean ms':>9}{'peak RSS MiB':>14}")
+    for radius in (1, 2, 3):
+        began = time.perf_counter()
+        index = build_pagesim_index(graph, radius=radius, decay=0.5, ranks=ranks)
+        seconds = time.perf_counter() - began
+        sizes = index.feature_vector_sizes()
+        times = []
+        for u in queries:
+            began = time.perf_counter()
+            index.related(int(u), top_k=10)
+            times.append(time.perf_counter() - began)
+        ms = np.array(times) * 1000
+        print(f"{radius:>2}{seconds:>13.1f}{index.nbytes / 2**20:>11,.0f}{sizes.mean():>9.1f}"
+              f"{np.percentile(sizes, 99):>9,.0f}{sizes.max():>9,}{np.percentile(ms, 50):>16.2f}"
+              f"{np.percentile(ms, 99):>9.1f}{ms.mean():>9.2f}{peak_mib():>14,.0f}")
+        if radius == 2:
+            P = _transition(graph)
+            began = time.perf_counter()
+            walks = sp.diags(ranks) @ (0.5 * P + 0.25 * (P @ P))
+            walks = walks.tocsr()
+            walks.setdiag(0)
+            walks.eliminate_zeros()
+            anchor = time.perf_counter() - began
+            mine = index.by_source.copy()
+            mine.setdiag(0)
+            mine.eliminate_zeros()
+            print(f"   anchor, plain scipy P + P² (r=2): {anchor:.1f} s; max |difference| "
+                  f"{abs(walks - mine).max():.1e}")
+        del index
+    if args.skip_neo4j:
+        return
+    run_neo4j(args, path)
+
+
+def run_neo4j(args, path: Path) -> None:
+    import tempfile
+
+    from linksim.loader import load
+    from linksim.procedures import QueryRunner
+    from linksim.procedures.maintenance import clear_database
+    from linksim.procedures.similarity import obtain_index, write_similar
+    from linksim.server import LocalServer, ServerSettings
+    from linksim.server.connection import Connection
+
+    settings = ServerSettings.from_env(instance=args.instance, bolt_port=free_port(), http_port=free_port())
+    server = LocalServer(settings)
+    server.stop()
+    server.start()
+    connection = Connection(settings.uri, "neo4j", server.password(), "neo4j", "local")
+    root = Path(tempfile.mkdtemp(prefix="linksim-bench-indexes-"))
+    with QueryRunner.connect(connection) as runner:
+        count = runner.run("MATCH ()-[r:LINKS_TO]->() RETURN count(r) AS n")[0]["n"]
+        if count != 3_216_152:
+            clear_database(runner)
+            load([path], runner, mode="auto", local_server=server, show_progress=False)
+        began = time.perf_counter()
+        handle = obtain_index(runner, "pagesim", root, radius=args.radius, show_progress=False)
+        record = write_similar(runner, handle, top_k=10, show_progress=False)
+        total = time.perf_counter() - began
+        print(f"\nlinksim similar pagesim --radius {args.radius} --top-k 10 (all {record.pages:,} pages): {total:.0f} s "
+              f"(target 900 s): stream {record.stream_millis / 1000:.1f} s, PageRank + propagation "
+              f"{handle.build_seconds:.1f} s, top-k {record.compute_millis / 1000 - handle.build_seconds:.1f} s, "
+              f"write {record.write_millis / 1000:.1f} s for {record.written:,} relationships")
+    print(f"peak RSS of this process: {peak_mib():,.0f} MiB")
+    server.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+"""``linksim demo``: from nothing to related pages of Wikipedia in one command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import textwrap
+import time
+
+log = logging.getLogger("linksim")
+
+WIKI = "https://en.wikipedia.org/wiki/"
+DEMO_PAGES = ("Albert_Einstein", "Paris", "Dog")
+DEMO_METHODS = ("simrank", "psimrank", "xjaccard", "pagesim")
+BROWSER_QUERY = """\
+:param url => '{url}'
+:param method => 'simrank'
+:param limit => 10
+MATCH (run:LinksimRun {{algorithm: $method, current: true}})
+MATCH path = (p:Page {{url: $url}})-[s:SIMILAR_TO {{run: run.id}}]->(q:Page)
+WHERE s.rank <= $limit
+RETURN path"""
+
+
+def register(commands: argparse._SubParsersAction, connection: argparse.ArgumentParser) -> None:
+    parser = commands.add_parser(
+        "demo", parents=[connection], help="start Neo4j, load Wikispeedia, compute everything, show related pages",
+        description=(
+            "The one-command tour: provisions and starts the local Neo4j (or uses $NEO4J_URI), "
+            "loads the Wikispeedia crawl (4,604 Wikipedia articles as pages with titles and "
+            "categories), computes PageRank and the top-10 SIMILAR_TO relationships of SimRank, "
+            "PSimRank, extended Jaccard and PageSim, then prints the related pages of three "
+            "well-known pages side by side and the Neo4j Browser URL with a query to paste. "
+            "A rerun reuses what is already there."
+        ),
+    )
+    parser.add_argument("--pages", nargs="+", metavar="ARTICLE", default=list(DEMO_PAGES),
+                        help=f"Wikipedia article names to show (default: {' '.join(DEMO_PAGES)})")
+    parser.add_argument("--top-k", type=int, default=10, help="related pages per page (default 10)")
+    parser.add_argument("--rebuild", action="store_true", help="recompute everything, even what is there")
+    parser.set_defaults(handler=_demo)
+
+
+def _step(number: int, total: int, text: str) -> float:
+    log.info("[%d/%d] %s", number, total, text)
+    return time.monotonic()
+
+
+def _done(began: float, text: str) -> None:
+    log.info("      %s (%.1f s)", text, time.monotonic() - began)
+
+
+def _current(runner, method: str) -> dict | None:
+    rows = runner.run(
+        "MATCH (r:LinksimRun {algorithm: $method, current: true}) RETURN r.parameters AS p, r.pages AS pages",
+        {"method": method},
+    )
+    return dict(json.loads(rows[0]["p"]), pages=rows[0]["pages"]) if rows else None
+
+
+def _demo(args: argparse.Namespace) -> int:
+    import os
+
+    from linksim.loader import load
+    from linksim.loader.datasets import locate
+    from linksim.procedures import QueryRunner
+    from linksim.procedures.pagerank import run_pagerank
+    from linksim.procedures.similarity import DEFAULTS, default_index_root, obtain_index, write_similar
+    from linksim.procedures.stream import stream_link_graph
+    from linksim.server.connection import resolve_connection
+    from linksim.server.local import LocalServer
+    from linksim.server.settings import ServerSettings
+
+    total = 5
+    quiet = args.quiet
+    started = time.monotonic()
+    folder = locate("wikispeedia")
+    began = _step(1, total, "Neo4j")
+    external = bool(args.uri or os.environ.get("NEO4J_URI"))
+    if external:
+        connection = resolve_connection(uri=args.uri, user=args.user, password_file=args.password_file,
+                                        database=args.database)
+        browser = None
+    else:
+        server = LocalServer(ServerSettings.from_env())
+        status, fresh = server.start()
+        connection = resolve_connection(database=args.database)
+        browser = status.http_url.rstrip("/") + "/browser/" if status.http_url else None
+        _done(began, ("started" if fresh else "already running") + f" at {connection.uri}")
+
+    with QueryRunner.connect(connection) as runner:
+        began = _step(2, total, f"Wikispeedia crawl from {folder}")
+        loaded = runner.run(
+            "MATCH (p:Page) WHERE p.url STARTS WITH $prefix AND p.categories IS NOT NULL RETURN count(p) AS n",
+            {"prefix": WIKI},
+        )[0]["n"]
+        if loaded >= 4604 and not args.rebuild:
+            _done(began, f"already loaded ({loaded:,} articles)")
+        else:
+            summary = load([folder], runner, mode="online", show_progress=not quiet)
+            _done(began, f"loaded {summary.pages_created + summary.pages_updated:,} pages and "
+                         f"{summary.links_created + summary.links_updated:,} links")
+
+        began = _step(3, total, "PageRank")
+        ranked = runner.run("MATCH (p:Page) WHERE p.pagerank IS NOT NULL RETURN count(p) AS n")[0]["n"]
+        pages = runner.run("MATCH (p:Page) RETURN count(p) AS n")[0]["n"]
+        if ranked == pages and not args.rebuild:
+            _done(began, "already computed")
+        else:
+            run = run_pagerank(runner, show_progress=not quiet)
+            _done(began, f"{run.record.iterations} iterations, written on {run.record.written:,} pages")
+
+        began = _step(4, total, "related pages: " + ", ".join(DEMO_METHODS))
+        root = default_index_root(connection.uri, connection.database)
+        streamed = None
+        for method in DEMO_METHODS:
+            current = _current(runner, method)
+            wanted = {k: v for k, v in DEFAULTS[method].items()}
+            fits = (
+                current is not None and current.get("topK", 0) >= args.top_k and current["pages"] == pages
+                and all(current.get(k) == v for k, v in wanted.items() if k in current)
+            )
+            if fits and not args.rebuild:
+                log.info("      %s: current run is there", method)
+                continue
+            if streamed is None:
+                streamed = stream_link_graph(runner, show_progress=False)
+            one = time.monotonic()
+            handle = obtain_index(runner, method, root, streamed=streamed, rebuild=args.rebuild,
+                                  show_progress=False)
+            record = write_similar(runner, handle, top_k=args.top_k, show_progress=not quiet)
+            log.info("      %s: %s SIMILAR_TO written (%.1f s)", method, f"{record.written:,}", time.monotonic() - one)
+        _done(began, "done")
+
+        _step(5, total, "the related pages")
+        from linksim import cypher
+
+        query = cypher.query("related_pages", "related_pages")
+        width = 24
+        for article in args.pages:
+            url = WIKI + article
+            lists = {m: runner.run(query, {"url": url, "method": m, "limit": args.top_k}) for m in DEMO_METHODS}
+            title = article.replace("_", " ")
+            if not any(lists.values()):
+                print(f"\n{title}: not a page of the crawl (or no related pages).")
+                continue
+            print(f"\nPages related to {title} ({url}):")
+            print(f"{'':>3} " + " ".join(f"{m:<{width}}" for m in DEMO_METHODS))
+            for position in range(args.top_k):
+                cells = []
+                for m in DEMO_METHODS:
+                    rows = lists[m]
+                    text = rows[position]["title"] or rows[position]["url"] if position < len(rows) else ""
+                    cells.append(textwrap.shorten(text, width=width, placeholder="…").ljust(width))
+                print(f"{position + 1:>3} " + " ".join(cells))
+    print(f"\nAll of it in {time.monotonic() - started:.0f} s.")
+    if browser:
+        print(f"\nNeo4j Browser: {browser} (user neo4j, password in the file `linksim neo4j status` shows).")
+    print("Paste this into the Browser's editor to see a page and its related pages as a graph:\n")
+    print(BROWSER_QUERY.format(url=WIKI + args.pages[0]))
+    return 0
