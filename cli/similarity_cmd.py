@@ -216,5 +216,5 @@ def _sim(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"method": args.method, "url": args.url, "other": args.other, "similarity": value}))
     else:
-        print(f"{value:.6f}")
+        print(repr(value))  # every digit: scripts compare it
     return 0
