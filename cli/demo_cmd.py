@@ -38,6 +38,10 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     parser.add_argument("--pages", nargs="+", metavar="ARTICLE", default=list(DEMO_PAGES),
                         help=f"Wikipedia article names to show (default: {' '.join(DEMO_PAGES)})")
     parser.add_argument("--top-k", type=int, default=10, help="related pages per page (default 10)")
+    parser.add_argument("--pagesim-radius", type=int, default=2,
+                        help="PageSim radius for the demo (default 2: Wikispeedia is dense, and radius 3, "
+                        "the paper's, takes about 15 minutes here for all pages; `linksim similar pagesim` "
+                        "uses 3)")
     parser.add_argument("--rebuild", action="store_true", help="recompute everything, even what is there")
     parser.set_defaults(handler=_demo)
 
@@ -116,7 +120,9 @@ def _demo(args: argparse.Namespace) -> int:
         streamed = None
         for method in DEMO_METHODS:
             current = _current(runner, method)
-            wanted = {k: v for k, v in DEFAULTS[method].items()}
+            wanted = dict(DEFAULTS[method])
+            given = {"radius": args.pagesim_radius} if method == "pagesim" else {}
+            wanted.update(given)
             fits = (
                 current is not None and current.get("topK", 0) >= args.top_k and current["pages"] == pages
                 and all(current.get(k) == v for k, v in wanted.items() if k in current)
@@ -128,7 +134,7 @@ def _demo(args: argparse.Namespace) -> int:
                 streamed = stream_link_graph(runner, show_progress=False)
             one = time.monotonic()
             handle = obtain_index(runner, method, root, streamed=streamed, rebuild=args.rebuild,
-                                  show_progress=False)
+                                  show_progress=False, **given)
             record = write_similar(runner, handle, top_k=args.top_k, show_progress=not quiet)
             log.info("      %s: %s SIMILAR_TO written (%.1f s)", method, f"{record.written:,}", time.monotonic() - one)
         _done(began, "done")
@@ -146,7 +152,8 @@ def _demo(args: argparse.Namespace) -> int:
                 print(f"\n{title}: not a page of the crawl (or no related pages).")
                 continue
             print(f"\nPages related to {title} ({url}):")
-            print(f"{'':>3} " + " ".join(f"{m:<{width}}" for m in DEMO_METHODS))
+            names = {"pagesim": f"pagesim (r={args.pagesim_radius})"}
+            print(f"{'':>3} " + " ".join(f"{names.get(m, m):<{width}}" for m in DEMO_METHODS))
             for position in range(args.top_k):
                 cells = []
                 for m in DEMO_METHODS:
