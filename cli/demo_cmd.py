@@ -96,7 +96,7 @@ def _demo(args: argparse.Namespace) -> int:
     with QueryRunner.connect(connection) as runner:
         began = _step(2, total, f"Wikispeedia crawl from {folder}")
         loaded = runner.run(
-            "MATCH (p:Page) WHERE p.url STARTS WITH $prefix AND p.categories IS NOT NULL RETURN count(p) AS n",
+            "MATCH (p:Page) WHERE p.url STARTS WITH $prefix AND p.crawled RETURN count(p) AS n",
             {"prefix": WIKI},
         )[0]["n"]
         if loaded >= 4604 and not args.rebuild:
