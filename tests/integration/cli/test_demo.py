@@ -1,0 +1,29 @@
+"""`linksim demo` against the test server: related pages of every method, then a rerun that reuses them."""
+
+from __future__ import annotations
+
+import re
+
+
+def test_demo_shows_related_pages_and_reuses_them(runner, cli_env, capsys, monkeypatch, tmp_path) -> None:
+    from linksim.cli.main import main
+
+    monkeypatch.setenv("LINKSIM_HOME", str(tmp_path / "home"))  # its own index store
+    assert main(["demo", "--pages", "Albert_Einstein", "Paris", "--pagesim-radius", "1"]) == 0
+    out, err = capsys.readouterr()
+    assert "Pages related to Albert Einstein" in out and "Pages related to Paris" in out
+    header = next(line for line in out.splitlines() if "simrank" in line and "pagesim" in line)
+    assert all(name in header for name in ("psimrank", "xjaccard", "pagesim (r=1)"))
+    block = out.split("Pages related to Paris")[1].splitlines()
+    first = next(line for line in block if re.match(r"\s+1 ", line))
+    assert "France" in first or "London" in first  # Paris's nearest pages, by some method
+    assert "MATCH path = (p:Page {url: $url})" in out
+    for method in ("simrank", "psimrank", "xjaccard", "pagesim"):
+        assert runner.run("MATCH (r:LinksimRun {algorithm: $m, current: true}) RETURN count(r) AS n", {"m": method}) == [{"n": 1}]
+    assert "[5/5]" in err
+
+    assert main(["demo", "--pages", "Dog", "--pagesim-radius", "1"]) == 0
+    out, err = capsys.readouterr()
+    assert "already loaded" in err and "already computed" in err
+    assert err.count("current run is there") == 4
+    assert "Pages related to Dog" in out
