@@ -592,7 +592,7 @@ def _in_matrix(graph: LinkGraph):
     return matrix
 
 
-def simrank_exact(graph: LinkGraph, decay: float = 0.6, length: int = 10) -> np.ndarray:
+def simrank_exact(graph: LinkGraph, decay: float = 0.6, length: int = 10, each=None) -> np.ndarray:
     """Truncated SimRank by iteration: ``s_{k+1}(u,v) = c/(|I(u)||I(v)|) Σ s_k(u',v')``, ``s(u,u) = 1``."""
     import scipy.sparse as sp
 
@@ -604,10 +604,12 @@ def simrank_exact(graph: LinkGraph, decay: float = 0.6, length: int = 10) -> np.
         half = weights @ scores  # W S
         scores = decay * np.asarray((weights @ half.T).T)  # (W (W S)^T)^T = W S W^T
         np.fill_diagonal(scores, 1.0)
+        if each is not None:  # the values truncated at every length on the way
+            each(_ + 1, scores)
     return scores
 
 
-def psimrank_exact(graph: LinkGraph, decay: float = 0.6, length: int = 10) -> np.ndarray:
+def psimrank_exact(graph: LinkGraph, decay: float = 0.6, length: int = 10, each=None) -> np.ndarray:
     r"""Truncated PSimRank by the iteration of the 2005 paper (Section 2.2.2; averages as in the
     papers README), for ``A = I(u)``, ``B = I(v)``::
 
@@ -637,6 +639,8 @@ def psimrank_exact(graph: LinkGraph, decay: float = 0.6, length: int = 10) -> np
         shared = np.asarray((in_matrix @ sp.csr_matrix(transposed.multiply(right))).todense())
         scores = decay * (jaccard + scale_v * (both_sums - shared) + scale_u * (both_sums - shared.T))
         np.fill_diagonal(scores, 1.0)
+        if each is not None:
+            each(_ + 1, scores)
     return scores
 
 
@@ -738,7 +742,7 @@ def build_minhash_index(
     return MinHashIndex(values, length, seed, graph_fingerprint(graph), decay)
 
 
-def xjaccard_exact(graph: LinkGraph, decay: float = 0.6, length: int = 4) -> np.ndarray:
+def xjaccard_exact(graph: LinkGraph, decay: float = 0.6, length: int = 4, each=None) -> np.ndarray:
     """``Σ_k c^k (1 − c) · |I_k(u) ∩ I_k(v)| / |I_k(u) ∪ I_k(v)|`` from exact neighbourhoods
     (``I_k(u)``: the pages that reach u in at most k links, u included)."""
     in_matrix = _in_matrix(graph).astype(np.float32)
@@ -750,4 +754,6 @@ def xjaccard_exact(graph: LinkGraph, decay: float = 0.6, length: int = 4) -> np.
         sizes = reach.sum(axis=1, dtype=np.float64)
         union = sizes[:, None] + sizes[None, :] - inter
         scores += decay**k * (1.0 - decay) * inter / union
+        if each is not None:
+            each(k, scores)
     return scores

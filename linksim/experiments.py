@@ -1,0 +1,140 @@
+"""The papers' experiments, as data: Γ against L, N and c (Fogaras & Rácz 2005, Fig. 4), tree
+sizes against L (Fig. 5), PageRank convergence (Haveliwala 1999), Δ(A, T) (Lin, King & Lyu 2006).
+
+Everything here is computed from a :class:`~linksim.graph.LinkGraph` whose ``keys`` name the
+pages, and category classes / texts keyed the same way; :mod:`linksim.report` draws it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from linksim.evaluation import GammaReport, sibling_gamma, text_quality, top_lists_from_matrix
+from linksim.fingerprints import (
+    build_index, build_minhash_index, psimrank_exact, simrank_exact, tree_sizes_by_length, xjaccard_exact,
+)
+from linksim.graph import LinkGraph
+from linksim.pagerank import pagerank
+from linksim.topk import top_k_all
+
+DEFAULTS = {
+    "simrank": {"n_fingerprints": 100, "length": 10, "decay": 0.6},
+    "psimrank": {"n_fingerprints": 100, "length": 10, "decay": 0.6},
+    "xjaccard": {"n_fingerprints": 100, "length": 4, "decay": 0.6},
+}
+
+
+def monte_carlo_index(graph: LinkGraph, method: str, n_fingerprints: int, length: int, decay: float, seed: int = 0):
+    if method == "xjaccard":
+        return build_minhash_index(graph, n_fingerprints, length, seed, decay)
+    return build_index(graph, method, n_fingerprints, length, seed, decay)
+
+
+def exact_matrix(graph: LinkGraph, method: str, length: int, decay: float) -> np.ndarray:
+    return {"simrank": simrank_exact, "psimrank": psimrank_exact, "xjaccard": xjaccard_exact}[method](
+        graph, decay, length
+    )
+
+
+def lists_of(index, top: int = 100, workers: int | None = None) -> dict[int, list[tuple[int, float]]]:
+    source, target, score, _ = top_k_all(index, top_k=top, workers=workers, show_progress=False)
+    lists: dict[int, list[tuple[int, float]]] = {}
+    for s, t, v in zip(source.tolist(), target.tolist(), score.tolist()):
+        lists.setdefault(s, []).append((t, v))
+    return lists
+
+
+@dataclass
+class Curve:
+    method: str
+    parameter: str  # "length", "n_fingerprints" or "decay"
+    values: list
+    monte_carlo: list[GammaReport] = field(default_factory=list)
+    exact: list[GammaReport] = field(default_factory=list)  # same values (empty for N)
+
+
+def gamma_curve(
+    graph: LinkGraph,
+    classes: dict[int, frozenset[str]],
+    method: str,
+    parameter: str,
+    values: list,
+    top: int = 100,
+    seed: int = 0,
+    with_exact: bool = True,
+) -> Curve:
+    """Γ of the Monte Carlo index (and of the exact reference, except against N) as one
+    parameter varies, the others at the papers' defaults."""
+    curve = Curve(method, parameter, list(values))
+    if with_exact and parameter == "length":  # one exact iteration gives every truncation
+        found: dict[int, GammaReport] = {}
+
+        def grade(k: int, matrix: np.ndarray) -> None:
+            if k in values:
+                found[k] = sibling_gamma(top_lists_from_matrix(matrix, top), classes, top)
+
+        params = DEFAULTS[method]
+        {"simrank": simrank_exact, "psimrank": psimrank_exact, "xjaccard": xjaccard_exact}[method](
+            graph, float(params["decay"]), max(values), each=grade
+        )
+        curve.exact = [found[v] for v in values]
+        with_exact = False
+    for value in values:
+        params = dict(DEFAULTS[method], **{parameter: value})
+        index = monte_carlo_index(graph, method, int(params["n_fingerprints"]), int(params["length"]),
+                                  float(params["decay"]), seed)
+        curve.monte_carlo.append(sibling_gamma(lists_of(index, top), classes, top))
+        if with_exact and parameter != "n_fingerprints":
+            matrix = exact_matrix(graph, method, int(params["length"]), float(params["decay"]))
+            curve.exact.append(sibling_gamma(top_lists_from_matrix(matrix, top), classes, top))
+    return curve
+
+
+def tree_size_curves(graph: LinkGraph, length: int = 10, n_fingerprints: int = 100, seed: int = 0):
+    """{method: {L: (mean, max)}} for SimRank and PSimRank (Fig. 5)."""
+    return {
+        method: tree_sizes_by_length(build_index(graph, method, n_fingerprints, length, seed))
+        for method in ("simrank", "psimrank")
+    }
+
+
+@dataclass
+class Convergence:
+    iterations: list[int]
+    residuals: list[float]
+    overlap: dict[int, list[float]]  # top-n set overlap with the converged ranking, per iteration
+    rank_changes: list[float]  # mean |position change| of the final top 100, per iteration
+
+
+def pagerank_convergence(graph: LinkGraph, damping: float = 0.85, max_iter: int = 60,
+                         top_n: tuple[int, ...] = (10, 100, 1000)) -> Convergence:
+    """Residual and induced-ordering quality per iteration (Haveliwala 1999, Section 4)."""
+    final = pagerank(graph, damping=damping, tol=1e-12, max_iter=1000, dtype=np.float64).ranks
+    run = pagerank(graph, damping=damping, tol=1e-300, max_iter=max_iter, check_every=1, snapshot_every=1)
+    final_order = np.argsort(-final, kind="stable")
+    final_position = np.empty(graph.n, dtype=np.int64)
+    final_position[final_order] = np.arange(graph.n)
+    iterations = sorted(run.snapshots)
+    overlap: dict[int, list[float]] = {n: [] for n in top_n}
+    changes = []
+    for it in iterations:
+        order = np.argsort(-run.snapshots[it], kind="stable")
+        position = np.empty(graph.n, dtype=np.int64)
+        position[order] = np.arange(graph.n)
+        for n in top_n:
+            overlap[n].append(len(np.intersect1d(order[:n], final_order[:n])) / n)
+        top = final_order[:100]
+        changes.append(float(np.abs(position[top] - final_position[top]).mean()))
+    residual_of = dict(run.residuals)
+    return Convergence(iterations, [residual_of.get(it, float("nan")) for it in iterations], overlap, changes)
+
+
+def text_quality_curves(lists_by_name: dict[str, dict], texts: dict, max_t: int = 10):
+    """{name: {T: Δ}} for lists keyed like ``texts``."""
+    from linksim.evaluation import tfidf_matrix
+
+    keys = list(texts)
+    matrix = tfidf_matrix([texts[k] for k in keys])
+    return {name: text_quality(lists, texts, max_t, matrix, keys).delta for name, lists in lists_by_name.items()}
