@@ -50,7 +50,7 @@ def connection_from_args(args: argparse.Namespace):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from linksim.cli import demo_cmd, evaluate_cmd, load_cmd, neo4j_cmd, pagerank_cmd, report_cmd, similarity_cmd
+    from linksim.cli import browser_cmd, demo_cmd, evaluate_cmd, load_cmd, neo4j_cmd, pagerank_cmd, report_cmd, similarity_cmd
 
     parser = argparse.ArgumentParser(
         prog="linksim",
@@ -74,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     similarity_cmd.register(commands, connection_options())
     evaluate_cmd.register(commands, connection_options())
     report_cmd.register(commands, connection_options())
+    browser_cmd.register(commands, connection_options())
     return parser
 
 

@@ -47,3 +47,13 @@ def test_related_pages_queries_take_parameters_only() -> None:
         assert "$url" in text and "current: true" in text
         assert "{" not in text.replace("{algorithm: $method, current: true}", "").replace(
             "{run: run.id}", "").replace("{current: true}", "").replace("{url: $url}", "")
+
+
+def test_browser_style_and_saved_queries_ship() -> None:
+    from importlib import resources
+
+    folder = resources.files("linksim.cypher").joinpath("browser")
+    style = folder.joinpath("style.grass").read_text()
+    assert "node.Page" in style and "{title}" in style and "relationship.SIMILAR_TO" in style
+    favorites = folder.joinpath("favorites.cypher").read_text()
+    assert favorites.count("// name:") == 4 and "$url" in favorites

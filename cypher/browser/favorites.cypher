@@ -1,0 +1,31 @@
+// linksim saved queries for Neo4j Browser: drag this file onto the Favorites drawer (star icon)
+// to import them, or paste one into the editor. Set the parameters first, e.g.
+//   :param url => 'https://en.wikipedia.org/wiki/Albert_Einstein'
+//   :param method => 'psimrank'
+//   :param limit => 10
+
+// name: related pages of a page, one method (graph view)
+MATCH (run:LinksimRun {algorithm: $method, current: true})
+MATCH path = (p:Page {url: $url})-[s:SIMILAR_TO {run: run.id}]->(q:Page)
+WHERE s.rank <= $limit
+RETURN path;
+
+// name: related pages of a page, every method side by side (table)
+MATCH (run:LinksimRun {current: true})
+MATCH (p:Page {url: $url})-[s:SIMILAR_TO {run: run.id}]->(q:Page)
+WHERE s.rank <= $limit
+RETURN run.algorithm AS method, s.rank AS rank, q.title AS title, round(s.score, 4) AS score
+ORDER BY method, rank;
+
+// name: link neighbourhood of a page (graph view)
+MATCH (p:Page {url: $url})
+OPTIONAL MATCH out = (p)-[:LINKS_TO]->(:Page)
+OPTIONAL MATCH inn = (:Page)-[:LINKS_TO]->(p)
+RETURN p, collect(DISTINCT out)[..25] AS links_out, collect(DISTINCT inn)[..25] AS links_in;
+
+// name: top pages by PageRank (table)
+MATCH (p:Page)
+WHERE p.pagerank IS NOT NULL
+RETURN p.title AS title, p.url AS url, p.pagerank AS pagerank
+ORDER BY p.pagerank DESC
+LIMIT $limit;
