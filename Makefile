@@ -1,11 +1,12 @@
 # linksim: the two set-up commands of the README, and what they build on.
-#   make demo   create .venv, install linksim, start the local Neo4j and print where it is
-#   make test   install the current tree into .venv and run unit + integration tests
+#   make demo   create .venv, install linksim, run `linksim demo` (Neo4j, Wikispeedia, related pages)
+#   make test   install the current tree into .venv and run unit + integration tests (with the
+#               headless-browser test: Debian's chromium and chromium-driver are installed if missing)
 PYTHON ?= python3
 VENV ?= .venv
 PIP := $(VENV)/bin/pip
 
-.PHONY: install demo test unit clean
+.PHONY: install browser demo test unit clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +19,16 @@ install: $(VENV)/bin/python
 demo: install
 	$(VENV)/bin/linksim demo
 
-test: install
+# Debian's Chromium and ChromeDriver for the Neo4j Browser test (no browser download at test time).
+browser:
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing Debian's chromium and chromium-driver for the browser test"; \
+	  apt-get install -y -q chromium chromium-driver >/dev/null 2>&1 || \
+	  { apt-get update -q >/dev/null && apt-get install -y -q chromium chromium-driver >/dev/null; }; \
+	else echo "no chromium: the browser test will say so (install chromium and chromium-driver)"; fi
+
+test: install browser
 	$(VENV)/bin/pytest
 
 unit: install

@@ -1,0 +1,103 @@
+"""A real browser: headless Chromium (Debian's, driven by Selenium and Debian's chromedriver) opens
+the local Neo4j Browser, connects, runs the related-pages query for a demo page and shows the graph.
+
+No browser is downloaded at test time. Without Chromium the test fails under CI=true (where
+`.ci/run` installs it) and is skipped with the reason elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from linksim.loader import load
+from linksim.procedures.similarity import obtain_index, write_similar
+
+DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
+OUTPUT = Path(__file__).resolve().parents[3] / "test-output" / "browser"
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+PAGE = "https://en.wikipedia.org/wiki/Albert_Einstein"
+FLAGS = ("--headless=new --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking "
+         "--disable-component-update --disable-sync --window-size=1400,1000").split()
+
+
+@pytest.fixture
+def chrome():
+    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not os.path.exists(p)]
+    if missing:
+        reason = f"headless browser test needs Debian's chromium and chromium-driver ({', '.join(missing)} missing)"
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in FLAGS:
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    yield driver
+    driver.quit()
+
+
+def test_neo4j_browser_shows_the_related_pages(runner, neo4j_server, chrome, tmp_path) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    if neo4j_server.http_url is None:
+        pytest.skip(f"no Browser URL for a server provisioned by {neo4j_server.kind}")
+    load([DATA / "wikispeedia"], runner, mode="online", show_progress=False)
+    handle = obtain_index(runner, "psimrank", tmp_path / "indexes", n_fingerprints=50, show_progress=False)
+    write_similar(runner, handle, top_k=5, show_progress=False)
+    expected = [row["title"] for row in runner.run(
+        "MATCH (run:LinksimRun {algorithm: 'psimrank', current: true}) "
+        "MATCH (:Page {url: $url})-[s:SIMILAR_TO {run: run.id}]->(q:Page) RETURN q.title AS title ORDER BY s.rank",
+        {"url": PAGE},
+    )]
+    assert len(expected) == 5
+
+    connection = neo4j_server.connection
+    bolt = urlsplit(connection.uri)
+    chrome.get(f"{neo4j_server.http_url.rstrip('/')}/browser/?dbms=bolt://neo4j@{bolt.hostname}:{bolt.port}"
+               f"&db={connection.database}")
+    wait = WebDriverWait(chrome, 60)
+    password = wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, "input[data-testid=password]")))
+    password.send_keys(connection.password)
+    chrome.find_element(By.CSS_SELECTOR, "button[data-testid=connect]").click()
+    wait.until(ec.invisibility_of_element_located((By.CSS_SELECTOR, "input[data-testid=password]")))
+
+    def run(text: str) -> None:
+        editor = wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, ".monaco-editor")))
+        editor.click()
+        ActionChains(chrome).send_keys(text).perform()
+        ActionChains(chrome).key_down(Keys.CONTROL).send_keys(Keys.ENTER).key_up(Keys.CONTROL).perform()
+        time.sleep(1.0)
+
+    run(f":param url => '{PAGE}'")
+    run(":param method => 'psimrank'")
+    run(":param limit => 5")
+    run("MATCH (run:LinksimRun {algorithm: $method, current: true}) "
+        "MATCH path = (p:Page {url: $url})-[s:SIMILAR_TO {run: run.id}]->(q:Page) WHERE s.rank <= $limit RETURN path")
+    # The graph view: one node per page, captioned by title.
+    wait.until(lambda driver: len(driver.find_elements(By.CSS_SELECTOR, "svg g.node")) >= 6)
+    time.sleep(2.0)  # let the force layout settle before the picture
+    shot = tmp_path / "related-pages.png"
+    chrome.save_screenshot(str(shot))
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    shutil.copy(shot, OUTPUT / "related-pages.png")
+    # Every related page is a node captioned by its title (long titles are cut with "…").
+    captions = [element.text for element in chrome.find_elements(By.CSS_SELECTOR, "svg g.node text")]
+    shown = " ".join(captions)
+    assert "Albert" in shown
+    for title in expected:
+        assert title.split()[0][:6] in shown, f"{title!r} not among the captions {captions}"
+    assert shot.stat().st_size > 20_000
