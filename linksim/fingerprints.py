@@ -105,8 +105,9 @@ class FingerprintIndex:
     _children: list = field(default_factory=list, repr=False, compare=False)
     _members: "TreeLayout | None" = field(default=None, repr=False, compare=False)
     _slice_min = 64  # mean range length from which members are copied as slices
-    _prune_budget = 20_000  # members read first by a top-k query before bounding the rest
+    _prune_budget = 100_000  # members from which a top-k query reads the early ones first
     _prune_candidates = 1_000  # most pages scored exactly after the bound
+    _few_members = 16  # members below n / this are summed by sorting, not over all pages
 
     @property
     def n_fingerprints(self) -> int:
@@ -390,7 +391,7 @@ class FingerprintIndex:
         members = self._gather(*ranges)
         powers = np.tile(decay ** np.arange(members.step, dtype=float), len(members.lengths))
         weights = powers[members.keyed]
-        if 8 * len(members.pages) < self.n:  # few members: no pass over all pages
+        if len(members.pages) * self._few_members < self.n:  # few members: no pass over all pages
             pages, inverse = np.unique(members.pages, return_inverse=True)
             sums = np.bincount(inverse.ravel(), weights=weights, minlength=len(pages)) / count
             return top_pairs(pages.astype(np.int64), sums, u, top_k, threshold)
