@@ -1,8 +1,8 @@
 """The data sets linksim knows by name: where they come from, what their files hash to, where
 they are found here.
 
-The data directory is ``$LINKSIM_DATA`` if set, else ``../shared/data`` beside the repository (the
-layout CI uses), else ``<LINKSIM_HOME>/data``. A data set is a folder of that directory; its files
+The data directory is ``$LINKSIM_DATA`` if set, else ``../shared/data`` beside the working
+directory or beside the source tree (the layout CI uses), else ``<LINKSIM_HOME>/data``. A data set is a folder of that directory; its files
 are checked against the SHA-256 recorded below (the files as laid out, after unpacking the official
 archives where needed), so a user elsewhere can fetch them from the source and know they match.
 """
@@ -86,9 +86,10 @@ def data_dir(env: dict[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     if env.get("LINKSIM_DATA"):
         return Path(env["LINKSIM_DATA"]).expanduser()
-    shared = REPOSITORY.parent / "shared" / "data"
-    if shared.is_dir():
-        return shared
+    for base in (Path.cwd(), REPOSITORY):
+        shared = base.parent / "shared" / "data"
+        if shared.is_dir():
+            return shared
     from linksim.server.settings import linksim_home
 
     return linksim_home(env) / "data"

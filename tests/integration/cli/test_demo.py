@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
 
 
 def test_demo_shows_related_pages_and_reuses_them(runner, cli_env, capsys, monkeypatch, tmp_path) -> None:
     from linksim.cli.main import main
 
     monkeypatch.setenv("LINKSIM_HOME", str(tmp_path / "home"))  # its own index store
+    monkeypatch.setenv("LINKSIM_DATA", str(DATA))
     assert main(["demo", "--pages", "Albert_Einstein", "Paris", "--pagesim-radius", "1"]) == 0
     out, err = capsys.readouterr()
     assert "Pages related to Albert Einstein" in out and "Pages related to Paris" in out
