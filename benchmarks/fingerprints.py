@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
-import socket
 import sys
 import time
 from pathlib import Path
@@ -32,14 +30,7 @@ import pandas as pd  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def peak_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+from _common import free_port, peak_mib  # noqa: E402
 
 
 def latency(function, items) -> tuple[float, float, float]:
@@ -120,7 +111,6 @@ def inprocess(graph, queries, paper_bytes) -> None:
 
 def anchor(graph) -> None:
     from linksim.fingerprints import build_index, simrank_exact
-    from linksim.graph import LinkGraph  # noqa: F401
 
     # Anchor: networkx SimRank on a sample (networkx is exact and quadratic: small graphs only).
     import networkx as nx

@@ -13,8 +13,6 @@
 from __future__ import annotations
 
 import argparse
-import resource
-import socket
 import sys
 import time
 from pathlib import Path
@@ -25,14 +23,7 @@ import pandas as pd
 REPO = Path(__file__).resolve().parents[1]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def peak_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+from _common import free_port, peak_mib  # noqa: E402
 
 
 def main() -> None:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 METHOD_HELP = (
     "simrank: SimRank by coalescing random walks; psimrank: PSimRank (walks coupled by random "
-    "permutations); xjaccard: extended Jaccard by min-hashing (Fogaras & Racz 2004/2005)"
+    "permutations); xjaccard: extended Jaccard by min-hashing (Fogaras & Racz 2004/2005); pagesim: "
+    "PageRank propagated along paths of at most --radius links (Lin, King & Lyu 2006)"
 )
 
 
@@ -48,7 +49,7 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     index = commands.add_parser(
         "index", parents=[connection], help="build (or check) the similarity index of a method",
         description=(
-            "Stream the link graph out of Neo4j and build the Monte Carlo index of METHOD "
+            "Stream the link graph out of Neo4j and build the similarity index of METHOD "
             f"({METHOD_HELP}). The index is stored with its parameters, seed and a fingerprint of "
             "the graph; it answers only for that graph. An index that already matches is reused "
             "unless --rebuild."

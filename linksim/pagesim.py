@@ -52,9 +52,9 @@ def _transition(graph: LinkGraph) -> sp.csr_matrix:
 
 def _simple_path_sums(graph: LinkGraph, radius: int, decay: float) -> sp.csr_matrix:
     """H[u, v] = Σ over simple paths u -> v (v ≠ u) of length 1..r of d^len / Π |O(w)|."""
-    P = _transition(graph)
     if radius > 3:
         return _enumerated_path_sums(graph, radius, decay)
+    P = _transition(graph)
     total = decay * P
     if radius >= 2:
         P2 = (P @ P).tocsr()  # walks u -> a -> v: simple whenever v ≠ u (no self-loops)
@@ -117,6 +117,11 @@ def propagation_matrix(graph: LinkGraph, ranks: np.ndarray, radius: int = 3, dec
     return matrix
 
 
+def _range_positions(begin: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Every position of the ranges ``begin[i] .. begin[i] + sizes[i]``, range after range."""
+    return np.repeat(begin - (np.cumsum(sizes) - sizes), sizes) + np.arange(int(sizes.sum()))
+
+
 def _combine(a: np.ndarray, b: np.ndarray, formula: str) -> np.ndarray:
     low, high = np.minimum(a, b), np.maximum(a, b)
     if formula == "sum":
@@ -169,7 +174,7 @@ class PageSimIndex:
         indptr = self.by_source.indptr
         begin, end = indptr[sources], indptr[sources + 1]
         sizes = end - begin
-        where = np.repeat(begin - (np.cumsum(sizes) - sizes), sizes) + np.arange(int(sizes.sum()))
+        where = _range_positions(begin, sizes)
         pages = self.by_source.indices[where]
         return pages, _combine(np.repeat(mine, sizes), self.by_source.data[where], formula)
 
@@ -182,7 +187,7 @@ class PageSimIndex:
         indptr = self.by_page.indptr
         begin, end = indptr[pages], indptr[pages + 1]
         sizes = end - begin
-        where = np.repeat(begin - (np.cumsum(sizes) - sizes), sizes) + np.arange(int(sizes.sum()))
+        where = _range_positions(begin, sizes)
         owner = np.repeat(np.arange(len(pages)), sizes)
         values = _combine(dense[self.by_page.indices[where]], self.by_page.data[where], formula)
         return np.bincount(owner, weights=values, minlength=len(pages))

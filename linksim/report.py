@@ -10,7 +10,6 @@ import base64
 import html
 import io
 import logging
-import math
 import time
 from dataclasses import dataclass, field
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -80,3 +81,15 @@ def cli_env(neo4j_server: Provisioned, monkeypatch: pytest.MonkeyPatch, tmp_path
     monkeypatch.setenv("NEO4J_PASSWORD", conn.password)
     monkeypatch.setenv("NEO4J_DATABASE", conn.database)
     return conn
+
+
+@pytest.fixture
+def wikispeedia(runner: QueryRunner) -> QueryRunner:
+    """The runner, on a database holding the shared Wikispeedia crawl (loaded online)."""
+    from linksim.loader import load
+
+    folder = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "wikispeedia"
+    if not folder.exists():
+        pytest.fail(f"shared data set missing: {folder}")
+    load([folder], runner, mode="online", show_progress=False)
+    return runner

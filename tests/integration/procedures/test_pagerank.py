@@ -20,15 +20,6 @@ DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "crawl"
 
 
-@pytest.fixture
-def wikispeedia(runner: QueryRunner) -> QueryRunner:
-    folder = DATA / "wikispeedia"
-    if not folder.exists():
-        pytest.fail(f"shared data set missing: {folder}")
-    load([folder], runner, mode="online", show_progress=False)
-    return runner
-
-
 def in_memory_ranks(folder: Path) -> dict[str, float]:
     """PageRank from the files alone, with no Neo4j in between."""
     graph, _ = read_files([folder])

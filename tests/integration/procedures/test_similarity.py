@@ -24,15 +24,6 @@ PAGES = [
 ]
 
 
-@pytest.fixture
-def wikispeedia(runner: QueryRunner) -> QueryRunner:
-    folder = DATA / "wikispeedia"
-    if not folder.exists():
-        pytest.fail(f"shared data set missing: {folder}")
-    load([folder], runner, mode="online", show_progress=False)
-    return runner
-
-
 def relationships(runner: QueryRunner) -> dict[tuple[str, str], int]:
     rows = runner.run("MATCH ()-[s:SIMILAR_TO]->() RETURN s.method AS m, s.run AS r, count(*) AS n")
     return {(row["m"], row["r"]): row["n"] for row in rows}
