@@ -1,8 +1,10 @@
-"""``linksim browser``: where Neo4j Browser is and how to give it linksim's style and queries."""
+"""``linksim browser``: where Neo4j Browser is, how to give it linksim's style and queries, and the
+PageRank tier labels the style sizes pages by."""
 
 from __future__ import annotations
 
 import argparse
+import os
 from importlib import resources
 
 
@@ -10,8 +12,15 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     parser = commands.add_parser(
         "browser", parents=[connection], help="print the Neo4j Browser URL and how to load linksim's style",
         description="Print the local Neo4j Browser URL and credentials, and how to load linksim's style "
-        "(Page captioned by title, SIMILAR_TO labelled by score) and saved queries.",
+        "and saved queries. The style captions pages by title and sizes them by PageRank, which a "
+        "Browser style can only do through labels: this command labels the top 1%% of the pages by "
+        "PageRank :PageRankTop1 and the rest of the top 10%% :PageRankTop10 (run it again after "
+        "`linksim pagerank`; --no-tiers leaves the graph alone).",
     )
+    parser.add_argument("--no-tiers", action="store_true",
+                        help="do not set the PageRank tier labels, only print the instructions")
+    parser.add_argument("--property", default="pagerank",
+                        help="the node property holding PageRank (default: pagerank)")
     parser.set_defaults(handler=_browser)
 
 
@@ -22,13 +31,26 @@ def _browser(args: argparse.Namespace) -> int:
     folder = resources.files("linksim.cypher").joinpath("browser")
     style, favorites = folder.joinpath("style.grass"), folder.joinpath("favorites.cypher")
     settings = ServerSettings.from_env()
-    status = LocalServer(settings).status()
-    if status.running:
+    external = bool(args.uri or os.environ.get("NEO4J_URI"))
+    running = external or LocalServer(settings).status().running
+    if external:
+        print("Neo4j Browser: the one served by your Neo4j (NEO4J_URI / --uri)")
+    elif running:
         print(f"Neo4j Browser: {settings.browser_url}")
         print(f"  connect to {settings.uri} as neo4j, password in {settings.password_file}")
     else:
         print(f"The local Neo4j is not running (`linksim neo4j start`); its Browser will be at {settings.browser_url}")
+    if running and not args.no_tiers:
+        from linksim.cli.main import connection_from_args
+        from linksim.procedures import QueryRunner
+        from linksim.procedures.browser import label_pagerank_tiers
+
+        with QueryRunner.connect(connection_from_args(args)) as runner:
+            counts = label_pagerank_tiers(runner, args.property)
+        tiers = ", ".join(f":{label} {n:,}" for label, n in counts.labelled.items())
+        print(f"\nPageRank tiers for the style: {tiers} of {counts.ranked:,} ranked pages.")
     print(f"\nStyle: drag {style} onto the Browser window, or run `:style` there and paste its text.")
+    print("  Pages are captioned by title and sized by PageRank tier; SIMILAR_TO is labelled by score.")
     print(f"Saved queries: drag {favorites} onto the Favorites drawer (the star), or paste them.")
     print("\nThen, for example:\n  :param url => 'https://en.wikipedia.org/wiki/Albert_Einstein'\n"
           "  :param method => 'psimrank'\n  :param limit => 10\n"

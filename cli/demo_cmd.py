@@ -69,6 +69,7 @@ def _demo(args: argparse.Namespace) -> int:
     from linksim.loader import load
     from linksim.loader.datasets import locate
     from linksim.procedures import QueryRunner
+    from linksim.procedures.browser import label_pagerank_tiers
     from linksim.procedures.pagerank import run_pagerank
     from linksim.procedures.similarity import DEFAULTS, default_index_root, obtain_index, write_similar
     from linksim.procedures.stream import stream_link_graph
@@ -114,6 +115,7 @@ def _demo(args: argparse.Namespace) -> int:
         else:
             run = run_pagerank(runner, show_progress=not quiet)
             _done(began, f"{run.record.iterations} iterations, written on {run.record.written:,} pages")
+        label_pagerank_tiers(runner)  # the Browser style sizes pages by these labels
 
         began = _step(4, total, "related pages: " + ", ".join(DEMO_METHODS))
         root = default_index_root(connection.uri, connection.database)

@@ -250,7 +250,9 @@ def write_similar(
     began = time.monotonic()
     ids = handle.streamed.node_ids
     sources, targets = ids[source].tolist(), ids[target].tolist()
-    scores, ranks = score.tolist(), rank.tolist()
+    # Scores mean nothing beyond 12 decimals (ties are decided there); rounding drops the summation
+    # noise that would otherwise show in the Browser's captions (0.17011199999999996).
+    scores, ranks = np.round(score, 12).tolist(), rank.tolist()
     with Progress(len(sources), f"writing SIMILAR_TO ({method})", "relationships", enabled=show_progress) as progress:
         for start in range(0, len(sources), batch_size):
             stop = start + batch_size

@@ -154,6 +154,8 @@ def _neo4j_conf(settings: ServerSettings) -> str:
         "server.memory.heap.max_size": settings.heap,
         "server.memory.pagecache.size": settings.pagecache,
         "dbms.usage_report.enabled": "false",
+        # Neither does the Browser it serves send product analytics (nor ask for it in a banner).
+        "client.allow_telemetry": "false",
         "server.directories.data": str(settings.data_dir),
         "server.directories.logs": str(settings.logs_dir),
         "server.directories.plugins": str(settings.plugins_dir),

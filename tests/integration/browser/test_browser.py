@@ -8,6 +8,7 @@ No browser is downloaded at test time. Without Chromium the test fails under CI=
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -15,7 +16,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from importlib import resources
+
 from linksim.loader import load
+from linksim.procedures.browser import label_pagerank_tiers
+from linksim.procedures.pagerank import run_pagerank
 from linksim.procedures.similarity import obtain_index, write_similar
 
 DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
@@ -56,14 +61,32 @@ def test_neo4j_browser_shows_the_related_pages(runner, neo4j_server, chrome, tmp
     if neo4j_server.http_url is None:
         pytest.skip(f"no Browser URL for a server provisioned by {neo4j_server.kind}")
     load([DATA / "wikispeedia"], runner, mode="online", show_progress=False)
+    run_pagerank(runner, show_progress=False)
+    tiers = label_pagerank_tiers(runner)
+    assert sum(tiers.labelled.values()) == sum(n for _, _, n in _sizes(tiers.ranked))
     handle = obtain_index(runner, "psimrank", tmp_path / "indexes", n_fingerprints=50, show_progress=False)
     write_similar(runner, handle, top_k=5, show_progress=False)
-    expected = [row["title"] for row in runner.run(
+    rows = runner.run(
         "MATCH (run:LinksimRun {algorithm: 'psimrank', current: true}) "
-        "MATCH (:Page {url: $url})-[s:SIMILAR_TO {run: run.id}]->(q:Page) RETURN q.title AS title ORDER BY s.rank",
+        "MATCH (p:Page {url: $url})-[s:SIMILAR_TO {run: run.id}]->(q:Page) "
+        "RETURN q.title AS title, labels(q) AS labels, labels(p) AS own ORDER BY s.rank",
         {"url": PAGE},
-    )]
+    )
+    expected = [row["title"] for row in rows]
     assert len(expected) == 5
+    grass = resources.files("linksim.cypher").joinpath("browser", "style.grass").read_text(encoding="utf-8")
+    style = _parse_grass(grass)
+
+    def diameter(labels: list[str]) -> float:
+        # the style's rules in their order, later ones overriding (as the Browser applies them)
+        size = None
+        for selector, props in style.items():
+            parts = selector.split(".")
+            if parts[0] == "node" and all(c in labels for c in parts[1:]) and "diameter" in props:
+                size = float(props["diameter"].removesuffix("px"))
+        return size
+
+    expected_radii = sorted([diameter(rows[0]["own"]) / 2] + [diameter(r["labels"]) / 2 for r in rows])
 
     connection = neo4j_server.connection
     bolt = urlsplit(connection.uri)
@@ -74,6 +97,16 @@ def test_neo4j_browser_shows_the_related_pages(runner, neo4j_server, chrome, tmp
     password.send_keys(connection.password)
     chrome.find_element(By.CSS_SELECTOR, "button[data-testid=connect]").click()
     wait.until(ec.invisibility_of_element_located((By.CSS_SELECTOR, "input[data-testid=password]")))
+
+    # Load linksim's style the way a user does: drop style.grass onto the Browser window.
+    chrome.execute_script(
+        "const dt = new DataTransfer();"
+        "dt.items.add(new File([arguments[0]], 'style.grass', {type: 'text/plain'}));"
+        "const target = document.querySelector('.filedrop') || document.body;"
+        "target.dispatchEvent(new DragEvent('drop', {dataTransfer: dt, bubbles: true, cancelable: true}));",
+        grass,
+    )
+    wait.until(lambda driver: "PageRankTop1" in driver.page_source)  # the :style frame shows it
 
     def run(text: str) -> None:
         editor = wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, ".monaco-editor")))
@@ -101,3 +134,28 @@ def test_neo4j_browser_shows_the_related_pages(runner, neo4j_server, chrome, tmp
     for title in expected:
         assert title.split()[0][:6] in shown, f"{title!r} not among the captions {captions}"
     assert shot.stat().st_size > 20_000
+    # Pages are sized by their PageRank tier, SIMILAR_TO drawn in the style's colour.
+    radii = sorted(float(c.get_attribute("r")) for c in chrome.find_elements(By.CSS_SELECTOR, "svg g.node circle.b-outline"))
+    assert radii == expected_radii, (radii, expected_radii)
+    colours = {p.get_attribute("fill").upper() for p in chrome.find_elements(By.CSS_SELECTOR, "svg g.relationship path.b-outline")}
+    # (the Browser also draws the LINKS_TO among the shown pages, in their own colour)
+    similar, links = (style[f"relationship.{t}"]["color"].upper() for t in ("SIMILAR_TO", "LINKS_TO"))
+    assert similar in colours and colours <= {similar, links}, colours
+
+
+def _sizes(ranked: int):
+    from linksim.procedures.browser import tier_sizes
+
+    return tier_sizes(ranked)
+
+
+def _parse_grass(text: str) -> dict[str, dict[str, str]]:
+    """selector -> properties of a GraSS style sheet, in the file's order."""
+    sheet = {}
+    for selector, body in re.findall(r"([\w.\-]+)\s*\{([^}]*)\}", text):
+        props = dict(
+            (key.strip(), value.strip().strip('"').strip("'"))
+            for key, value in (line.split(":", 1) for line in body.split(";") if ":" in line)
+        )
+        sheet[selector] = props
+    return sheet

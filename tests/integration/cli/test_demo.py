@@ -25,6 +25,12 @@ def test_demo_shows_related_pages_and_reuses_them(runner, cli_env, capsys, monke
     for method in ("simrank", "psimrank", "xjaccard", "pagesim"):
         assert runner.run("MATCH (r:LinksimRun {algorithm: $m, current: true}) RETURN count(r) AS n", {"m": method}) == [{"n": 1}]
     assert "[5/5]" in err
+    # The Browser style's PageRank tiers are set: :PageRankTop1 holds exactly the top 1 % by rank.
+    tier = runner.run("MATCH (p:PageRankTop1) RETURN min(p.pagerank) AS low, count(p) AS n")[0]
+    ranked = runner.run("MATCH (p:Page) WHERE p.pagerank IS NOT NULL RETURN count(p) AS n")[0]["n"]
+    assert tier["n"] == -(-ranked // 100)
+    above = runner.run("MATCH (p:Page) WHERE p.pagerank > $low RETURN count(p) AS n", {"low": tier["low"]})[0]["n"]
+    assert above == tier["n"] - 1
 
     assert main(["demo", "--pages", "Dog", "--pagesim-radius", "1"]) == 0
     out, err = capsys.readouterr()

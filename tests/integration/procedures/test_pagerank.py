@@ -115,3 +115,29 @@ def test_cypher_queries_and_cli(wikispeedia: QueryRunner, cli_env, capsys) -> No
     assert "not in the graph" in capsys.readouterr().err
     assert main(["pagerank", "--write-property", "url"]) == 2
     assert "would overwrite" in capsys.readouterr().err
+
+
+def test_browser_tiers_follow_pagerank(runner: QueryRunner, cli_env, capsys) -> None:
+    load([FIXTURES / "site.tsv"], runner, show_progress=False)
+    assert main(["browser"]) != 0  # no PageRank yet: a clear message, nothing labelled
+    assert "run `linksim pagerank` first" in capsys.readouterr().err
+    assert runner.run("MATCH (p:PageRankTop1|PageRankTop10) RETURN count(p) AS n")[0]["n"] == 0
+
+    run_pagerank(runner, show_progress=False)
+    assert main(["browser"]) == 0
+    assert ":PageRankTop1 1, :PageRankTop10 0 of 5 ranked pages" in capsys.readouterr().out
+    top = runner.run("MATCH (p:Page) RETURN p.url AS url ORDER BY p.pagerank DESC, p.url LIMIT 1")[0]["url"]
+    labelled = runner.run("MATCH (p:PageRankTop1) RETURN p.url AS url")
+    assert [row["url"] for row in labelled] == [top]
+
+    # The tiers move with the ranks: personalised on another page, that page leads.
+    other = runner.run("MATCH (p:Page) WHERE p.url <> $top RETURN p.url AS url ORDER BY p.url LIMIT 1",
+                       {"top": top})[0]["url"]
+    run_pagerank(runner, personalize={other: 1.0}, show_progress=False)
+    assert main(["browser"]) == 0
+    capsys.readouterr()
+    lead = runner.run("MATCH (p:Page) RETURN p.url AS url ORDER BY p.pagerank DESC, p.url LIMIT 1")[0]["url"]
+    assert [row["url"] for row in runner.run("MATCH (p:PageRankTop1) RETURN p.url AS url")] == [lead]
+    assert runner.run("MATCH (p:PageRankTop1|PageRankTop10) RETURN count(p) AS n")[0]["n"] == 1
+    assert main(["browser", "--no-tiers"]) == 0
+    assert "PageRank tiers" not in capsys.readouterr().out
