@@ -1,11 +1,15 @@
 """Stream the link graph out of Neo4j into a :class:`~linksim.graph.LinkGraph`.
 
-Shared by every indexer. Everything is read in one read transaction, so the snapshot is
-consistent and the node ids used to join pages and links are stable while it runs:
+Shared by every indexer:
 
 1. the pages: their internal ids and URLs as two lists (optionally crawled pages only);
 2. the links, by chunks of source pages: two long lists of integers per chunk, which the driver
-   decodes far faster than millions of one-link records.
+   decodes far faster than millions of one-link records. Chunks are read by two threads, each in
+   a read transaction of its own, so that the server's work and the driver's decoding overlap.
+
+Neo4j reads at read-committed isolation, so not even one transaction would see a frozen graph
+while a load writes to it: stream when no load runs. Links to nodes that are not selected pages
+are left out (and counted in the log), so a page created meanwhile cannot break the mapping.
 
 Page ``i`` of the graph is the page with the ``i``-th smallest internal id: the mapping between
 pages and indices is stable for a given state of the database, and ``graph.keys`` holds the URLs.
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,7 +78,8 @@ def stream_link_graph(
     runner,
     crawled_only: bool = False,
     self_loops: bool = False,
-    chunk: int = 50_000,
+    chunk: int = 20_000,
+    workers: int = 2,
     show_progress: bool = True,
 ) -> StreamedGraph:
     """Read the ``(:Page)-[:LINKS_TO]->(:Page)`` graph.
@@ -87,24 +93,41 @@ def stream_link_graph(
         Keep links from a page to itself (default: excluded, as the computations expect).
     chunk : int
         Source pages per link query.
+    workers : int
+        Link queries in flight at once (each in its own read transaction).
     """
     began = time.monotonic()
     all_pages = not crawled_only
     with runner.driver.session(
         database=runner.database, bookmark_manager=runner.bookmarks, fetch_size=50_000
     ) as session:
-        with session.begin_transaction() as tx:
-            ids, urls = tx.run(PAGES, all_pages=all_pages).single(strict=True)
-            node_ids = np.array(ids, dtype=np.int64)
-            query = links_query(crawled_only, self_loops)
-            sources: list[np.ndarray] = []
-            targets: list[np.ndarray] = []
-            with Progress(len(ids), "streaming links", "pages", enabled=show_progress) as progress:
-                for start in range(0, len(ids), chunk):
-                    record = tx.run(query, sources=ids[start : start + chunk]).single(strict=True)
-                    sources.append(np.array(record[0], dtype=np.int64))
-                    targets.append(np.array(record[1], dtype=np.int64))
-                    progress.update(min(chunk, len(ids) - start))
+        ids, urls = session.execute_read(lambda tx: tx.run(PAGES, all_pages=all_pages).single(strict=True))
+    node_ids = np.array(ids, dtype=np.int64)
+    query = links_query(crawled_only, self_loops)
+    starts = list(range(0, len(ids), chunk))
+    sources: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(starts)
+    targets: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(starts)
+
+    def read(position: int) -> int:
+        # One read transaction per chunk, on its own session: while the server works out one
+        # chunk, the driver decodes another (the decoding holds the GIL, the waiting does not).
+        part = ids[starts[position] : starts[position] + chunk]
+        with runner.driver.session(
+            database=runner.database, bookmark_manager=runner.bookmarks, fetch_size=50_000
+        ) as session:
+            record = session.execute_read(lambda tx: tx.run(query, sources=part).single(strict=True))
+        sources[position] = np.array(record[0], dtype=np.int64)
+        targets[position] = np.array(record[1], dtype=np.int64)
+        return len(part)
+
+    with Progress(len(ids), "streaming links", "pages", enabled=show_progress) as progress:
+        if workers > 1 and len(starts) > 1:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                for done in pool.map(read, range(len(starts))):
+                    progress.update(done)
+        else:
+            for position in range(len(starts)):
+                progress.update(read(position))
     source = np.concatenate(sources) if sources else np.zeros(0, dtype=np.int64)
     target = np.concatenate(targets) if targets else np.zeros(0, dtype=np.int64)
     # Internal ids -> dense indices: node_ids is sorted (ORDER BY id), so a binary search maps them.
