@@ -46,11 +46,14 @@ def test_server_stopping_mid_load_then_rerun(neo4j_server, runner: QueryRunner, 
         driver.close()
         server.start()
     message = str(info.value)
-    assert "all 3,000 pages and 2,000 of 6,000 links written" in message
+    # Batches 1 and 2 committed; batch 4, in flight beside batch 3, may have committed too.
+    assert "all 3,000 pages and at least 2,000 of 6,000 links written" in message
     assert "Rerun the same command to finish" in message
 
     summary = load([crawl], runner, batch_size=1000, show_progress=False)
-    assert (summary.pages_created, summary.links_created, summary.links_updated) == (0, 4000, 2000)
+    assert summary.pages_created == 0
+    assert summary.links_created + summary.links_updated == 6000
+    assert summary.links_updated in (2000, 3000), summary
     rows = runner.run(
         "MATCH (a:Page)-[r:LINKS_TO]->(b:Page) WITH a, b, count(r) AS n "
         "RETURN count(*) AS pairs, max(n) AS most"
