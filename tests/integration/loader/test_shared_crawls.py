@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from linksim.loader import load
+from linksim.loader.load import BULK_MIN_LINKS
 from linksim.procedures import QueryRunner
 
 DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
@@ -115,7 +116,8 @@ def test_cnr_2000_auto_mode(runner: QueryRunner, neo4j_server) -> None:
     expected_links = len(edges.drop_duplicates())
 
     summary = load([path], runner, local_server=neo4j_server.local, show_progress=False)
-    assert summary.mode == ("bulk" if neo4j_server.local is not None else "online")
+    bulk = neo4j_server.local is not None and len(edges) >= BULK_MIN_LINKS
+    assert summary.mode == ("bulk" if bulk else "online")
     assert counts(runner) == (expected_pages, expected_links, len(edges))
     assert (expected_pages, len(edges)) == (325_557, 3_216_152)  # the data README's figures
     loops = runner.run("MATCH (p:Page)-[r:LINKS_TO]->(p) RETURN count(r) AS n")[0]["n"]
