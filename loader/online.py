@@ -13,14 +13,12 @@ page batches returned (integers: far less to send than element ids).
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from linksim.errors import LinksimError
 from linksim.loader.graph import CrawlGraph, Links
+from linksim.procedures.runner import in_flight
 from linksim.progress import Progress
 
 # Batches travel as parallel lists ($url[i], $crawled[i], ...) rather than one map per row: the
@@ -113,29 +111,6 @@ def database_is_empty(runner) -> bool:
     nodes = runner.run("MATCH (n) RETURN count(n) AS n")[0]["n"]
     relationships = runner.run("MATCH ()-[r]->() RETURN count(r) AS n")[0]["n"]
     return nodes == 0 and relationships == 0
-
-
-def in_flight(batches: Iterator[dict], write: Callable[[dict], Any], workers: int):
-    """Yield ``(batch, write(batch))`` in order, with up to ``workers`` writes running at once.
-
-    Only ``workers + 1`` batches exist at a time. The first failure is raised once the writes
-    before it are accounted for; writes already started may still commit (each is idempotent
-    or is redone by the rerun, which takes the MERGE path).
-    """
-    if workers <= 1:
-        for batch in batches:
-            yield batch, write(batch)
-        return
-    pending: deque = deque()
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        for batch in batches:
-            pending.append((batch, pool.submit(write, batch)))
-            if len(pending) >= workers:
-                done, future = pending.popleft()
-                yield done, future.result()
-        while pending:
-            done, future = pending.popleft()
-            yield done, future.result()
 
 
 def write_online(

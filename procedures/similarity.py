@@ -30,6 +30,7 @@ import pandas as pd
 from linksim.errors import ConfigurationError, LinksimError
 from linksim.fingerprints import build_index, build_minhash_index, graph_fingerprint
 from linksim.graph import LinkGraph
+from linksim.procedures.runner import in_flight
 from linksim.procedures.runs import RunRecord
 from linksim.procedures.stream import StreamedGraph, stream_link_graph
 from linksim import store
@@ -67,12 +68,12 @@ CREATE (r:LinksimRun {
 RETURN retired
 """
 
-RETIRE_BATCH = """
+# One pass over the method's relationships, committed every $batch deletions (a LIMIT per
+# transaction would scan the new run's relationships again for every batch).
+RETIRE = """
 MATCH ()-[s:SIMILAR_TO {method: $method}]->()
 WHERE s.run <> $run
-WITH s LIMIT $batch
-DELETE s
-RETURN count(*) AS deleted
+CALL (s) { DELETE s } IN TRANSACTIONS OF $batch ROWS
 """
 
 PAGE_DETAILS = """
@@ -253,19 +254,25 @@ def write_similar(
     # Scores mean nothing beyond 12 decimals (ties are decided there); rounding drops the summation
     # noise that would otherwise show in the Browser's captions (0.17011199999999996).
     scores, ranks = np.round(score, 12).tolist(), rank.tolist()
+    params = {"method": method, "run": record.id}
+
+    def write(start: int) -> tuple[int, dict[str, int]]:
+        stop = start + batch_size
+        return stop - start, runner.write(WRITE_SIMILAR, dict(
+            params, sources=sources[start:stop], targets=targets[start:stop], scores=scores[start:stop],
+            ranks=ranks[start:stop],
+        ))
+
+    # Two batches in flight: the driver encodes one while the server writes the other.
     with Progress(len(sources), f"writing SIMILAR_TO ({method})", "relationships", enabled=show_progress) as progress:
-        for start in range(0, len(sources), batch_size):
-            stop = start + batch_size
-            counters = runner.write(WRITE_SIMILAR, {
-                "sources": sources[start:stop], "targets": targets[start:stop], "scores": scores[start:stop],
-                "ranks": ranks[start:stop], "method": method, "run": record.id,
-            })
-            if counters.get("relationships_created", 0) != len(sources[start:stop]):
+        for start, (_, counters) in in_flight(iter(range(0, len(sources), batch_size)), write, workers=2):
+            size = min(batch_size, len(sources) - start)
+            if counters.get("relationships_created", 0) != size:
                 raise LinksimError(
-                    f"wrote {counters.get('relationships_created', 0)} of {len(sources[start:stop])} SIMILAR_TO "
+                    f"wrote {counters.get('relationships_created', 0)} of {size} SIMILAR_TO "
                     "relationships of a batch: pages were deleted while linksim ran; run it again"
                 )
-            progress.update(len(sources[start:stop]))
+            progress.update(size)
     record.written = len(sources)
     record.write_millis = int((time.monotonic() - began) * 1000)
     runner.write(MAKE_CURRENT, record_values(record))
@@ -273,12 +280,8 @@ def write_similar(
     return record
 
 
-def retire(runner, method: str, keep_run: str, batch: int = 100_000) -> int:
+def retire(runner, method: str, keep_run: str, batch: int = 50_000) -> int:
     """Delete the method's SIMILAR_TO relationships of every run but ``keep_run``."""
-    deleted = 0
-    while True:
-        rows, _ = runner.write_returning(RETIRE_BATCH, {"method": method, "run": keep_run, "batch": batch})
-        count = rows[0][0] if rows else 0
-        deleted += count
-        if count < batch:
-            return deleted
+    with runner.driver.session(database=runner.database, bookmark_manager=runner.bookmarks) as session:
+        summary = session.run(RETIRE, {"method": method, "run": keep_run, "batch": batch}).consume()
+    return summary.counters.relationships_deleted
