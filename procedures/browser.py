@@ -5,7 +5,7 @@ To draw pages sized by PageRank, the pages with the highest rank get a tier labe
 ``cypher/browser/style.grass`` sizes: ``:PageRankTop1`` for the top 1 % of the ranked pages,
 ``:PageRankTop10`` for the rest of the top 10 %. Each page has at most one tier label; the labels
 are set again (old ones removed) in one transaction, so a reader sees either the old tiers or
-the new ones.
+the new ones. Once set, ``linksim pagerank`` (writing ``pagerank``) keeps them in step.
 """
 
 from __future__ import annotations
@@ -37,6 +37,15 @@ WITH p ORDER BY p[$property] DESC, p.url SKIP $skip LIMIT $limit
 SET p:PageRankTop10
 """,
 }
+
+
+IN_USE = "MATCH (p:PageRankTop1) RETURN p LIMIT 1"
+
+
+def tiers_in_use(runner) -> bool:
+    """Whether the tier labels were set (by ``linksim browser`` or the demo): ``linksim pagerank``
+    then sets them again after writing the ranks."""
+    return bool(runner.run(IN_USE))
 
 
 @dataclass

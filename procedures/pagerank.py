@@ -15,6 +15,7 @@ import pandas as pd
 
 from linksim.errors import ConfigurationError, LinksimError
 from linksim.pagerank import PageRankResult, pagerank
+from linksim.procedures.browser import label_pagerank_tiers, tiers_in_use
 from linksim.procedures.runs import RunRecord, record_run
 from linksim.procedures.stream import StreamedGraph, stream_link_graph
 from linksim.progress import Progress
@@ -154,6 +155,8 @@ def run_pagerank(
         if crawled_only:
             with runner.driver.session(database=runner.database, bookmark_manager=runner.bookmarks) as session:
                 session.run(CLEAR_OTHERS, property=write_property).consume()
+        if write_property == "pagerank" and tiers_in_use(runner):
+            label_pagerank_tiers(runner)  # keep the Browser's PageRank tiers in step with the ranks
         record.write_millis = int((time.monotonic() - began) * 1000)
         if record.written != graph.n:
             raise LinksimError(

@@ -130,12 +130,11 @@ def test_browser_tiers_follow_pagerank(runner: QueryRunner, cli_env, capsys) -> 
     labelled = runner.run("MATCH (p:PageRankTop1) RETURN p.url AS url")
     assert [row["url"] for row in labelled] == [top]
 
-    # The tiers move with the ranks: personalised on another page, that page leads.
+    # The tiers move with the ranks: personalised on another page, that page leads (PageRank
+    # relabels by itself once the tiers are in use).
     other = runner.run("MATCH (p:Page) WHERE p.url <> $top RETURN p.url AS url ORDER BY p.url LIMIT 1",
                        {"top": top})[0]["url"]
-    run_pagerank(runner, personalize={other: 1.0}, show_progress=False)
-    assert main(["browser"]) == 0
-    capsys.readouterr()
+    run_pagerank(runner, personalize={other: 1.0}, show_progress=False)  # moves the tiers itself
     lead = runner.run("MATCH (p:Page) RETURN p.url AS url ORDER BY p.pagerank DESC, p.url LIMIT 1")[0]["url"]
     assert [row["url"] for row in runner.run("MATCH (p:PageRankTop1) RETURN p.url AS url")] == [lead]
     assert runner.run("MATCH (p:PageRankTop1|PageRankTop10) RETURN count(p) AS n")[0]["n"] == 1
