@@ -13,8 +13,8 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
         "browser", parents=[connection], help="print the Neo4j Browser URL and how to load linksim's style",
         description="Print the local Neo4j Browser URL and credentials, and how to load linksim's style "
         "and saved queries. The style captions pages by title and sizes them by PageRank, which a "
-        "Browser style can only do through labels: this command labels the top 1%% of the pages by "
-        "PageRank :PageRankTop1 and the rest of the top 10%% :PageRankTop10 (once set, `linksim "
+        "Browser style can only do through labels: this command labels the top 1% of the pages by "
+        "PageRank :PageRankTop1 and the rest of the top 10% :PageRankTop10 (once set, `linksim "
         "pagerank` keeps them in step; --no-tiers leaves the graph alone).",
     )
     parser.add_argument("--no-tiers", action="store_true",
