@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 
 METHODS = ("simrank", "psimrank", "xjaccard")
 COLOURS = {"simrank": "#1f77b4", "psimrank": "#d62728", "xjaccard": "#2ca02c", "pagesim": "#9467bd"}
+PAGESIM_STYLES = {"1": ("#ff7f0e", "^-"), "2": ("#9467bd", "s-"), "3": ("#8c564b", "D-")}
 
 
 @dataclass
@@ -132,8 +133,11 @@ def text_section(deltas: dict[str, dict[int, float]], dataset: str) -> Section:
     table = [["method"] + [f"T={t}" for t in ts]]
     for name, delta in deltas.items():
         base = name.split(" ")[0]
-        axes.plot(ts, [delta[t] for t in ts], "o-", color=COLOURS.get(base), label=name,
-                  alpha=1.0 if "r=3" in name or base != "pagesim" else 0.6)
+        colour, marker = COLOURS.get(base), "o-"
+        if base == "pagesim":  # one colour and marker per radius, so that the curves tell apart
+            radius = name.split("r=")[-1][:1]
+            colour, marker = PAGESIM_STYLES.get(radius, (colour, "o-"))
+        axes.plot(ts, [delta[t] for t in ts], marker, color=colour, label=name)
         table.append([name] + [f"{delta[t]:.4f}" for t in ts])
     axes.legend(fontsize=8)
     caption = (f"{dataset}: article texts, TF-IDF by scikit-learn (English stop words, sublinear tf); "
