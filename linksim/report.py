@@ -74,7 +74,8 @@ def gamma_section(curves: list[experiments.Curve], parameter: str, label: str, d
                           f"{report.pairs:,}"])
     if log_x:
         axes.set_xscale("log")
-    axes.legend(fontsize=8)
+    # Beside the plot, not on it: with six curves no corner of the axes is free.
+    axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     defaults = "; ".join(f"{m}: N={p['n_fingerprints']}, L={p['length']}, c={p['decay']}"
                          for m, p in experiments.DEFAULTS.items())
     caption = (f"{dataset}: top-100 lists of every page, classes = categories cut to 2 components, seed 0. "
