@@ -180,8 +180,7 @@ def _similar(args: argparse.Namespace) -> int:
     print(
         f"Wrote {record.written:,} SIMILAR_TO relationships ({args.method}, top {args.top_k}) for "
         f"{record.pages:,} pages in {record.millis / 1000:.1f} s (stream {record.stream_millis / 1000:.1f} s, "
-        f"index and top-k {record.compute_millis / 1000:.1f} s, written alongside the top-k: "
-        f"{record.write_millis / 1000:.1f} s from its start); "
+        f"index and top-k {record.compute_millis / 1000:.1f} s, write {record.write_millis / 1000:.1f} s); "
         f"run {record.id} is now current."
     )
     return 0
