@@ -225,7 +225,8 @@ def write_similar(
 ) -> RunRecord:
     """Write every page's top-k related pages as SIMILAR_TO of a new current run (see module)."""
     from linksim.procedures.runs import record_values
-    from linksim.topk import iter_top_k
+    from linksim.progress import Progress
+    from linksim.topk import top_k_all
 
     if top_k < 1:
         raise ConfigurationError(f"--top-k must be at least 1, got {top_k}")
@@ -242,43 +243,37 @@ def write_similar(
     record.pages, record.links = graph.n, graph.m
     record.stream_millis = int(handle.streamed.seconds * 1000)
     began = time.monotonic()
+    source, target, score, rank = top_k_all(
+        handle.index, top_k=top_k, threshold=cutoff, workers=workers, show_progress=show_progress,
+    )
+    record.compute_millis = int((time.monotonic() - began + handle.build_seconds) * 1000)
+
+    began = time.monotonic()
     ids = handle.streamed.node_ids
+    sources, targets = ids[source].tolist(), ids[target].tolist()
+    # Scores mean nothing beyond 12 decimals (ties are decided there); rounding drops the summation
+    # noise that would otherwise show in the Browser's captions (0.17011199999999996).
+    scores, ranks = np.round(score, 12).tolist(), rank.tolist()
     params = {"method": method, "run": record.id}
-    computed = [began]
 
-    def batches():
-        """Rows of exactly ``batch_size`` (the last one fewer), as the top-k chunks come in."""
-        held: list[np.ndarray] | None = None
-        for part in iter_top_k(handle.index, top_k=top_k, threshold=cutoff, workers=workers,
-                               show_progress=show_progress):
-            held = list(part) if held is None else [np.concatenate([a, b]) for a, b in zip(held, part)]
-            while len(held[0]) >= batch_size:
-                yield _rows([a[:batch_size] for a in held])
-                held = [a[batch_size:] for a in held]
-        computed[0] = time.monotonic()
-        if held is not None and len(held[0]):
-            yield _rows(held)
+    def write(start: int) -> tuple[int, dict[str, int]]:
+        stop = start + batch_size
+        return stop - start, runner.write(WRITE_SIMILAR, dict(
+            params, sources=sources[start:stop], targets=targets[start:stop], scores=scores[start:stop],
+            ranks=ranks[start:stop],
+        ))
 
-    def _rows(columns: list[np.ndarray]) -> dict:
-        source, target, score, rank = columns
-        # Scores mean nothing beyond 12 decimals (ties are decided there); rounding drops the
-        # summation noise that would otherwise show in the Browser's captions (0.17011199999999996).
-        return dict(params, sources=ids[source].tolist(), targets=ids[target].tolist(),
-                    scores=np.round(score, 12).tolist(), ranks=rank.tolist())
-
-    # The write overlaps the computation: each batch goes to Neo4j as soon as its pages are
-    # computed, two batches in flight (the driver encodes one while the server writes the other).
-    written = 0
-    for batch, counters in in_flight(batches(), lambda batch: runner.write(WRITE_SIMILAR, batch), workers=2):
-        size = len(batch["sources"])
-        if counters.get("relationships_created", 0) != size:
-            raise LinksimError(
-                f"wrote {counters.get('relationships_created', 0)} of {size} SIMILAR_TO "
-                "relationships of a batch: pages were deleted while linksim ran; run it again"
-            )
-        written += size
-    record.compute_millis = int((computed[0] - began + handle.build_seconds) * 1000)
-    record.written = written
+    # Two batches in flight: the driver encodes one while the server writes the other.
+    with Progress(len(sources), f"writing SIMILAR_TO ({method})", "relationships", enabled=show_progress) as progress:
+        for start, (_, counters) in in_flight(iter(range(0, len(sources), batch_size)), write, workers=2):
+            size = min(batch_size, len(sources) - start)
+            if counters.get("relationships_created", 0) != size:
+                raise LinksimError(
+                    f"wrote {counters.get('relationships_created', 0)} of {size} SIMILAR_TO "
+                    "relationships of a batch: pages were deleted while linksim ran; run it again"
+                )
+            progress.update(size)
+    record.written = len(sources)
     record.write_millis = int((time.monotonic() - began) * 1000)
     runner.write(MAKE_CURRENT, record_values(record))
     retire(runner, method, record.id)
