@@ -16,3 +16,45 @@ def free_port() -> int:
 def peak_mib() -> float:
     """Peak resident memory of this process so far, in MiB."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+CNR_LINKS = 3_216_152  # the data README's count, self-loops and all
+
+
+def cnr_edges(data):
+    """(path, edges, n) of cnr-2000 in ``data``: the edge list as a DataFrame (columns s, t) and
+    the number of pages. Exits with a message when the file is not there."""
+    import sys
+
+    import pandas as pd
+
+    path = data / "cnr-2000" / "cnr-2000.edges.tsv.gz"
+    if not path.exists():
+        sys.exit(f"{path} is missing: put the shared data set there or pass --data")
+    edges = pd.read_csv(path, sep="\t", header=None, names=["s", "t"], comment="#")
+    return path, edges, int(max(edges.s.max(), edges.t.max())) + 1
+
+
+def bench_server(instance: str, gds: bool = False):
+    """(server, connection) of the local benchmark instance, (re)started on free ports, with
+    Graph Data Science installed if ``gds``."""
+    from linksim.server import LocalServer, ServerSettings
+    from linksim.server.connection import Connection
+
+    settings = ServerSettings.from_env(instance=instance, bolt_port=free_port(), http_port=free_port())
+    server = LocalServer(settings)
+    server.stop()
+    if gds:
+        server.install_gds()
+    server.start()
+    return server, Connection(settings.uri, "neo4j", server.password(), "neo4j", "local")
+
+
+def ensure_cnr(runner, server, path) -> None:
+    """Load cnr-2000 into the benchmark instance unless it already holds exactly that crawl."""
+    from linksim.loader import load
+    from linksim.procedures.maintenance import clear_database
+
+    if runner.run("MATCH ()-[r:LINKS_TO]->() RETURN count(r) AS n")[0]["n"] != CNR_LINKS:
+        clear_database(runner)
+        load([path], runner, mode="auto", local_server=server, show_progress=False)

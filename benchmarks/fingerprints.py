@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from pathlib import Path
 
@@ -25,12 +24,11 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # builds are measured on one core
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-from _common import free_port, peak_mib  # noqa: E402
+from _common import bench_server, cnr_edges, ensure_cnr, peak_mib  # noqa: E402
 
 
 def latency(function, items) -> tuple[float, float, float]:
@@ -56,11 +54,7 @@ def main() -> None:
 
     from linksim.graph import LinkGraph
 
-    path = args.data / "cnr-2000" / "cnr-2000.edges.tsv.gz"
-    if not path.exists():
-        sys.exit(f"{path} is missing: put the shared data set there or pass --data")
-    edges = pd.read_csv(path, sep="\t", header=None, names=["s", "t"], comment="#")
-    n = int(max(edges.s.max(), edges.t.max())) + 1
+    path, edges, n = cnr_edges(args.data)
     graph = LinkGraph.from_edges(edges.s.to_numpy(), edges.t.to_numpy(), n)
     print(f"cnr-2000: {graph.n:,} pages, {graph.m:,} links without self-loops\n")
     rng = np.random.default_rng(2026)
@@ -143,25 +137,13 @@ def run_neo4j(args, path: Path, n: int, queries: np.ndarray) -> None:
     import tempfile
 
     from linksim import cypher
-    from linksim.loader import load
     from linksim.procedures import QueryRunner
-    from linksim.procedures.maintenance import clear_database
     from linksim.procedures.similarity import obtain_index, write_similar
-    from linksim.server import LocalServer, ServerSettings
-    from linksim.server.connection import Connection
 
-    settings = ServerSettings.from_env(instance=args.instance, bolt_port=free_port(), http_port=free_port())
-    server = LocalServer(settings)
-    server.stop()
-    server.install_gds()
-    server.start()
-    connection = Connection(settings.uri, "neo4j", server.password(), "neo4j", "local")
+    server, connection = bench_server(args.instance, gds=True)
     root = Path(tempfile.mkdtemp(prefix="linksim-bench-indexes-"))
     with QueryRunner.connect(connection) as runner:
-        count = runner.run("MATCH ()-[r:LINKS_TO]->() RETURN count(r) AS n")[0]["n"]
-        if count != 3_216_152:
-            clear_database(runner)
-            load([path], runner, mode="auto", local_server=server, show_progress=False)
+        ensure_cnr(runner, server, path)
         runner.run("MATCH ()-[s:SIMILAR_TO]->() WITH s LIMIT 1 RETURN count(s)")  # warm the store
         began = time.perf_counter()
         handle = obtain_index(runner, "simrank", root, show_progress=False)

@@ -17,14 +17,11 @@ Self-loops are dropped for every library (PageRank as the papers define it).
 from __future__ import annotations
 
 import argparse
-import resource
-import socket
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+from _common import bench_server, cnr_edges, ensure_cnr, peak_mib
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -39,12 +36,6 @@ def timed(function, repeat: int = 3):
     return best, result
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
@@ -55,12 +46,8 @@ def main() -> None:
     from linksim.graph import LinkGraph
     from linksim.pagerank import pagerank
 
-    path = args.data / "cnr-2000" / "cnr-2000.edges.tsv.gz"
-    if not path.exists():
-        sys.exit(f"{path} is missing: put the shared data set there or pass --data")
-    edges = pd.read_csv(path, sep="\t", header=None, names=["s", "t"], comment="#")
+    path, edges, n = cnr_edges(args.data)
     edges = edges[edges.s != edges.t].drop_duplicates()
-    n = int(max(edges.s.max(), edges.t.max())) + 1
     source, target = edges.s.to_numpy(), edges.t.to_numpy()
     print(f"cnr-2000: {n:,} pages, {len(edges):,} links without self-loops; damping 0.85\n")
 
@@ -99,29 +86,17 @@ def main() -> None:
         print(f"{name:<30}{seconds:>9.3f}{str(iterations):>12}{distance:>20.2e}  {note}")
     print(f"\nlinksim compute / igraph PRPACK: {linksim_seconds / prpack_seconds:.2f}x the time "
           "(graph construction excluded for both; best of 3)")
-    print(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB")
+    print(f"peak RSS of this process: {peak_mib():,.0f} MiB")
 
     if args.skip_neo4j:
         return
-    from linksim.loader import load
     from linksim.procedures import QueryRunner
-    from linksim.procedures.maintenance import clear_database
     from linksim.procedures.pagerank import run_pagerank
     from linksim.procedures.stream import stream_link_graph
-    from linksim.server import LocalServer, ServerSettings
-    from linksim.server.connection import Connection
 
-    settings = ServerSettings.from_env(instance=args.instance, bolt_port=free_port(), http_port=free_port())
-    server = LocalServer(settings)
-    server.stop()
-    server.install_gds()
-    server.start()
-    connection = Connection(settings.uri, "neo4j", server.password(), "neo4j", "local")
+    server, connection = bench_server(args.instance, gds=True)
     with QueryRunner.connect(connection) as runner:
-        count = runner.run("MATCH ()-[r:LINKS_TO]->() RETURN count(r) AS n")[0]["n"]
-        if count != 3_216_152:
-            clear_database(runner)
-            load([path], runner, mode="auto", local_server=server, show_progress=False)
+        ensure_cnr(runner, server, path)
         streamed = stream_link_graph(runner, show_progress=False)
         print(f"\nstreaming from Neo4j: {streamed.graph.m:,} links in {streamed.seconds:.1f} s = "
               f"{streamed.links_per_second:,.0f} links/s (cold)")

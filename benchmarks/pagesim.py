@@ -13,17 +13,15 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-from _common import free_port, peak_mib  # noqa: E402
+from _common import bench_server, cnr_edges, ensure_cnr, peak_mib  # noqa: E402
 
 
 def main() -> None:
@@ -42,11 +40,7 @@ def main() -> None:
     from linksim.pagerank import pagerank
     from linksim.pagesim import _transition, build_pagesim_index
 
-    path = args.data / "cnr-2000" / "cnr-2000.edges.tsv.gz"
-    if not path.exists():
-        sys.exit(f"{path} is missing: put the shared data set there or pass --data")
-    edges = pd.read_csv(path, sep="\t", header=None, names=["s", "t"], comment="#")
-    n = int(max(edges.s.max(), edges.t.max())) + 1
+    path, edges, n = cnr_edges(args.data)
     graph = LinkGraph.from_edges(edges.s.to_numpy(), edges.t.to_numpy(), n)
     ranks = pagerank(graph, tol=1e-10, max_iter=1000, dtype=np.float64).ranks
     queries = np.random.default_rng(2026).choice(n, size=args.queries, replace=False)
@@ -89,24 +83,13 @@ def main() -> None:
 def run_neo4j(args, path: Path) -> None:
     import tempfile
 
-    from linksim.loader import load
     from linksim.procedures import QueryRunner
-    from linksim.procedures.maintenance import clear_database
     from linksim.procedures.similarity import obtain_index, write_similar
-    from linksim.server import LocalServer, ServerSettings
-    from linksim.server.connection import Connection
 
-    settings = ServerSettings.from_env(instance=args.instance, bolt_port=free_port(), http_port=free_port())
-    server = LocalServer(settings)
-    server.stop()
-    server.start()
-    connection = Connection(settings.uri, "neo4j", server.password(), "neo4j", "local")
+    server, connection = bench_server(args.instance)
     root = Path(tempfile.mkdtemp(prefix="linksim-bench-indexes-"))
     with QueryRunner.connect(connection) as runner:
-        count = runner.run("MATCH ()-[r:LINKS_TO]->() RETURN count(r) AS n")[0]["n"]
-        if count != 3_216_152:
-            clear_database(runner)
-            load([path], runner, mode="auto", local_server=server, show_progress=False)
+        ensure_cnr(runner, server, path)
         began = time.perf_counter()
         handle = obtain_index(runner, "pagesim", root, radius=args.radius, show_progress=False)
         record = write_similar(runner, handle, top_k=10, show_progress=False)

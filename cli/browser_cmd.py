@@ -5,7 +5,18 @@ from __future__ import annotations
 
 import argparse
 import os
+import textwrap
 from importlib import resources
+
+# The related-pages graph query with its parameters, ready to paste into the Browser's editor.
+BROWSER_QUERY = """\
+:param url => '{url}'
+:param method => '{method}'
+:param limit => 10
+MATCH (run:LinksimRun {{algorithm: $method, current: true}})
+MATCH path = (p:Page {{url: $url}})-[s:SIMILAR_TO {{run: run.id}}]->(q:Page)
+WHERE s.rank <= $limit
+RETURN path"""
 
 
 def register(commands: argparse._SubParsersAction, connection: argparse.ArgumentParser) -> None:
@@ -52,9 +63,6 @@ def _browser(args: argparse.Namespace) -> int:
     print(f"\nStyle: drag {style} onto the Browser window, or run `:style` there and paste its text.")
     print("  Pages are captioned by title and sized by PageRank tier; SIMILAR_TO is labelled by score.")
     print(f"Saved queries: drag {favorites} onto the Favorites drawer (the star), or paste them.")
-    print("\nThen, for example:\n  :param url => 'https://en.wikipedia.org/wiki/Albert_Einstein'\n"
-          "  :param method => 'psimrank'\n  :param limit => 10\n"
-          "  MATCH (run:LinksimRun {algorithm: $method, current: true})\n"
-          "  MATCH path = (p:Page {url: $url})-[s:SIMILAR_TO {run: run.id}]->(q:Page)\n"
-          "  WHERE s.rank <= $limit RETURN path")
+    example = BROWSER_QUERY.format(url="https://en.wikipedia.org/wiki/Albert_Einstein", method="psimrank")
+    print("\nThen, for example:\n" + textwrap.indent(example, "  "))
     return 0

@@ -13,14 +13,6 @@ log = logging.getLogger("linksim")
 WIKI = "https://en.wikipedia.org/wiki/"
 DEMO_PAGES = ("Albert_Einstein", "Paris", "Dog")
 DEMO_METHODS = ("simrank", "psimrank", "xjaccard", "pagesim")
-BROWSER_QUERY = """\
-:param url => '{url}'
-:param method => 'simrank'
-:param limit => 10
-MATCH (run:LinksimRun {{algorithm: $method, current: true}})
-MATCH path = (p:Page {{url: $url}})-[s:SIMILAR_TO {{run: run.id}}]->(q:Page)
-WHERE s.rank <= $limit
-RETURN path"""
 
 
 def register(commands: argparse._SubParsersAction, connection: argparse.ArgumentParser) -> None:
@@ -66,14 +58,15 @@ def _current(runner, method: str) -> dict | None:
 def _demo(args: argparse.Namespace) -> int:
     import os
 
+    from linksim.cli.browser_cmd import BROWSER_QUERY
+    from linksim.cli.main import connection_from_args
     from linksim.loader import load
     from linksim.loader.datasets import locate
     from linksim.procedures import QueryRunner
-    from linksim.procedures.browser import label_pagerank_tiers
+    from linksim.procedures.browser import label_pagerank_tiers, tiers_in_use
     from linksim.procedures.pagerank import run_pagerank
     from linksim.procedures.similarity import DEFAULTS, default_index_root, obtain_index, write_similar
     from linksim.procedures.stream import stream_link_graph
-    from linksim.server.connection import resolve_connection
     from linksim.server.local import LocalServer
     from linksim.server.settings import ServerSettings
 
@@ -82,16 +75,13 @@ def _demo(args: argparse.Namespace) -> int:
     started = time.monotonic()
     folder = locate("wikispeedia")
     began = _step(1, total, "Neo4j")
-    external = bool(args.uri or os.environ.get("NEO4J_URI"))
-    if external:
-        connection = resolve_connection(uri=args.uri, user=args.user, password_file=args.password_file,
-                                        database=args.database)
-        browser = None
-    else:
-        server = LocalServer(ServerSettings.from_env())
-        status, fresh = server.start()
-        connection = resolve_connection(database=args.database)
+    browser = None
+    local = not (args.uri or os.environ.get("NEO4J_URI"))  # no server of the user's: the local one
+    if local:
+        status, fresh = LocalServer(ServerSettings.from_env()).start()
         browser = status.http_url.rstrip("/") + "/browser/" if status.http_url else None
+    connection = connection_from_args(args)
+    if local:
         _done(began, ("started" if fresh else "already running") + f" at {connection.uri}")
 
     with QueryRunner.connect(connection) as runner:
@@ -115,7 +105,8 @@ def _demo(args: argparse.Namespace) -> int:
         else:
             run = run_pagerank(runner, show_progress=not quiet)
             _done(began, f"{run.record.iterations} iterations, written on {run.record.written:,} pages")
-        label_pagerank_tiers(runner)  # the Browser style sizes pages by these labels
+        if not tiers_in_use(runner):  # once set, PageRank keeps them in step itself
+            label_pagerank_tiers(runner)  # the Browser style sizes pages by these labels
 
         began = _step(4, total, "related pages: " + ", ".join(DEMO_METHODS))
         root = default_index_root(connection.uri, connection.database)
@@ -167,5 +158,5 @@ def _demo(args: argparse.Namespace) -> int:
     if browser:
         print(f"\nNeo4j Browser: {browser} (user neo4j, password in the file `linksim neo4j status` shows).")
     print("Paste this into the Browser's editor to see a page and its related pages as a graph:\n")
-    print(BROWSER_QUERY.format(url=WIKI + args.pages[0]))
+    print(BROWSER_QUERY.format(url=WIKI + args.pages[0], method="simrank"))
     return 0

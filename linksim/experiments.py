@@ -32,10 +32,12 @@ def monte_carlo_index(graph: LinkGraph, method: str, n_fingerprints: int, length
     return build_index(graph, method, n_fingerprints, length, seed, decay)
 
 
-def exact_matrix(graph: LinkGraph, method: str, length: int, decay: float) -> np.ndarray:
-    return {"simrank": simrank_exact, "psimrank": psimrank_exact, "xjaccard": xjaccard_exact}[method](
-        graph, decay, length
-    )
+EXACT = {"simrank": simrank_exact, "psimrank": psimrank_exact, "xjaccard": xjaccard_exact}
+
+
+def exact_matrix(graph: LinkGraph, method: str, length: int, decay: float, each=None) -> np.ndarray:
+    """The exact reference of ``method``; ``each(k, matrix)`` sees every truncation k on the way."""
+    return EXACT[method](graph, decay, length, each=each)
 
 
 def lists_of(index, top: int = 100, workers: int | None = None) -> dict[int, list[tuple[int, float]]]:
@@ -75,10 +77,7 @@ def gamma_curve(
             if k in values:
                 found[k] = sibling_gamma(top_lists_from_matrix(matrix, top), classes, top)
 
-        params = DEFAULTS[method]
-        {"simrank": simrank_exact, "psimrank": psimrank_exact, "xjaccard": xjaccard_exact}[method](
-            graph, float(params["decay"]), max(values), each=grade
-        )
+        exact_matrix(graph, method, max(values), float(DEFAULTS[method]["decay"]), each=grade)
         curve.exact = [found[v] for v in values]
         with_exact = False
     for value in values:

@@ -117,9 +117,12 @@ def propagation_matrix(graph: LinkGraph, ranks: np.ndarray, radius: int = 3, dec
     return matrix
 
 
-def _range_positions(begin: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """Every position of the ranges ``begin[i] .. begin[i] + sizes[i]``, range after range."""
-    return np.repeat(begin - (np.cumsum(sizes) - sizes), sizes) + np.arange(int(sizes.sum()))
+def _row_entries(matrix: sp.csr_matrix, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions in ``matrix.indices`` / ``matrix.data`` of the given rows' entries, row after row,
+    and each row's number of entries."""
+    begin, end = matrix.indptr[rows], matrix.indptr[rows + 1]
+    sizes = end - begin
+    return np.repeat(begin - (np.cumsum(sizes) - sizes), sizes) + np.arange(int(sizes.sum())), sizes
 
 
 def _combine(a: np.ndarray, b: np.ndarray, formula: str) -> np.ndarray:
@@ -171,10 +174,7 @@ class PageSimIndex:
 
     def _gather_rows(self, sources: np.ndarray, mine: np.ndarray, formula: str) -> tuple[np.ndarray, np.ndarray]:
         """(page, contribution) of every entry of the given source rows, for u's values ``mine``."""
-        indptr = self.by_source.indptr
-        begin, end = indptr[sources], indptr[sources + 1]
-        sizes = end - begin
-        where = _range_positions(begin, sizes)
+        where, sizes = _row_entries(self.by_source, sources)
         pages = self.by_source.indices[where]
         return pages, _combine(np.repeat(mine, sizes), self.by_source.data[where], formula)
 
@@ -184,10 +184,7 @@ class PageSimIndex:
         dense = np.zeros(self.n)
         start, stop = self.by_page.indptr[u], self.by_page.indptr[u + 1]
         dense[self.by_page.indices[start:stop]] = self.by_page.data[start:stop]
-        indptr = self.by_page.indptr
-        begin, end = indptr[pages], indptr[pages + 1]
-        sizes = end - begin
-        where = _range_positions(begin, sizes)
+        where, sizes = _row_entries(self.by_page, pages)
         owner = np.repeat(np.arange(len(pages)), sizes)
         values = _combine(dense[self.by_page.indices[where]], self.by_page.data[where], formula)
         return np.bincount(owner, weights=values, minlength=len(pages))

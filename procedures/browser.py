@@ -21,25 +21,18 @@ TIERS = (("PageRankTop1", 0.01), ("PageRankTop10", 0.10))
 
 COUNT_RANKED = "MATCH (p:Page) WHERE p[$property] IS NOT NULL RETURN count(p) AS n"
 
-_CLEAR = {
-    "PageRankTop1": "MATCH (p:PageRankTop1) REMOVE p:PageRankTop1",
-    "PageRankTop10": "MATCH (p:PageRankTop10) REMOVE p:PageRankTop10",
-}
+# The label is one of TIERS' constants, substituted here once; never a value from outside.
+_CLEAR = {label: f"MATCH (p:{label}) REMOVE p:{label}" for label, _ in TIERS}
 _SET = {
-    "PageRankTop1": """
+    label: f"""
 MATCH (p:Page) WHERE p[$property] IS NOT NULL
 WITH p ORDER BY p[$property] DESC, p.url SKIP $skip LIMIT $limit
-SET p:PageRankTop1
-""",
-    "PageRankTop10": """
-MATCH (p:Page) WHERE p[$property] IS NOT NULL
-WITH p ORDER BY p[$property] DESC, p.url SKIP $skip LIMIT $limit
-SET p:PageRankTop10
-""",
+SET p:{label}
+"""
+    for label, _ in TIERS
 }
 
-
-IN_USE = "MATCH (p:PageRankTop1) RETURN p LIMIT 1"
+IN_USE = f"MATCH (p:{TIERS[0][0]}) RETURN p LIMIT 1"
 
 
 def tiers_in_use(runner) -> bool:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,6 +15,7 @@ import pandas as pd
 from linksim.errors import ConfigurationError, LinksimError
 from linksim.pagerank import PageRankResult, pagerank
 from linksim.procedures.browser import label_pagerank_tiers, tiers_in_use
+from linksim.procedures.runner import in_flight
 from linksim.procedures.runs import RunRecord, record_run
 from linksim.procedures.stream import StreamedGraph, stream_link_graph
 from linksim.progress import Progress
@@ -136,22 +136,19 @@ def run_pagerank(
         began = time.monotonic()
         ids = streamed.node_ids.tolist()
         ranks = result.ranks.astype(np.float64).tolist()
-        starts = range(0, len(ids), batch_size)
 
-        def write(start: int) -> int:
-            counters = runner.write(
+        def write(start: int) -> dict[str, int]:
+            return runner.write(
                 WRITE_RANKS,
                 {"ids": ids[start : start + batch_size], "ranks": ranks[start : start + batch_size],
                  "property": write_property},
             )
-            return counters.get("properties_set", 0)
 
         # Two batches in flight: the driver encodes one while the server writes the other.
-        with Progress(len(ids), f"writing {write_property}", "pages", enabled=show_progress) as progress, \
-                ThreadPoolExecutor(max_workers=2) as pool:
-            for start, written in zip(starts, pool.map(write, starts)):
-                record.written += written
-                progress.update(len(ids[start : start + batch_size]))
+        with Progress(len(ids), f"writing {write_property}", "pages", enabled=show_progress) as progress:
+            for start, counters in in_flight(iter(range(0, len(ids), batch_size)), write, workers=2):
+                record.written += counters.get("properties_set", 0)
+                progress.update(min(batch_size, len(ids) - start))
         if crawled_only:
             with runner.driver.session(database=runner.database, bookmark_manager=runner.bookmarks) as session:
                 session.run(CLEAR_OTHERS, property=write_property).consume()

@@ -256,16 +256,16 @@ def write_similar(
     scores, ranks = np.round(score, 12).tolist(), rank.tolist()
     params = {"method": method, "run": record.id}
 
-    def write(start: int) -> tuple[int, dict[str, int]]:
+    def write(start: int) -> dict[str, int]:
         stop = start + batch_size
-        return stop - start, runner.write(WRITE_SIMILAR, dict(
+        return runner.write(WRITE_SIMILAR, dict(
             params, sources=sources[start:stop], targets=targets[start:stop], scores=scores[start:stop],
             ranks=ranks[start:stop],
         ))
 
     # Two batches in flight: the driver encodes one while the server writes the other.
     with Progress(len(sources), f"writing SIMILAR_TO ({method})", "relationships", enabled=show_progress) as progress:
-        for start, (_, counters) in in_flight(iter(range(0, len(sources), batch_size)), write, workers=2):
+        for start, counters in in_flight(iter(range(0, len(sources), batch_size)), write, workers=2):
             size = min(batch_size, len(sources) - start)
             if counters.get("relationships_created", 0) != size:
                 raise LinksimError(
