@@ -104,6 +104,9 @@ class FingerprintIndex:
     decay: float = 0.6
     _children: list = field(default_factory=list, repr=False, compare=False)
     _members: "TreeLayout | None" = field(default=None, repr=False, compare=False)
+    _twins: dict = field(default_factory=dict, repr=False, compare=False)
+    _twin_memo: tuple = field(default=(), repr=False, compare=False)
+    _use_twins = True  # answer a twin class's pages from one query (see twin_classes)
     _slice_min = 64  # mean range length from which members are copied as slices
     _prune_budget = 100_000  # members from which a top-k query reads the early ones first
     _prune_candidates = 1_000  # most pages scored exactly after the bound
@@ -372,6 +375,64 @@ class FingerprintIndex:
         base = np.repeat(np.arange(len(members.lengths)) * members.step, members.lengths)
         return np.repeat(members.owner, members.lengths), members.pages.astype(np.int64), members.keyed - base
 
+    def twin_classes(self, n_fingerprints: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Pages whose walks meet at step 1 in every one of the first ``n_fingerprints``
+        fingerprints (typically the pages with one in-link, from the same page): ``(klass,
+        indptr, members)``, ``klass[u]`` the class of u or -1, class j's pages
+        ``members[indptr[j]:indptr[j+1]]`` in increasing order. Built once per count.
+
+        Twins u, u' share every score but their own: for any other v, τ(u, v) = τ(u', v), since
+        from step 1 on the two walks are one. Between them τ = 1 everywhere, the score c, which
+        no page outside the class reaches (it meets u later than step 1 in some fingerprint).
+        """
+        count = self.n_fingerprints if n_fingerprints is None else n_fingerprints
+        if count not in self._twins:
+            pages = np.arange(self.n, dtype=np.int64)
+
+            def first_step(i: int) -> np.ndarray:  # the page standing for u's group after step 1
+                return np.where(self.label[i] == 1, self.parent[i], pages)
+
+            # Hash the N first-step groups of each page, then check every class member exactly.
+            multipliers = np.random.default_rng(0x7715).integers(1, 2**63, size=count, dtype=np.uint64) | 1
+            key = np.zeros(self.n, dtype=np.uint64)
+            for i in range(count):
+                key += first_step(i).astype(np.uint64) * multipliers[i]  # modulo 2^64
+            order = np.argsort(key, kind="stable")
+            starts = np.r_[True, key[order][1:] != key[order][:-1]]
+            head = order[np.flatnonzero(starts)][np.cumsum(starts) - 1]  # first page of each one's group
+            same = np.ones(self.n, dtype=bool)
+            for i in range(count):
+                step = first_step(i)
+                same &= step[order] == step[head]
+            head = np.where(same, head, order)  # a hash collision: alone
+            heads, group, sizes = np.unique(head, return_inverse=True, return_counts=True)
+            twin = sizes[group] > 1
+            members = order[twin]
+            renumbered = np.full(len(heads), -1, dtype=np.int64)
+            renumbered[sizes > 1] = np.arange(int((sizes > 1).sum()))
+            klass = np.full(self.n, -1, dtype=np.int64)
+            klass[members] = renumbered[group[twin]]
+            members = members[np.lexsort((members, klass[members]))]
+            indptr = np.zeros(int((sizes > 1).sum()) + 1, dtype=np.int64)
+            np.cumsum(np.bincount(klass[members], minlength=len(indptr) - 1), out=indptr[1:])
+            self._twins[count] = (klass, indptr, members)
+        return self._twins[count]
+
+    def _related_twin(self, u: int, twins: np.ndarray, top_k: int, decay: float, threshold: float,
+                      count: int) -> list[tuple[int, float]]:
+        """u's list from its twin class: the other twins first (score c, by page), then the
+        pages outside the class as the class's first page sees them (one query per class)."""
+        others = twins[twins != u]
+        head = [(int(v), decay) for v in others[:top_k]]
+        if len(head) == top_k:
+            return head
+        key = (int(twins[0]), top_k, decay, threshold, count)
+        if not self._twin_memo or self._twin_memo[0] != key:
+            wider = self._related_one(int(twins[0]), top_k + len(others), decay, threshold, count)
+            inside = set(twins.tolist())
+            self._twin_memo = (key, [(v, s) for v, s in wider if v not in inside])
+        return head + self._twin_memo[1][: top_k - len(head)]
+
     def related(
         self, u: int, top_k: int | None = 10, decay: float | None = None, threshold: float = 0.0,
         n_fingerprints: int | None = None,
@@ -379,10 +440,20 @@ class FingerprintIndex:
         """Pages most similar to ``u`` (u excluded), best first: [(page, score)], ties by page.
 
         All of u's trees (one per fingerprint) are gathered and decoded at once; time is linear
-        in their total size. ``threshold`` drops scores at or below it.
+        in their total size. ``threshold`` drops scores at or below it. A top-k query for a page
+        with twins (see :meth:`twin_classes`) is answered from its class.
         """
         count = self.n_fingerprints if n_fingerprints is None else n_fingerprints
         decay = self.decay if decay is None else decay
+        if top_k is not None and self._use_twins and threshold < decay:
+            klass, indptr, members = self.twin_classes(count)
+            if klass[u] >= 0:
+                twins = members[indptr[klass[u]] : indptr[klass[u] + 1]]
+                return self._related_twin(u, twins, top_k, decay, threshold, count)
+        return self._related_one(u, top_k, decay, threshold, count)
+
+    def _related_one(self, u: int, top_k: int | None, decay: float, threshold: float,
+                     count: int) -> list[tuple[int, float]]:
         ranges = self._ranges(u, count)
         if top_k is not None and self._prune_budget and int(ranges[1].sum()) > self._prune_budget:
             found = self._related_pruned(u, top_k, decay, threshold, count, self._prune_budget, ranges)

@@ -38,13 +38,20 @@ def top_k_all(
     Returns parallel arrays ``(source, target, score, rank)``, rank 1 = most similar, in the
     order of ``pages`` (default: all). With ``workers`` > 1 (default: the CPUs available) the
     pages are shared out in chunks to forked processes that see the index without copying it.
+    An index with twin classes (pages that share their scores, see
+    :meth:`linksim.fingerprints.FingerprintIndex.twin_classes`) gets each class's pages in a row,
+    so that the class is queried once.
     """
     if top_k < 1:
         raise ValueError(f"top_k must be at least 1, got {top_k}")
     pages = np.arange(index.n) if pages is None else np.asarray(pages)
     if workers is None:
         workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    tasks = [(pages[start : start + chunk], top_k, threshold) for start in range(0, len(pages), chunk)]
+    queue = pages
+    if getattr(index, "_use_twins", False):
+        klass = index.twin_classes()[0]  # built here, before the workers fork
+        queue = pages[np.argsort(klass[pages], kind="stable")]
+    tasks = [(queue[start : start + chunk], top_k, threshold) for start in range(0, len(queue), chunk)]
     parts = []
     _SHARED["index"] = index
     try:
@@ -64,6 +71,11 @@ def top_k_all(
     source = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
     target = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
     score = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0)
+    if queue is not pages:  # back to the order of `pages`, each list kept as it came
+        where = np.empty(int(pages.max()) + 1 if len(pages) else 0, dtype=np.int64)
+        where[pages] = np.arange(len(pages))
+        back = np.argsort(where[source], kind="stable")
+        source, target, score = source[back], target[back], score[back]
     # Ranks: position within each source's run (the lists come out best first).
     rank = np.ones(len(source), dtype=np.int64)
     if len(source):

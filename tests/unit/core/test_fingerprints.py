@@ -302,3 +302,52 @@ def test_tree_sizes_by_length_equal_the_walks_meeting_by_then() -> None:
                     sizes.append(int(together[u].sum()))
                     seen |= together[u]
         assert by_length[length] == (pytest.approx(np.mean(sizes)), max(sizes))
+
+
+def hub_graph(seed: int) -> LinkGraph:
+    """Hubs each linking a set of pages that have no other in-link (twins), some of them
+    also linked from elsewhere, plus random links."""
+    rng = np.random.default_rng(seed)
+    source, target = [], []
+    for hub, size in zip(range(90, 96), (2, 3, 5, 9, 14, 20)):
+        pages = rng.choice(90, size, replace=False)
+        source += [hub] * size
+        target += pages.tolist()
+    source += rng.integers(0, 96, 70).tolist()
+    target += rng.integers(60, 96, 70).tolist()
+    return LinkGraph.from_edges(np.array(source), np.array(target), 96)
+
+
+@pytest.mark.parametrize("method", ["simrank", "psimrank"])
+def test_twin_classes_are_the_pages_meeting_at_step_one_everywhere(method: str) -> None:
+    graph = hub_graph(8)
+    index = build_index(graph, method, n_fingerprints=30, seed=8)
+    for count in (30, 4):
+        klass, indptr, members = index.twin_classes(count)
+        assert (np.diff(indptr) >= 2).all() and sorted(members.tolist()) == np.flatnonzero(klass >= 0).tolist()
+        for j in range(len(indptr) - 1):
+            group = members[indptr[j] : indptr[j + 1]]
+            assert (np.diff(group) > 0).all() and (klass[group] == j).all()
+        for u in range(graph.n):
+            times = index.meeting_times_many(u, np.arange(graph.n), count)
+            twins = (times == 1).all(axis=1)
+            expected = np.flatnonzero(twins | (np.arange(graph.n) == u)) if klass[u] >= 0 else np.array([u])
+            got = np.flatnonzero(klass == klass[u]) if klass[u] >= 0 else np.array([u])
+            assert got.tolist() == expected.tolist()
+    assert len(index.twin_classes()[1]) > 4  # the hubs' single-link pages at least
+
+
+@pytest.mark.parametrize("method", ["simrank", "psimrank"])
+def test_twin_answers_equal_the_query_of_each_page(method: str) -> None:
+    graph = hub_graph(9)
+    index = build_index(graph, method, n_fingerprints=30, seed=9)
+    for threshold in (0.0, 0.05):
+        for count in (30, 7):
+            for u in range(graph.n):
+                for top_k in (1, 4, 12, 40):  # the same class asked for lists of several lengths
+                    index._use_twins = False
+                    expected = index.related(u, top_k=top_k, threshold=threshold, n_fingerprints=count)
+                    index._use_twins = True
+                    got = index.related(u, top_k=top_k, threshold=threshold, n_fingerprints=count)
+                    assert [v for v, _ in got] == [v for v, _ in expected]
+                    assert np.allclose([s for _, s in got], [s for _, s in expected], atol=1e-12)

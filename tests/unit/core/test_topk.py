@@ -10,17 +10,30 @@ from linksim.graph import LinkGraph
 from linksim.topk import top_k_all
 
 
+def graph_with_twins(seed: int) -> LinkGraph:
+    """Random links, and hubs whose pages have no other in-link (twin classes of 2 to 12)."""
+    rng = np.random.default_rng(seed)
+    source, target = rng.integers(0, 85, 250).tolist(), rng.integers(0, 50, 250).tolist()
+    single = rng.permutation(np.arange(50, 80)).tolist()
+    for hub, size in zip(range(80, 85), (2, 3, 5, 8, 12)):
+        source += [hub] * size
+        target += [single.pop() for _ in range(size)]
+    return LinkGraph.from_edges(np.array(source), np.array(target), 85)
+
+
 @pytest.mark.parametrize("workers", [1, 2])
-@pytest.mark.parametrize("kind", ["psimrank", "xjaccard"])
+@pytest.mark.parametrize("kind", ["simrank", "psimrank", "xjaccard"])
 def test_top_k_all_equals_related_per_page(workers: int, kind: str) -> None:
-    rng = np.random.default_rng(3)
-    graph = LinkGraph.from_edges(rng.integers(0, 70, 250), rng.integers(0, 70, 250), 70)
+    graph = graph_with_twins(3)
     index = build_minhash_index(graph, 30, seed=1) if kind == "xjaccard" else build_index(graph, kind, 30, seed=1)
     source, target, score, rank = top_k_all(index, top_k=4, threshold=0.01, workers=workers, chunk=9,
                                             show_progress=False)
     got: dict[int, list] = {}
     for s, t, v, r in zip(source, target, score, rank):
         got.setdefault(int(s), []).append((int(t), float(v), int(r)))
+    if kind != "xjaccard":
+        assert len(index.twin_classes()[1]) > 3
+        index._use_twins = False  # the reference: one query per page
     for u in range(graph.n):
         expected = index.related(u, top_k=4, threshold=0.01)
         assert [(t, v) for t, v, _ in got.get(u, [])] == expected
