@@ -68,12 +68,18 @@ CREATE (r:LinksimRun {
 RETURN retired
 """
 
-# One pass over the method's relationships, committed every $batch deletions (a LIMIT per
-# transaction would scan the new run's relationships again for every batch).
+# One pass over the pages, committed every $pages pages (a LIMIT per transaction would scan the
+# new run's relationships again for every batch); a row per page comes back as its batch commits,
+# which is the progress.
 RETIRE = """
-MATCH ()-[s:SIMILAR_TO {method: $method}]->()
-WHERE s.run <> $run
-CALL (s) { DELETE s } IN TRANSACTIONS OF $batch ROWS
+MATCH (p:Page)
+CALL (p) {
+  MATCH (p)-[s:SIMILAR_TO {method: $method}]->()
+  WHERE s.run <> $run
+  DELETE s
+  RETURN count(s) AS deleted
+} IN TRANSACTIONS OF $pages ROWS
+RETURN deleted
 """
 
 PAGE_DETAILS = """
@@ -276,12 +282,25 @@ def write_similar(
     record.written = len(sources)
     record.write_millis = int((time.monotonic() - began) * 1000)
     runner.write(MAKE_CURRENT, record_values(record))
-    retire(runner, method, record.id)
+    retire(runner, method, record.id, per_transaction=50_000 // top_k + 1, show_progress=show_progress)
     return record
 
 
-def retire(runner, method: str, keep_run: str, batch: int = 50_000) -> int:
-    """Delete the method's SIMILAR_TO relationships of every run but ``keep_run``."""
-    with runner.driver.session(database=runner.database, bookmark_manager=runner.bookmarks) as session:
-        summary = session.run(RETIRE, {"method": method, "run": keep_run, "batch": batch}).consume()
-    return summary.counters.relationships_deleted
+def retire(runner, method: str, keep_run: str, per_transaction: int = 5_000, show_progress: bool = True) -> int:
+    """Delete the method's SIMILAR_TO relationships of every run but ``keep_run``, page by page,
+    ``per_transaction`` pages a transaction; returns how many were deleted."""
+    from linksim.progress import Progress
+
+    began = time.monotonic()
+    pages = runner.run("MATCH (p:Page) RETURN count(p) AS n")[0]["n"]
+    deleted = 0
+    params = {"method": method, "run": keep_run, "pages": int(per_transaction)}
+    with Progress(pages, f"retiring earlier SIMILAR_TO ({method})", "pages", enabled=show_progress) as progress:
+        with runner.driver.session(database=runner.database, bookmark_manager=runner.bookmarks) as session:
+            for record in session.run(RETIRE, params):
+                deleted += record["deleted"]
+                progress.update(1)
+    if deleted:
+        log.info("deleted %s SIMILAR_TO relationships of earlier %s runs in %.1f s", f"{deleted:,}", method,
+                 time.monotonic() - began)
+    return deleted

@@ -13,7 +13,7 @@ from linksim.cli.main import main
 from linksim.fingerprints import build_index
 from linksim.loader import load
 from linksim.procedures import QueryRunner
-from linksim.procedures.similarity import obtain_index, write_similar
+from linksim.procedures.similarity import obtain_index, retire, write_similar
 from linksim.procedures.stream import stream_link_graph
 
 DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
@@ -110,6 +110,10 @@ def test_an_interrupted_run_leaves_the_old_results_and_is_cleaned_up(runner, tmp
     assert sum(partial.values()) in (200, 300)
     assert current_runs(runner) == {"simrank": [old.id]}
     assert runner.run(query, {"url": url, "method": "simrank", "limit": 10}) == shown
+
+    # Retiring by a few pages a transaction deletes exactly the interrupted run's relationships.
+    assert retire(runner, "simrank", old.id, per_transaction=7, show_progress=False) == sum(partial.values())
+    assert relationships(runner) == {("simrank", old.id): old.written}
 
     new = write_similar(runner, handle, show_progress=False)
     assert relationships(runner) == {("simrank", new.id): new.written}
