@@ -111,8 +111,8 @@ def test_an_interrupted_run_leaves_the_old_results_and_is_cleaned_up(runner, tmp
     assert current_runs(runner) == {"simrank": [old.id]}
     assert runner.run(query, {"url": url, "method": "simrank", "limit": 10}) == shown
 
-    # Retiring by a few pages a transaction deletes exactly the interrupted run's relationships.
-    assert retire(runner, "simrank", old.id, per_transaction=7, show_progress=False) == sum(partial.values())
+    # Retiring a few relationships a transaction deletes exactly the interrupted run's relationships.
+    assert retire(runner, "simrank", old.id, batch=7) == sum(partial.values())
     assert relationships(runner) == {("simrank", old.id): old.written}
 
     new = write_similar(runner, handle, show_progress=False)
