@@ -392,27 +392,25 @@ class FingerprintIndex:
             def first_step(i: int) -> np.ndarray:  # the page standing for u's group after step 1
                 return np.where(self.label[i] == 1, self.parent[i], pages)
 
-            # Hash the N first-step groups of each page, then check every class member exactly.
+            # Hash the N first-step groups of each page, then check every page against the first
+            # page of its hash group exactly (a collision leaves it alone). The groups are derived
+            # again for the check rather than kept: N x V of them would be as large as the index.
             multipliers = np.random.default_rng(0x7715).integers(1, 2**63, size=count, dtype=np.uint64) | 1
             key = np.zeros(self.n, dtype=np.uint64)
             for i in range(count):
                 key += first_step(i).astype(np.uint64) * multipliers[i]  # modulo 2^64
             order = np.argsort(key, kind="stable")
             starts = np.r_[True, key[order][1:] != key[order][:-1]]
-            head = order[np.flatnonzero(starts)][np.cumsum(starts) - 1]  # first page of each one's group
-            same = np.ones(self.n, dtype=bool)
+            head = np.empty(self.n, dtype=np.int64)  # per page: the first page of its hash group
+            head[order] = order[np.flatnonzero(starts)][np.cumsum(starts) - 1]
             for i in range(count):
                 step = first_step(i)
-                same &= step[order] == step[head]
-            head = np.where(same, head, order)  # a hash collision: alone
-            heads, group, sizes = np.unique(head, return_inverse=True, return_counts=True)
+                head = np.where(step == step[head], head, pages)
+            _, group, sizes = np.unique(head, return_inverse=True, return_counts=True)
             twin = sizes[group] > 1
-            members = order[twin]
-            renumbered = np.full(len(heads), -1, dtype=np.int64)
-            renumbered[sizes > 1] = np.arange(int((sizes > 1).sum()))
-            klass = np.full(self.n, -1, dtype=np.int64)
-            klass[members] = renumbered[group[twin]]
-            members = members[np.lexsort((members, klass[members]))]
+            klass = np.where(twin, (np.cumsum(sizes > 1) - 1)[group], -1)
+            members = np.flatnonzero(twin)
+            members = members[np.argsort(klass[members], kind="stable")]  # by class, then page
             indptr = np.zeros(int((sizes > 1).sum()) + 1, dtype=np.int64)
             np.cumsum(np.bincount(klass[members], minlength=len(indptr) - 1), out=indptr[1:])
             self._twins[count] = (klass, indptr, members)

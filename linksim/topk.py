@@ -48,7 +48,7 @@ def top_k_all(
     if workers is None:
         workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     queue = pages
-    if getattr(index, "_use_twins", False):
+    if hasattr(index, "twin_classes"):
         klass = index.twin_classes()[0]  # built here, before the workers fork
         queue = pages[np.argsort(klass[pages], kind="stable")]
     tasks = [(queue[start : start + chunk], top_k, threshold) for start in range(0, len(queue), chunk)]
