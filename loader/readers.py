@@ -59,6 +59,16 @@ class InputError(LinksimError):
         self.path, self.line, self.reason = str(path), line, reason
 
 
+class UnreadableInput(LinksimError):
+    """An input file or folder that cannot be opened or read at all (permissions, I/O error)."""
+
+    exit_code = 4
+
+    def __init__(self, path: Path | str, cause: str) -> None:
+        super().__init__(f"{path}: cannot be read ({cause}). Nothing of this load was written.")
+        self.path = str(path)
+
+
 class ErrorPolicy:
     """What to do with a bad record: ``stop`` (raise :class:`InputError`) or ``skip`` (count)."""
 
@@ -547,7 +557,10 @@ def read_input(
     fmt = fmt or detect_format(path)
     if fmt not in READERS:
         raise LinksimError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    READERS[fmt](path, graph, policy, normalize)
+    try:
+        READERS[fmt](path, graph, policy, normalize)
+    except OSError as exc:  # readers report what is wrong inside a file; this is the file itself
+        raise UnreadableInput(exc.filename or path, exc.strerror or str(exc)) from None
     return fmt
 
 
@@ -555,6 +568,7 @@ __all__ = [
     "FORMATS",
     "ErrorPolicy",
     "InputError",
+    "UnreadableInput",
     "detect_format",
     "read_input",
 ]

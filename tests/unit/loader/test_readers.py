@@ -116,6 +116,33 @@ def good_lines(n: int) -> bytes:
 
 ANY_LINE = -1  # the cut's line depends on how gzip compressed the data
 
+
+def warc_bytes(pages: int = 3, gz: bool = False) -> bytes:
+    """A WARC of ``pages`` HTML responses, written by warcio."""
+    import io
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    buffer = io.BytesIO()
+    writer = WARCWriter(buffer, gzip=gz)
+    for i in range(pages):
+        body = f"<html><title>Page {i}</title><a href='/p{i + 1}'>next</a>{'text ' * 200}</html>".encode()
+        headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
+        writer.write_record(writer.create_warc_record(
+            f"http://e.org/p{i}", "response", payload=io.BytesIO(body), http_headers=headers))
+    return buffer.getvalue()
+
+
+def _cut_in_third_body(p: Path) -> None:
+    data = warc_bytes()
+    p.write_bytes(data[: data.index(b"Page 2") + 40])
+
+
+def _cut_in_third_header(p: Path) -> None:
+    data = warc_bytes()
+    p.write_bytes(data[: data.index(b"http://e.org/p2") + 5])
+
 BAD_INPUTS = {
     # name: (file name, content builder, message, line, skip reason)
     "truncated gzip": ("t.tsv.gz", lambda p: p.write_bytes(_gz(p, good_lines(5000)).read_bytes()[:-200]),
@@ -135,6 +162,30 @@ BAD_INPUTS = {
     "missing CSV column": ("p.csv", lambda p: p.write_bytes(b"address,title\nhttp://e.org/,Home\n"),
                            "missing column: a pages file needs a `url` column", 1, "missing column"),
     "empty file": ("e.tsv", lambda p: p.write_bytes(b""), "the file is empty", None, "empty file"),
+    "WARC cut inside a record's content": ("cut.warc", _cut_in_third_body,
+                                           "record 3 is truncated: the file ends inside its content", None,
+                                           "truncated or corrupt WARC"),
+    "WARC cut inside a record's headers": ("cuth.warc", _cut_in_third_header, "the file is truncated after record 2", None,
+                                           "truncated or corrupt WARC"),
+    "WARC.gz cut in its last gzip trailer": ("cut.warc.gz", lambda p: p.write_bytes(warc_bytes(gz=True)[:-3]),
+                                             "the file is truncated after record 3", None,
+                                             "truncated or corrupt WARC"),
+    "not a WARC file": ("junk.warc", lambda p: p.write_bytes(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n" * 3),
+                        "record 1", None, "truncated or corrupt WARC"),
+    "Pajek arc to an undeclared vertex": ("u.net", lambda p: p.write_bytes(b'*Vertices 2\n1 "http://e.org/1"\n2 "http://e.org/2"\n*Arcs\n1 2\n1 7\n'),
+                                          "vertex 7 is not declared", 6, "unknown vertex"),
+    "Pajek *Vertices without a count": ("n.net", lambda p: p.write_bytes(b"*Vertices\n"),
+                                        "*Vertices needs a count", 1, "malformed Pajek header"),
+    "Pajek data before any section": ("d.net", lambda p: p.write_bytes(b'1 2\n*Vertices 2\n'),
+                                      "data before any *Vertices/*Arcs/*Edges section", 1, "malformed Pajek"),
+    "JSON line without url": ("nourl.jsonl", lambda p: p.write_bytes(b'{"title": "x", "links": []}\n'),
+                              "a record needs a string field `url`", 1, "missing column"),
+    "JSON links not a list": ("nolist.jsonl", lambda p: p.write_bytes(b'{"url": "http://e.org/", "links": "http://e.org/a"}\n'),
+                              "`links` must be a list", 1, "malformed links"),
+    "JSON link of a wrong type": ("badlink.jsonl", lambda p: p.write_bytes(b'{"url": "http://e.org/", "links": [42]}\n'),
+                                  "a link must be a URL string or {url, anchor}", 1, "malformed links"),
+    "CSV header without rows": ("h-links.csv", lambda p: p.write_bytes(b"source,target\n"),
+                                "the CSV file has a header but no rows", None, "empty file"),
     "invalid JSON": ("j.jsonl", lambda p: p.write_bytes(b'{"url": "http://e.org/", "links": []}\n{"url": \n'),
                      "invalid JSON", 2, "invalid JSON"),
 }
@@ -189,3 +240,82 @@ def test_cypher_looking_text_is_just_text(tmp_path: Path) -> None:
     graph = _read(path)
     assert graph.titles[0] == title
     assert graph.urls == ["http://e.org/MATCH%20(n)%20DETACH%20DELETE%20n"]
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["warc", "warc.gz"])
+def test_a_cut_warc_never_loads_a_partial_record(tmp_path: Path, gz: bool) -> None:
+    """Cut at every 13th byte: either the cut falls between whole records (the pages before it,
+    loaded as they are) or it is a bad record, and the pages kept are whole ones."""
+    data = warc_bytes(3, gz=gz)
+    whole = _read(_write(tmp_path / "whole.warc", data))
+    boundaries = {0}
+    for cut in range(1, len(data), 13):
+        path = _write(tmp_path / "cut.warc", data[:cut])
+        try:
+            graph = _read(path)
+        except InputError as error:
+            assert "truncated" in str(error) or "corrupt" in str(error) or "no WARC-Type" in str(error)
+            graph = _read(path, on_error="skip")
+            assert graph.skipped.counts["truncated or corrupt WARC"] == 1
+        else:
+            boundaries.add(cut)
+        crawled = {graph.urls[i] for i in range(len(graph)) if graph.crawled[i]}
+        for i, url in enumerate(graph.urls):
+            if url in crawled:
+                assert graph.titles[i] == whole.titles[whole.urls.index(url)]
+    assert len(boundaries) <= 3  # only the cuts exactly between records read without complaint
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+@pytest.fixture
+def unreadable(tmp_path: Path):
+    """Make a path unreadable for this process, even as root (whose permission checks pass
+    anyway): the read runs with the effective user id of `nobody`, in a directory it may enter."""
+    import os
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="linksim-unreadable-"))
+    os.chmod(folder, 0o755)
+
+    class Unreadable:
+        def make(self, name: str, data: bytes) -> Path:
+            path = folder / name
+            if name.endswith("/"):
+                path.mkdir()
+                (path / "articles.tsv").write_bytes(data)
+                (path / "links.tsv").write_bytes(data)
+                os.chmod(path / "links.tsv", 0)
+            else:
+                path.write_bytes(data)
+            os.chmod(path, 0o755 if path.is_dir() else 0)
+            return path
+
+        def read(self, path: Path):
+            if os.geteuid() != 0:
+                return _read(path)
+            os.seteuid(65534)
+            try:
+                return _read(path)
+            finally:
+                os.seteuid(0)
+
+    yield Unreadable()
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.parametrize("name", ["links.tsv", "site.jsonl", "site.net", "crawl.warc", "site-links.csv", "wikispeedia/"])
+def test_an_unreadable_file_is_one_message(unreadable, name: str) -> None:
+    from linksim.loader.readers import UnreadableInput
+
+    path = unreadable.make(name, good_lines(2))
+    with pytest.raises(UnreadableInput) as info:
+        unreadable.read(path)
+    message = str(info.value)
+    assert "cannot be read (Permission denied)" in message and str(path).rstrip("/") in message
+    assert "truncated" not in message and "Nothing of this load was written" in message
