@@ -28,6 +28,7 @@ import numpy as np
 
 from linksim.errors import ConfigurationError
 from linksim.graph import LinkGraph
+from linksim.parameters import check_fingerprints_asked, check_page, check_query
 
 METHODS = ("simrank", "psimrank")
 NO_PARENT = -1
@@ -128,7 +129,8 @@ class FingerprintIndex:
     def meeting_times(self, u: int, v: int, n_fingerprints: int | None = None) -> np.ndarray:
         """τ(u, v) in each fingerprint (``length + 1`` where they never meet)."""
         never = self.length + 1
-        count = self.n_fingerprints if n_fingerprints is None else n_fingerprints
+        count = check_fingerprints_asked(n_fingerprints, self.n_fingerprints)
+        check_page(u, self.n), check_page(v, self.n)
         times = np.full(count, never, dtype=np.int64)
         if u == v:
             times[:] = 0
@@ -153,6 +155,7 @@ class FingerprintIndex:
 
     def sim(self, u: int, v: int, decay: float | None = None, n_fingerprints: int | None = None) -> float:
         """The estimate of ``E[c^τ(u,v)]`` from (the first ``n_fingerprints``) fingerprints."""
+        check_query(decay=decay)
         decay = self.decay if decay is None else decay
         times = self.meeting_times(u, v, n_fingerprints)
         return float(np.where(times <= self.length, decay ** times.astype(float), 0.0).mean())
@@ -441,7 +444,9 @@ class FingerprintIndex:
         in their total size. ``threshold`` drops scores at or below it. A top-k query for a page
         with twins (see :meth:`twin_classes`) is answered from its class.
         """
-        count = self.n_fingerprints if n_fingerprints is None else n_fingerprints
+        check_query(top_k, threshold, decay)
+        count = check_fingerprints_asked(n_fingerprints, self.n_fingerprints)
+        check_page(u, self.n)
         decay = self.decay if decay is None else decay
         if top_k is not None and self._use_twins and threshold < decay:
             klass, indptr, members = self.twin_classes(count)
@@ -766,14 +771,18 @@ class MinHashIndex:
         return c ** np.arange(1, self.length + 1) * (1.0 - c)
 
     def sim(self, u: int, v: int, decay: float | None = None, n_fingerprints: int | None = None) -> float:
-        count = self.n_fingerprints if n_fingerprints is None else n_fingerprints
+        check_query(decay=decay)
+        count = check_fingerprints_asked(n_fingerprints, self.n_fingerprints)
+        check_page(u, self.n), check_page(v, self.n)
         equal = self.values[:count, :, u] == self.values[:count, :, v]
         return float((equal * self._weights(decay)).sum(axis=1).mean())
 
     def related(self, u: int, top_k: int | None = 10, decay: float | None = None, threshold: float = 0.0,
                 n_fingerprints: int | None = None) -> list[tuple[int, float]]:
         """Pages most similar to ``u`` (u excluded), best first, ties by page."""
-        count = self.n_fingerprints if n_fingerprints is None else n_fingerprints
+        check_query(top_k, threshold, decay)
+        count = check_fingerprints_asked(n_fingerprints, self.n_fingerprints)
+        check_page(u, self.n)
         weights = self._weights(decay)
         order, indptr = self.inverted()
         rows = np.arange(count * self.length)

@@ -35,6 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from linksim.errors import ConfigurationError
+from linksim.parameters import check_parameters
 from linksim.graph import LinkGraph
 
 log = logging.getLogger(__name__)
@@ -74,12 +75,7 @@ class PageRankResult:
 
 
 def _check(damping: float, tol: float, max_iter: int, dangling: str, check_every: int) -> None:
-    if not 0.0 < damping < 1.0:
-        raise ConfigurationError(f"damping must lie strictly between 0 and 1, got {damping}")
-    if not tol > 0:
-        raise ConfigurationError(f"tol must be positive, got {tol}")
-    if max_iter < 1:
-        raise ConfigurationError(f"max_iter must be at least 1, got {max_iter}")
+    check_parameters(damping=damping, tol=tol, max_iter=max_iter)
     if dangling not in DANGLING:
         raise ConfigurationError(f"dangling must be one of {', '.join(DANGLING)}, got {dangling!r}")
     if check_every < 1:

@@ -30,6 +30,8 @@ import scipy.sparse as sp
 
 from linksim.errors import ConfigurationError
 from linksim.graph import LinkGraph
+from linksim.parameters import check_page, check_query
+
 
 FORMULAS = ("minmax", "sum")
 
@@ -132,6 +134,11 @@ def _combine(a: np.ndarray, b: np.ndarray, formula: str) -> np.ndarray:
     return np.divide(low * low, high, out=np.zeros_like(low), where=high > 0)
 
 
+def _no_fingerprints(n_fingerprints: int | None) -> None:
+    if n_fingerprints is not None:
+        raise ConfigurationError("--fingerprints (n_fingerprints) does not apply to PageSim, which samples nothing")
+
+
 @dataclass
 class PageSimIndex:
     """The propagation of every page's PageRank, by rows (sources) and by columns (features)."""
@@ -163,8 +170,10 @@ class PageSimIndex:
         start, stop = self.by_page.indptr[v], self.by_page.indptr[v + 1]
         return dict(zip(self.by_page.indices[start:stop].tolist(), self.by_page.data[start:stop].tolist()))
 
-    def sim(self, u: int, v: int, formula: str | None = None, **_ignored) -> float:
+    def sim(self, u: int, v: int, formula: str | None = None, n_fingerprints: int | None = None) -> float:
         """PS(u, v)."""
+        _no_fingerprints(n_fingerprints)
+        check_page(u, self.n), check_page(v, self.n)
         formula = self.formula if formula is None else formula
         a, b = self.by_page[u], self.by_page[v]
         common, at_a, at_b = np.intersect1d(a.indices, b.indices, assume_unique=True, return_indices=True)
@@ -192,7 +201,7 @@ class PageSimIndex:
     _prune_budget = 50_000  # entries read first by a top-k query before bounding the rest
 
     def related(self, u: int, top_k: int | None = 10, threshold: float = 0.0, formula: str | None = None,
-                **_ignored) -> list[tuple[int, float]]:
+                n_fingerprints: int | None = None) -> list[tuple[int, float]]:
         """Pages most similar to ``u`` (u excluded), best first, ties by page: the paper's online
         query over the pages reached from the sources of u's feature vector.
 
@@ -203,6 +212,9 @@ class PageSimIndex:
         """
         from linksim.fingerprints import top_pairs, top_scores
 
+        _no_fingerprints(n_fingerprints)
+        check_query(top_k, threshold)
+        check_page(u, self.n)
         formula = self.formula if formula is None else formula
         start, stop = self.by_page.indptr[u], self.by_page.indptr[u + 1]
         sources, mine = self.by_page.indices[start:stop], self.by_page.data[start:stop]

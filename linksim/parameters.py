@@ -1,0 +1,128 @@
+"""The parameters of linksim's algorithms and runs: one name each, its type and valid range.
+
+Every value a user gives is checked here where it enters (the command line's option types, the
+procedures' entry points, the indexes' query methods), before any graph is read, with a message
+naming the value, the option and the range: no numpy error reaches a user.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from linksim.errors import ConfigurationError
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A parameter: its Python name, command-line option, type and range (bounds inclusive unless
+    ``*_open``)."""
+
+    name: str
+    option: str
+    kind: type
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+
+    def describe(self) -> str:
+        """The valid range, as the message of a refused value says it."""
+        low = "" if self.low is None else ("(" if self.low_open else "[") + f"{self.low:g}"
+        high = "" if self.high is None else f"{self.high:g}" + (")" if self.high_open else "]")
+        if self.kind is int:
+            if self.high is None:
+                return f"an integer >= {int(self.low):,}"
+            return f"an integer in {int(self.low):,}..{int(self.high):,}"
+        if self.high is None:
+            return f"a number {'>' if self.low_open else '>='} {self.low:g}"
+        return f"a number in {low}, {high}"
+
+    def check(self, value: object) -> int | float:
+        """``value`` converted to the parameter's type; :class:`ConfigurationError` if it is not one
+        or lies outside the range."""
+        refused = ConfigurationError(f"{self.option} ({self.name}) must be {self.describe()}, got {value!r}")
+        if isinstance(value, bool):
+            raise refused
+        if self.kind is int:
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if not isinstance(value, int):
+                try:
+                    value = int(str(value).strip())
+                except ValueError:
+                    raise refused from None
+        else:
+            try:
+                value = float(value)
+            except (TypeError, ValueError):
+                raise refused from None
+            if not math.isfinite(value):
+                raise refused
+        if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
+            raise refused
+        if self.high is not None and (value > self.high or (self.high_open and value == self.high)):
+            raise refused
+        return value
+
+
+_ALL = (
+    Parameter("n_fingerprints", "--fingerprints", int, 1, 100_000),
+    Parameter("length", "--length", int, 1, 127),  # meeting times are stored as int8
+    Parameter("decay", "--decay", float, 0.0, 1.0, low_open=True, high_open=True),
+    Parameter("seed", "--seed", int, 0, 2**63 - 1),
+    Parameter("radius", "--radius", int, 1, 20),
+    Parameter("top_k", "--top-k", int, 1, 100_000),
+    Parameter("similarity_cutoff", "--similarity-cutoff", float, 0.0, 1.0, high_open=True),
+    Parameter("batch_size", "--batch-size", int, 1, 1_000_000),
+    Parameter("damping", "--damping", float, 0.0, 1.0, low_open=True, high_open=True),
+    Parameter("tol", "--tol", float, 0.0, 1.0, low_open=True),
+    Parameter("max_iter", "--max-iter", int, 1, 1_000_000),
+    Parameter("wait", "--wait", float, 0.0, 7 * 24 * 3600.0),
+    Parameter("top", "--top", int, 0, 1_000_000),
+)
+
+#: Every parameter by its Python name (the one vocabulary: ``linksim.parameters.PARAMETERS``).
+PARAMETERS: dict[str, Parameter] = {p.name: p for p in _ALL}
+
+
+def check_parameters(**values) -> dict[str, int | float]:
+    """Check the given values (None: not given, skipped); return them converted.
+
+    Raises
+    ------
+    ConfigurationError
+        For the first value of a wrong type or outside its range, naming the option and range.
+    """
+    checked = {}
+    for name, value in values.items():
+        if value is None:
+            continue
+        if name not in PARAMETERS:
+            raise ConfigurationError(f"unknown parameter {name!r}")
+        checked[name] = PARAMETERS[name].check(value)
+    return checked
+
+
+def check_fingerprints_asked(asked: int | None, built: int) -> int:
+    """The number of fingerprints a query uses: ``asked`` (1..built) or all that were built."""
+    if asked is None:
+        return built
+    value = PARAMETERS["n_fingerprints"].check(asked)
+    if value > built:
+        raise ConfigurationError(
+            f"--fingerprints (n_fingerprints) must lie in 1..{built} for this index (it was built with "
+            f"{built}), got {asked!r}; build one with more: `linksim index METHOD --fingerprints {asked}`"
+        )
+    return value
+
+
+def check_query(top_k: int | None = None, threshold: float = 0.0, decay: float | None = None) -> None:
+    """Check the arguments of an index query (``top_k`` None: every page)."""
+    check_parameters(top_k=top_k, similarity_cutoff=threshold, decay=decay)
+
+
+def check_page(u: int, n: int) -> None:
+    """Refuse a page number outside ``0..n-1`` (numpy would wrap a negative one around)."""
+    if not 0 <= u < n:
+        raise ConfigurationError(f"page {u} is not a page of this index (0..{n - 1})")
