@@ -1,9 +1,18 @@
 """The on-disk index store: one versioned directory per method, checked before every answer.
 
 An index directory holds ``meta.json`` (format version, method, parameters, seed, the fingerprint
-and size of the graph it was built from, the shape and dtype of every array) and one ``.npy`` file
-per array, memory-mapped on load. A save writes a fresh directory beside the old one and swaps it
-in by renames, so a reader sees the old index or the new one, never a half-written one.
+and size of the graph it was built from, the shape, dtype, file size, modification time and
+BLAKE2b digest of every array) and one ``.npy`` file per array, memory-mapped on load. A save
+writes a fresh directory beside the old one and swaps it in by renames, so a reader sees the old
+index or the new one, never a half-written one; a save that fails (a full disk) leaves the old
+index as it was and no staging directory behind. Saves of one method are serialised by a lock
+file in the store.
+
+Integrity: every load checks each file's size, header, dtype and shape, and recomputes the digest
+of any file whose size or modification time differs from what the save recorded (a file rewritten
+since). :func:`verify` (``linksim index METHOD --verify``) recomputes every digest and checks that
+every value lies in its range (page numbers, meeting times, offsets). Any mismatch is an
+:class:`IndexMismatch` saying to rebuild, never a wrong answer or a traceback.
 
 :func:`load` refuses, with a message that says what to run, an index of another format version,
 one whose files do not match its ``meta.json``, one built from a different graph, or one built
@@ -13,11 +22,15 @@ allowed (the papers' load-adaptive N).
 
 from __future__ import annotations
 
+import errno
+import fcntl
+import hashlib
 import json
 import os
 import shutil
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +38,7 @@ import numpy as np
 from linksim.errors import LinksimError
 
 FORMAT = "linksim-index"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: a digest, size and modification time per array
 
 
 class IndexStoreError(LinksimError):
@@ -40,6 +53,10 @@ class IndexNotFound(IndexStoreError):
 
 class IndexMismatch(IndexStoreError):
     pass
+
+
+class IndexCorrupt(IndexMismatch):
+    """A stored file differs from what was written: reported, never rebuilt over silently."""
 
 
 def _rebuild_hint(method: str) -> str:
@@ -128,12 +145,68 @@ def describe(root: Path, method: str) -> dict | None:
         raise IndexMismatch(f"{path} cannot be read ({error}); {_rebuild_hint(method)}") from error
 
 
+def _digest(array: np.ndarray) -> str:
+    """BLAKE2b of an array's bytes, read in slices (a memory-mapped array is not read whole)."""
+    digest = hashlib.blake2b(digest_size=20)
+    flat = array.reshape(-1)
+    step = max(1, (64 << 20) // max(1, array.itemsize))
+    for start in range(0, len(flat), step):
+        digest.update(np.ascontiguousarray(flat[start : start + step]).view(np.uint8))
+    return digest.hexdigest()
+
+
+def _write_npy(path: Path, array: np.ndarray) -> None:
+    """``np.save`` by plain file writes, so that a full disk is reported as the OS says it
+    (``np.save`` says only "N requested and M written"); on disk before the swap (fsync)."""
+    from numpy.lib import format as npy
+
+    with open(path, "wb") as handle:
+        npy.write_array_header_1_0(handle, npy.header_data_from_array_1_0(array))
+        flat = array.reshape(-1).view(np.uint8)
+        for start in range(0, len(flat), 64 << 20):
+            handle.write(flat[start : start + (64 << 20)])
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+@contextmanager
+def _save_lock(root: Path, method: str):
+    """One save of a method's index at a time in this store (another process waits)."""
+    with open(root / f".{method}.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def save(index, root: Path, method: str, graph_pages: int, graph_links: int, extra: dict | None = None) -> Path:
-    """Write ``index`` as the stored index of ``method`` (replacing the old one atomically)."""
+    """Write ``index`` as the stored index of ``method`` (replacing the old one atomically).
+
+    Raises
+    ------
+    IndexStoreError
+        The store cannot be written (no space left, no permission): the old index is untouched
+        and nothing of the new one is left behind.
+    """
+    root = Path(root)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        with _save_lock(root, method):
+            return _save(index, root, method, graph_pages, graph_links, extra)
+    except OSError as error:
+        cause = error.strerror or str(error)
+        if error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            cause += " (free some space or give another --index-dir)"
+        raise IndexStoreError(
+            f"cannot write the {method} index to {root}: {cause}. The previous index, if any, is "
+            "untouched and nothing of the new one was kept."
+        ) from None
+
+
+def _save(index, root: Path, method: str, graph_pages: int, graph_links: int, extra: dict | None) -> Path:
     from linksim import __version__
 
-    root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
     arrays = _arrays_of(index)
     meta = {
         "format": FORMAT,
@@ -143,7 +216,7 @@ def save(index, root: Path, method: str, graph_pages: int, graph_links: int, ext
         "graph": {"fingerprint": index.graph_fingerprint, "pages": int(graph_pages), "links": int(graph_links)},
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "linksim": __version__,
-        "arrays": {name: {"dtype": str(a.dtype), "shape": list(a.shape)} for name, a in arrays.items()},
+        "arrays": {},
         "bytes": int(sum(a.nbytes for a in arrays.values())),
         **(extra or {}),
     }
@@ -151,8 +224,18 @@ def save(index, root: Path, method: str, graph_pages: int, graph_links: int, ext
     staging = Path(tempfile.mkdtemp(prefix=f".{method}.new-", dir=root))
     try:
         for name, array in arrays.items():
-            np.save(staging / f"{name}.npy", np.ascontiguousarray(array), allow_pickle=False)
-        (staging / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+            path = staging / f"{name}.npy"
+            array = np.ascontiguousarray(array)
+            _write_npy(path, array)
+            stat = path.stat()
+            meta["arrays"][name] = {
+                "dtype": str(array.dtype), "shape": list(array.shape), "blake2b": _digest(array),
+                "fileBytes": stat.st_size, "mtimeNs": stat.st_mtime_ns,
+            }
+        with open(staging / "meta.json", "w") as handle:
+            handle.write(json.dumps(meta, indent=2) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
         retired = None
         if target.exists():
             retired = Path(tempfile.mkdtemp(prefix=f".{method}.old-", dir=root))
@@ -207,24 +290,82 @@ def check(meta: dict, method: str, graph_fingerprint: str | None = None, **expec
             )
 
 
-def load(root: Path, method: str, graph_fingerprint: str | None = None, mmap: bool = True, **expected):
-    """The stored index of ``method``, checked by :func:`check`; arrays memory-mapped."""
+def _corrupt(path: Path, what: str, method: str) -> IndexCorrupt:
+    return IndexCorrupt(f"{path} is corrupt ({what}): {_rebuild_hint(method)} --rebuild")
+
+
+def _open_array(directory: Path, name: str, spec: dict, method: str, mmap: bool, verify: bool) -> np.ndarray:
+    path = directory / f"{name}.npy"
+    try:
+        stat = path.stat()
+    except OSError as error:
+        raise IndexMismatch(f"{path} cannot be read ({error.strerror}): {_rebuild_hint(method)}") from None
+    if stat.st_size != spec["fileBytes"]:
+        raise _corrupt(path, f"{stat.st_size:,} bytes, {spec['fileBytes']:,} written", method)
+    try:
+        array = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as error:
+        raise _corrupt(path, f"unreadable header: {error}", method) from None
+    if str(array.dtype) != spec["dtype"] or list(array.shape) != spec["shape"]:
+        raise IndexMismatch(
+            f"{path} holds {array.dtype}{list(array.shape)}, meta.json says {spec['dtype']}{spec['shape']}: "
+            f"{_rebuild_hint(method)}"
+        )
+    if (verify or stat.st_mtime_ns != spec["mtimeNs"]) and _digest(array) != spec["blake2b"]:
+        raise _corrupt(path, "its content differs from what was written: digest mismatch", method)
+    return array
+
+
+def load(root: Path, method: str, graph_fingerprint: str | None = None, mmap: bool = True,
+         verify: bool = False, **expected):
+    """The stored index of ``method``, checked by :func:`check` and for integrity (see module);
+    arrays memory-mapped. ``verify``: recompute every digest, not only those of changed files."""
     meta = describe(root, method)
     if meta is None:
         raise IndexNotFound(f"no {method} index in {Path(root)}: {_rebuild_hint(method)}")
     check(meta, method, graph_fingerprint, **expected)
     directory = index_dir(root, method)
-    arrays = {}
-    for name, spec in meta["arrays"].items():
-        path = directory / f"{name}.npy"
-        try:
-            array = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
-        except (OSError, ValueError) as error:
-            raise IndexMismatch(f"{path} cannot be read ({error}): {_rebuild_hint(method)}") from error
-        if str(array.dtype) != spec["dtype"] or list(array.shape) != spec["shape"]:
-            raise IndexMismatch(
-                f"{path} holds {array.dtype}{list(array.shape)}, meta.json says {spec['dtype']}{spec['shape']}: "
-                f"{_rebuild_hint(method)}"
-            )
-        arrays[name] = array
+    arrays = {name: _open_array(directory, name, spec, method, mmap, verify) for name, spec in meta["arrays"].items()}
     return _assemble(method, meta, arrays)
+
+
+def _ranges(method: str, meta: dict) -> dict[str, tuple[float, float]]:
+    """Where every stored value must lie, per array (inclusive)."""
+    n = meta["graph"]["pages"]
+    length = meta["parameters"].get("length", 0)
+    if method in ("simrank", "psimrank"):
+        return {"parent": (-1, n - 1), "label": (0, length), "layout_order": (0, n - 1),
+                "layout_position": (0, n - 1), "layout_size": (1, n), "layout_label": (0, length),
+                "layout_root": (0, n - 1)}
+    if method == "xjaccard":
+        return {"values": (0, n - 1), "order": (0, n - 1), "indptr": (0, n)}
+    if method == "pagesim":
+        entries = meta["arrays"]["source_indices"]["shape"][0]
+        return {"source_indptr": (0, entries), "source_indices": (0, n - 1), "source_data": (0, np.inf),
+                "page_indptr": (0, entries), "page_indices": (0, n - 1), "page_data": (0, np.inf),
+                "ranks": (0, 1)}
+    return {}
+
+
+def verify(root: Path, method: str) -> dict:
+    """Recompute the digest of every array of the stored index and check every value's range.
+
+    Returns the index's ``meta.json``; raises :class:`IndexMismatch` for the first fault found.
+    """
+    meta = describe(root, method)
+    if meta is None:
+        raise IndexNotFound(f"no {method} index in {Path(root)}: {_rebuild_hint(method)}")
+    check(meta, method)
+    directory = index_dir(root, method)
+    ranges = _ranges(method, meta)
+    for name, spec in meta["arrays"].items():
+        array = _open_array(directory, name, spec, method, mmap=True, verify=True)
+        if name in ranges and array.size:
+            low, high = ranges[name]
+            flat = array.reshape(-1)
+            step = 16 << 20
+            for start in range(0, len(flat), step):
+                part = flat[start : start + step]
+                if part.min() < low or part.max() > high or (part.dtype.kind == "f" and not np.isfinite(part).all()):
+                    raise _corrupt(directory / f"{name}.npy", f"values outside {low}..{high}", method)
+    return meta

@@ -82,23 +82,111 @@ def test_missing_unreadable_and_foreign_versions(tmp_path) -> None:
         store.load(tmp_path, "simrank")
 
 
-def test_a_failed_save_leaves_the_old_index(tmp_path, monkeypatch) -> None:
+FULL_DISK_SAVE = """
+import resource, signal, sys
+import numpy as np
+from linksim import store
+from linksim.fingerprints import build_index
+from linksim.graph import LinkGraph
+
+rng = np.random.default_rng(2)
+graph = LinkGraph.from_edges(rng.integers(0, 3000, 20000), rng.integers(0, 3000, 20000), 3000)
+index = build_index(graph, "simrank", n_fingerprints=20, seed=9)
+# The file-size limit makes the kernel refuse writes past 64 KiB (EFBIG), as a full disk would.
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))
+try:
+    store.save(index, sys.argv[1], "simrank", graph.n, graph.m)
+except store.IndexStoreError as error:
+    print(error)
+    sys.exit(6)
+"""
+
+
+def test_a_save_that_runs_out_of_space_leaves_the_old_index(tmp_path) -> None:
+    import subprocess
+    import sys
+
     graph = random_graph(1)
     old = build("simrank", graph)
     store.save(old, tmp_path, "simrank", graph.n, graph.m)
-    calls = []
-
-    def failing_save(*args, **kwargs):
-        calls.append(args)
-        if len(calls) == 3:
-            raise OSError("disk full")
-        return real_save(*args, **kwargs)
-
-    real_save = np.save
-    monkeypatch.setattr(np, "save", failing_save)
-    with pytest.raises(OSError, match="disk full"):
-        store.save(build_index(random_graph(2), "simrank", n_fingerprints=20, seed=9), tmp_path, "simrank", 50, 1)
-    monkeypatch.setattr(np, "save", real_save)
-    assert [p.name for p in tmp_path.iterdir()] == ["simrank"]  # no staging directory left
-    loaded = store.load(tmp_path, "simrank", graph_fingerprint(graph))
+    result = subprocess.run([sys.executable, "-c", FULL_DISK_SAVE, str(tmp_path)], capture_output=True, cwd="/",
+                            text=True, timeout=120)
+    assert result.returncode == 6, result.stderr
+    assert f"cannot write the simrank index to {tmp_path}: File too large" in result.stdout
+    assert "previous index, if any, is untouched" in result.stdout and "Traceback" not in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".simrank.lock", "simrank"]  # no staging left
+    loaded = store.load(tmp_path, "simrank", graph_fingerprint(graph), verify=True)
     assert np.array_equal(loaded.parent, old.parent)
+
+
+def _saved(tmp_path, method: str = "simrank"):
+    graph = random_graph(1)
+    index = build(method, graph)
+    store.save(index, tmp_path, method, graph.n, graph.m)
+    return graph, index, tmp_path / method
+
+
+def _rewrite(path, change, keep_mtime: bool) -> None:
+    """Rewrite an array file with a valid header and the same shape, values changed."""
+    import os
+
+    before = path.stat()
+    array = np.load(path)
+    np.save(path, change(array.copy()), allow_pickle=False)
+    if keep_mtime:  # as bit rot or a careless copy would: only --verify can tell
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def test_a_rewritten_array_is_refused_on_load(tmp_path) -> None:
+    graph, _, folder = _saved(tmp_path)
+    _rewrite(folder / "parent.npy", lambda a: np.roll(a, 1, axis=1), keep_mtime=False)
+    with pytest.raises(store.IndexMismatch, match=r"parent.npy is corrupt \(its content differs .*digest mismatch\).*"
+                       "linksim index simrank` --rebuild"):
+        store.load(tmp_path, "simrank", graph_fingerprint(graph))
+
+
+def test_verify_finds_what_a_load_cannot(tmp_path) -> None:
+    graph, _, folder = _saved(tmp_path)
+    store.verify(tmp_path, "simrank")  # a sound index passes
+    _rewrite(folder / "label.npy", lambda a: a[::-1].copy(), keep_mtime=True)
+    store.load(tmp_path, "simrank", graph_fingerprint(graph))  # size, header, shape, time: all as saved
+    with pytest.raises(store.IndexMismatch, match="label.npy is corrupt .*digest mismatch"):
+        store.verify(tmp_path, "simrank")
+
+
+@pytest.mark.parametrize("name", ["layout_order", "parent", "label"])
+def test_a_truncated_array_is_refused(tmp_path, name: str) -> None:
+    graph, _, folder = _saved(tmp_path)
+    (folder / f"{name}.npy").write_bytes(b"")
+    with pytest.raises(store.IndexMismatch, match=rf"{name}.npy is corrupt \(0 bytes, [0-9,]+ written\)"):
+        store.load(tmp_path, "simrank", graph_fingerprint(graph))
+
+
+def test_an_unreadable_header_is_refused(tmp_path) -> None:
+    graph, _, folder = _saved(tmp_path, "xjaccard")
+    path = folder / "values.npy"
+    data = bytearray(path.read_bytes())
+    data[:6] = b"NOTNPY"
+    path.write_bytes(bytes(data))
+    with pytest.raises(store.IndexMismatch, match="values.npy is corrupt .unreadable header"):
+        store.load(tmp_path, "xjaccard", graph_fingerprint(graph))
+
+
+@pytest.mark.parametrize("method, name, bad", [
+    ("simrank", "parent", 10**6), ("simrank", "layout_size", 0), ("xjaccard", "values", -5),
+])
+def test_verify_checks_every_value_range(tmp_path, method: str, name: str, bad: int) -> None:
+    graph, _, folder = _saved(tmp_path, method)
+
+    def poke(a):
+        a.reshape(-1)[3] = bad
+        return a
+
+    _rewrite(folder / f"{name}.npy", poke, keep_mtime=True)
+    # Rewrite the recorded digest too: only the value range can tell now.
+    meta = json.loads((folder / "meta.json").read_text())
+    meta["arrays"][name]["blake2b"] = store._digest(np.load(folder / f"{name}.npy"))
+    (folder / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(store.IndexMismatch, match=rf"{name}.npy is corrupt \(values outside"):
+        store.verify(tmp_path, method)
