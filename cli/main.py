@@ -98,9 +98,12 @@ def _configure_logging(verbose: int, quiet: bool) -> None:
     root.handlers[:] = [handler]
     root.setLevel(level)
     root.propagate = False
-    if verbose >= 2:
-        # Debug output of our own modules only; the driver's is very chatty.
-        logging.getLogger("neo4j").setLevel(logging.WARNING)
+    # The driver logs what it then raises ("defunct connection" when the server dies), which
+    # linksim reports as one message: its lines are for -vv only (warnings, not its chatty debug).
+    driver = logging.getLogger("neo4j")
+    driver.handlers[:] = [handler] if verbose >= 2 else [logging.NullHandler()]
+    driver.setLevel(logging.WARNING)
+    driver.propagate = False
 
 
 def _neo4j_error_message(exc: Exception, args: argparse.Namespace) -> str | None:
@@ -113,10 +116,11 @@ def _neo4j_error_message(exc: Exception, args: argparse.Namespace) -> str | None
             "Neo4j refused the credentials. Check --user and --password-file "
             f"(or NEO4J_USER / NEO4J_PASSWORD). Server said: {exc.message}"
         )
-    if isinstance(exc, neo4j_exc.ServiceUnavailable):
+    if isinstance(exc, (neo4j_exc.ServiceUnavailable, neo4j_exc.SessionExpired)):
         return (
-            f"cannot reach Neo4j ({exc}). Is the server running? Start the local one with "
-            "`linksim neo4j start`, or check --uri / NEO4J_URI."
+            f"cannot reach Neo4j: the server is not running, or closed the connection "
+            f"({type(exc).__name__}). Is the server running? Start the local one with "
+            "`linksim neo4j start`, or check --uri / NEO4J_URI, then run the command again."
         )
     if isinstance(exc, neo4j_exc.Neo4jError):
         return f"Neo4j error {exc.code}: {exc.message}"

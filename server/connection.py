@@ -5,7 +5,8 @@ Precedence, the same for every command:
 1. command-line options ``--uri``, ``--user``, ``--password-file``, ``--database``;
 2. environment variables ``NEO4J_URI``, ``NEO4J_USER``, ``NEO4J_PASSWORD`` (or
    ``NEO4J_PASSWORD_FILE``), ``NEO4J_DATABASE``;
-3. the local server that ``linksim neo4j start`` runs, with its generated password file.
+3. the local server that ``linksim neo4j start`` runs, with its generated password file (a
+   password from 1. or 2. is used for it when given: after a ``ALTER USER``, say).
 """
 
 from __future__ import annotations
@@ -83,7 +84,9 @@ def resolve_connection(
 
     server = LocalServer(settings)
     running = server.running_settings()
-    pw_path = Path(password_file) if password_file else settings.password_file
+    if not password_file and env.get("NEO4J_PASSWORD"):  # the environment beats the server's file
+        return Connection(running.uri, user, env["NEO4J_PASSWORD"], database, "local")
+    pw_path = Path(password_file or env.get("NEO4J_PASSWORD_FILE") or settings.password_file)
     if not pw_path.exists():
         raise LinksimError(
             f"no Neo4j server configured: the local server has not been started yet "

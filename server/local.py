@@ -347,23 +347,7 @@ class LocalServer:
             )
         password = generate_password()
         write_password_file(s.password_file, password)
-        # The admin tool takes the password as an argument: it is visible in the process
-        # table for the fraction of a second the tool runs, on this machine only.
-        result = subprocess.run(
-            [
-                java,
-                "-cp",
-                f"{s.lib_dir}/*",
-                "org.neo4j.cli.AdminTool",
-                "dbms",
-                "set-initial-password",
-                password,
-            ],
-            env=self.env(),
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        result = self._admin(java, ["dbms", "set-initial-password", password])
         if result.returncode != 0:
             s.password_file.unlink(missing_ok=True)
             raise ServerError(
@@ -371,6 +355,25 @@ class LocalServer:
                 + (result.stderr.strip() or result.stdout.strip())
             )
         return password
+
+    def _admin(self, java: str, arguments: list[str]) -> subprocess.CompletedProcess:
+        """Run Neo4j's admin tool with its arguments in a Java argument file (``java @FILE``),
+        owner-only in the instance directory and removed at once: a password among them never
+        shows in the process table, as it would on a command line."""
+        s = self.settings
+        words = ["-cp", f"{s.lib_dir}/*", "org.neo4j.cli.AdminTool", *arguments]
+        for word in words:
+            if any(ch in word for ch in '"\\\n\r'):
+                raise ServerError(f"cannot pass {word[:20]!r}... to the admin tool in an argument file")
+        argfile = s.instance_dir / ".admin-args"
+        fd = os.open(argfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write("\n".join(f'"{word}"' for word in words) + "\n")
+            return subprocess.run([java, f"@{argfile}"], env=self.env(), capture_output=True, text=True,
+                                  check=False)
+        finally:
+            argfile.unlink(missing_ok=True)
 
     def _command(self, java: str) -> list[str]:
         s = self.settings

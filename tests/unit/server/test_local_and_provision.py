@@ -37,7 +37,7 @@ def fake_java(tmp_path: Path, body: str) -> Path:
             f"""\
             #!/bin/sh
             if [ "$1" = "-version" ]; then echo 'openjdk version "17.0.9" 2023-10-17' >&2; exit 0; fi
-            case "$*" in *AdminTool*) exit 0;; esac
+            case "$*" in *AdminTool*|@*) exit 0;; esac  # the admin tool, given its arguments in an @file
             {body}
             """
         )
@@ -177,3 +177,28 @@ def test_gds_plugin_jars_skip_what_neo4j_has() -> None:
     assert plugin_jars(resolved, lib, "2.13.9") == [
         "agrona-1.23.0.jar", "cypher-javacc-parser-9.0-9.0.20210312.jar", "neo4j-values-2.13.9.jar", "proc-2.13.9.jar",
     ]
+
+
+def test_the_initial_password_never_reaches_a_command_line(settings: ServerSettings, tmp_path: Path) -> None:
+    """The admin tool gets its arguments from an owner-only Java argument file, removed after."""
+    record = tmp_path / "seen"
+    home = tmp_path / "jdk"
+    (home / "bin").mkdir(parents=True)
+    java = home / "bin" / "java"
+    # Records its command line, the mode and content of the @file it was given (as the JVM reads it).
+    java.write_text(textwrap.dedent(f"""\
+        #!/bin/sh
+        echo "argv: $*" > {record}
+        file="${{1#@}}"
+        stat -c 'mode: %a' "$file" >> {record}
+        cat "$file" >> {record}
+        """))
+    java.chmod(0o755)
+    server = LocalServer(settings)
+    settings.instance_dir.mkdir(parents=True)
+    password = server._ensure_password(str(java))
+    seen = record.read_text()
+    argv = seen.splitlines()[0]
+    assert password not in argv and argv.startswith("argv: @")
+    assert "mode: 600" in seen and f'"{password}"' in seen and '"set-initial-password"' in seen
+    assert not Path(argv.split("@", 1)[1]).exists()  # removed once the tool ran

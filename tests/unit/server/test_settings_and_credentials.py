@@ -114,3 +114,16 @@ def test_connection_errors_say_what_to_do(tmp_path: Path) -> None:
         resolve_connection(env={"NEO4J_URI": "bolt://x:1"}, settings=ServerSettings(home=tmp_path))
     with pytest.raises(LinksimError, match="linksim neo4j start"):
         resolve_connection(env={}, settings=ServerSettings(home=tmp_path))
+
+
+def test_neo4j_password_is_honoured_for_the_local_server(tmp_path: Path) -> None:
+    settings = ServerSettings(home=tmp_path)
+    _pw(settings.password_file.parent, settings.password_file.name, "file-pw")
+    assert resolve_connection(env={}, settings=settings).password == "file-pw"
+    local = resolve_connection(env={"NEO4J_PASSWORD": "changed-pw"}, settings=settings)
+    assert (local.uri, local.password, local.source) == ("bolt://127.0.0.1:7687", "changed-pw", "local")
+    other = _pw(tmp_path, "other", "other-pw")
+    assert resolve_connection(env={"NEO4J_PASSWORD_FILE": str(other)}, settings=settings).password == "other-pw"
+    # A --password-file given on the command line still comes first.
+    assert resolve_connection(password_file=other, env={"NEO4J_PASSWORD": "changed-pw"},
+                              settings=settings).password == "other-pw"
