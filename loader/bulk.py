@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import logging
+import re
 import shutil
 import subprocess
 import time
@@ -29,11 +30,22 @@ class BulkImportError(LinksimError):
     exit_code = 5
 
 
+# A property name that goes into the import tool's CSV header: no `:` (which would start a type
+# or an id space there), no delimiter, quote or control character.
+_HEADER_NAME = re.compile(r"^[^\W\d][\w .-]{0,199}$")
+
+
 def _property_columns(graph: CrawlGraph) -> dict[str, str]:
     """Extra page properties and their import type (``string`` or ``string[]``)."""
     columns: dict[str, str] = {}
     for properties in graph.properties.values():
         for name, value in properties.items():
+            if name not in columns and not _HEADER_NAME.match(name):
+                raise BulkImportError(
+                    f"the page property name {name[:60]!r} cannot go into the import tool's CSV header "
+                    "(names start with a letter or _ and hold letters, digits, _, ., - and spaces); "
+                    "rename the column, or load with --mode online"
+                )
             kind = "string[]" if isinstance(value, list) else "string"
             if columns.get(name) != "string[]":
                 columns[name] = kind
@@ -118,7 +130,13 @@ def bulk_import(server, database: str, graph: CrawlGraph, links: Links) -> tuple
     began = time.monotonic()
     try:
         log.info("bulk import: writing CSV files to %s", folder)
-        pages_csv, links_csv = write_csv_files(graph, links, folder)
+        try:
+            pages_csv, links_csv = write_csv_files(graph, links, folder)
+        except OSError as error:
+            raise BulkImportError(
+                f"cannot write the import's CSV files to {folder}: {error.strerror or error}. Nothing "
+                "was imported; the database is as it was (free some space, or load with --mode online)"
+            ) from None
         timings["csv"] = time.monotonic() - began
         began = time.monotonic()
         server.stop()

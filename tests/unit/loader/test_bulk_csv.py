@@ -43,3 +43,58 @@ def test_titles_with_newlines_and_quotes_round_trip(tmp_path: Path) -> None:
     with open(pages_csv, newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
     assert rows[1][2] == title
+
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("name", ["id:ID(Page)", "x:int", 'a"b', "line\nbreak", "9lives", ""])
+def test_a_property_name_that_would_change_the_import_header_is_refused(tmp_path: Path, name: str) -> None:
+    from linksim.loader.bulk import BulkImportError
+
+    graph, _ = read_files([FIXTURES / "site-pages.csv", FIXTURES / "site-links.csv"])
+    graph.page("http://example.org/c", properties={name: "v"})
+    with pytest.raises(BulkImportError, match="cannot go into the import tool's CSV header.*--mode online"):
+        write_csv_files(graph, graph.links(), tmp_path)
+
+
+FULL_DISK_BULK = """
+import resource, signal, sys
+from pathlib import Path
+from linksim.loader import CrawlGraph
+from linksim.loader.bulk import BulkImportError, bulk_import
+
+class Settings:
+    import_dir = Path(sys.argv[1])
+    logs_dir = Path(sys.argv[1])
+
+class Server:  # the local server as bulk_import sees it before it stops it: running
+    settings = Settings()
+    def is_running(self):
+        return True
+    def stop(self):
+        raise AssertionError("the server must not be stopped when the CSV files cannot be written")
+
+graph = CrawlGraph()
+for i in range(20000):
+    graph.link(graph.page(f"http://e.org/{i}", crawled=True), graph.page(f"http://e.org/{i + 1}"))
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))  # writes past 64 KiB fail, as on a full disk
+try:
+    bulk_import(Server(), "neo4j", graph, graph.links())
+except BulkImportError as error:
+    print(error)
+    sys.exit(5)
+"""
+
+
+def test_a_full_disk_while_writing_the_import_files_leaves_nothing(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", FULL_DISK_BULK, str(tmp_path)], capture_output=True, cwd="/",
+                            text=True, timeout=120)
+    assert result.returncode == 5, result.stderr
+    assert "cannot write the import's CSV files to" in result.stdout and "File too large" in result.stdout
+    assert "Nothing was imported" in result.stdout and "Traceback" not in result.stderr
+    assert list(tmp_path.iterdir()) == []  # the half-written CSV folder is gone
