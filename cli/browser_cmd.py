@@ -8,15 +8,18 @@ import os
 import textwrap
 from importlib import resources
 
-# The related-pages graph query with its parameters, ready to paste into the Browser's editor.
-BROWSER_QUERY = """\
-:param url => '{url}'
-:param method => '{method}'
-:param limit => 10
-MATCH (run:LinksimRun {{algorithm: $method, current: true}})
-MATCH path = (p:Page {{url: $url}})-[s:SIMILAR_TO {{run: run.id}}]->(q:Page)
-WHERE s.rank <= $limit
-RETURN path"""
+
+def browser_query(url: str, method: str) -> str:
+    """The related-pages graph query with its parameters, ready to paste into the Browser's
+    editor (the values are shown as Browser parameters, never put into the query)."""
+    from linksim import cypher
+
+    return (f":param url => {_quoted(url)}\n:param method => {_quoted(method)}\n:param limit => 10\n"
+            + cypher.query("related_pages", "related_graph"))
+
+
+def _quoted(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def register(commands: argparse._SubParsersAction, connection: argparse.ArgumentParser) -> None:
@@ -63,6 +66,6 @@ def _browser(args: argparse.Namespace) -> int:
     print(f"\nStyle: drag {style} onto the Browser window, or run `:style` there and paste its text.")
     print("  Pages are captioned by title and sized by PageRank tier; SIMILAR_TO is labelled by score.")
     print(f"Saved queries: drag {favorites} onto the Favorites drawer (the star), or paste them.")
-    example = BROWSER_QUERY.format(url="https://en.wikipedia.org/wiki/Albert_Einstein", method="psimrank")
+    example = browser_query("https://en.wikipedia.org/wiki/Albert_Einstein", "psimrank")
     print("\nThen, for example:\n" + textwrap.indent(example, "  "))
     return 0

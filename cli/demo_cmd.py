@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import textwrap
 import time
@@ -47,25 +46,17 @@ def _done(began: float, text: str) -> None:
     log.info("      %s (%.1f s)", text, time.monotonic() - began)
 
 
-def _current(runner, method: str) -> dict | None:
-    rows = runner.run(
-        "MATCH (r:LinksimRun {algorithm: $method, current: true}) RETURN r.parameters AS p, r.pages AS pages",
-        {"method": method},
-    )
-    return dict(json.loads(rows[0]["p"]), pages=rows[0]["pages"]) if rows else None
-
-
 def _demo(args: argparse.Namespace) -> int:
     import os
 
-    from linksim.cli.browser_cmd import BROWSER_QUERY
+    from linksim.cli.browser_cmd import browser_query
     from linksim.cli.main import connection_from_args
     from linksim.loader import load
     from linksim.loader.datasets import locate
     from linksim.procedures import QueryRunner
     from linksim.procedures.browser import label_pagerank_tiers, tiers_in_use
     from linksim.procedures.pagerank import run_pagerank
-    from linksim.procedures.similarity import DEFAULTS, default_index_root, obtain_index, write_similar
+    from linksim.procedures.similarity import DEFAULTS, current_runs, default_index_root, obtain_index, write_similar
     from linksim.procedures.stream import stream_link_graph
     from linksim.server.local import LocalServer
     from linksim.server.settings import ServerSettings
@@ -111,8 +102,9 @@ def _demo(args: argparse.Namespace) -> int:
         began = _step(4, total, "related pages: " + ", ".join(DEMO_METHODS))
         root = default_index_root(connection.uri, connection.database)
         streamed = None
+        runs = current_runs(runner)
         for method in DEMO_METHODS:
-            current = _current(runner, method)
+            current = dict(runs[method]["parameters"], pages=runs[method]["pages"]) if method in runs else None
             wanted = dict(DEFAULTS[method])
             given = {"radius": args.pagesim_radius} if method == "pagesim" else {}
             wanted.update(given)
@@ -158,5 +150,5 @@ def _demo(args: argparse.Namespace) -> int:
     if browser:
         print(f"\nNeo4j Browser: {browser} (user neo4j, password in the file `linksim neo4j status` shows).")
     print("Paste this into the Browser's editor to see a page and its related pages as a graph:\n")
-    print(BROWSER_QUERY.format(url=WIKI + args.pages[0], method="simrank"))
+    print(browser_query(WIKI + args.pages[0], "simrank"))
     return 0

@@ -7,7 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from linksim.loader.load import MODES
+from linksim.cli.options import add_wait, checked
+from linksim.loader.load import BULK_MIN_LINKS, MODES
 from linksim.loader.readers import FORMATS
 
 
@@ -29,7 +30,7 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
         ),
         epilog=(
             "Exit codes: 0 loaded, 1 usage or connection problem, 4 bad input (nothing written), "
-            "5 the database failed mid-load (rerun to finish)."
+            "5 the database failed mid-load (rerun to finish), 7 another load is running."
         ),
     )
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or a Wikispeedia folder")
@@ -39,10 +40,10 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
         choices=MODES,
         default="auto",
         help="online: batched transactions; bulk: Neo4j's import tool, for an empty database of "
-        "the local server; auto (default): bulk when that is safe and the crawl has >= 1M links",
+        f"the local server; auto (default): bulk when that is safe and the crawl has >= {BULK_MIN_LINKS:,} links",
     )
     parser.add_argument(
-        "--batch-size", type=int, default=10_000, help="rows per transaction online (default 10000)"
+        "--batch-size", type=checked("batch_size"), default=10_000, help="rows per transaction online (default 10000)"
     )
     parser.add_argument(
         "--on-error",
@@ -54,6 +55,7 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     parser.add_argument(
         "--no-normalize", action="store_true", help="keep web URLs as written (no normalisation)"
     )
+    add_wait(parser, "load of this database")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.set_defaults(handler=_load)
 
@@ -81,6 +83,7 @@ def _load(args: argparse.Namespace) -> int:
             normalize=not args.no_normalize,
             local_server=local,
             show_progress=not args.quiet,
+            wait=args.wait,
         )
     if args.json:
         print(json.dumps(asdict(summary), indent=2))

@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from linksim.cli.options import add_wait, checked
+
 
 def register(commands: argparse._SubParsersAction, connection: argparse.ArgumentParser) -> None:
     parser = commands.add_parser(
@@ -22,9 +24,9 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     )
     parser.add_argument("--mode", choices=("write", "stream", "stats"), default="write",
                         help="write (default): set the property; stream: print the top pages; stats: summary only")
-    parser.add_argument("--damping", type=float, default=0.85, help="damping factor c (default 0.85)")
-    parser.add_argument("--tol", type=float, default=1e-6, help="stop when the L1 residual is below this (default 1e-6)")
-    parser.add_argument("--max-iter", type=int, default=100, help="at most this many iterations (default 100)")
+    parser.add_argument("--damping", type=checked("damping"), default=0.85, help="damping factor c (default 0.85)")
+    parser.add_argument("--tol", type=checked("tol"), default=1e-6, help="stop when the L1 residual is below this (default 1e-6)")
+    parser.add_argument("--max-iter", type=checked("max_iter"), default=100, help="at most this many iterations (default 100)")
     parser.add_argument("--dangling", choices=("uniform", "remove"), default="uniform",
                         help="pages without out-links: spread their rank uniformly (default) or remove "
                         "them iteratively first and add them back after, as in the paper")
@@ -34,7 +36,10 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     parser.add_argument("--write-property", default="pagerank", help="property to write (default pagerank)")
     parser.add_argument("--crawled-only", action="store_true",
                         help="rank crawled pages only (pages only linked to get no rank)")
-    parser.add_argument("--top", type=int, default=10, help="top pages to print (default 10)")
+    parser.add_argument("--top", type=checked("top"), default=10, help="top pages to print (default 10)")
+    parser.add_argument("--batch-size", type=checked("batch_size"), default=50_000,
+                        help="pages per write transaction (default 50000)")
+    add_wait(parser, "PageRank write of the same property")
     parser.add_argument("--json", action="store_true", help="print the run summary as JSON")
     parser.set_defaults(handler=_pagerank)
 
@@ -50,6 +55,7 @@ def _pagerank(args: argparse.Namespace) -> int:
             runner, mode=args.mode, damping=args.damping, tol=args.tol, max_iter=args.max_iter,
             dangling=args.dangling, personalize=personalize, write_property=args.write_property,
             crawled_only=args.crawled_only, top=args.top, show_progress=not args.quiet,
+            batch_size=args.batch_size, wait=args.wait,
         )
     record = run.record
     if args.json:

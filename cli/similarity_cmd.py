@@ -8,6 +8,8 @@ import os
 import sys
 from pathlib import Path
 
+from linksim.cli.options import add_wait, checked
+
 METHOD_HELP = (
     "simrank: SimRank by coalescing random walks; psimrank: PSimRank (walks coupled by random "
     "permutations); xjaccard: extended Jaccard by min-hashing (Fogaras & Racz 2004/2005); pagesim: "
@@ -31,13 +33,16 @@ def _index_options(parser: argparse.ArgumentParser, build: bool) -> None:
     group.add_argument("--index-dir", type=Path, metavar="DIR",
                        help="index store (env LINKSIM_INDEX_DIR; default "
                        "$LINKSIM_HOME/indexes/<server>-<database>-<hash>)")
-    group.add_argument("--fingerprints", type=int, metavar="N", dest="n_fingerprints",
-                       help="number of fingerprints N (a query may use fewer than were built)")
+    fingerprints = ("number of fingerprints N to build, 1..100000" if build else
+                    "use the first N fingerprints of the stored index, 1..as many as it has (default all)")
+    group.add_argument("--fingerprints", type=checked("n_fingerprints"), metavar="N", dest="n_fingerprints",
+                       help=fingerprints)
     if build:
-        group.add_argument("--length", type=int, metavar="L", help="walk length / neighbourhood depth L")
-        group.add_argument("--decay", type=float, metavar="C", help="decay factor c, in (0, 1)")
-        group.add_argument("--seed", type=int, help="random seed (same seed, same graph: same index)")
-        group.add_argument("--radius", type=int, help="PageSim: propagation radius r (default 3)")
+        group.add_argument("--length", type=checked("length"), metavar="L",
+                           help="walk length / neighbourhood depth L, 1..127")
+        group.add_argument("--decay", type=checked("decay"), metavar="C", help="decay factor c, in (0, 1)")
+        group.add_argument("--seed", type=checked("seed"), help="random seed >= 0 (same seed, same graph: same index)")
+        group.add_argument("--radius", type=checked("radius"), help="PageSim: propagation radius r, 1..20 (default 3)")
         group.add_argument("--formula", choices=("minmax", "sum"),
                            help="PageSim: minmax = sum of min^2/max (2006 paper, default); sum = sum of min")
     group.add_argument("--crawled-only", action="store_true",
@@ -58,6 +63,9 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     index.add_argument("method", metavar="METHOD", choices=methods, help=" | ".join(methods))
     _index_options(index, build=True)
     index.add_argument("--rebuild", action="store_true", help="build even if a matching index exists")
+    index.add_argument("--verify", action="store_true",
+                       help="check the stored index without building: every array's digest and value "
+                       "ranges (exit 6 if it is corrupt); reads no graph")
     index.add_argument("--json", action="store_true", help="print the index description as JSON")
     index.set_defaults(handler=_index)
 
@@ -69,15 +77,21 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
             "when no matching one is stored. A rerun replaces the method's relationships: the new "
             "run is written beside the old one, made current in one transaction, then the old one "
             "is deleted, so a reader of the current run never sees a mix or nothing. Other "
-            "methods are untouched."
+            "methods are untouched. One run of a method at a time: a second one waits (--wait) or "
+            "is refused."
         ),
+        epilog="Exit codes: 0 written, 2 bad option, 3 Neo4j error, 6 index store problem, 7 another "
+        "run of the method holds its lock.",
     )
     similar.add_argument("method", metavar="METHOD", choices=methods, help=" | ".join(methods))
-    similar.add_argument("--top-k", type=int, default=10, help="related pages per page (default 10)")
-    similar.add_argument("--similarity-cutoff", type=float, default=0.0,
-                         help="write only scores above this (default 0)")
+    similar.add_argument("--top-k", type=checked("top_k"), default=10, help="related pages per page (default 10)")
+    similar.add_argument("--similarity-cutoff", type=checked("similarity_cutoff"), default=0.0,
+                         help="write only scores above this, in [0, 1) (default 0)")
     _index_options(similar, build=True)
     similar.add_argument("--rebuild", action="store_true", help="rebuild the index first")
+    similar.add_argument("--batch-size", type=checked("batch_size"), default=50_000,
+                         help="relationships per write transaction (default 50000)")
+    add_wait(similar, "`linksim similar` of the same method")
     similar.add_argument("--json", action="store_true", help="print the run summary as JSON")
     similar.set_defaults(handler=_similar)
 
@@ -88,8 +102,9 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     )
     related.add_argument("url", metavar="URL", help="the page, as stored (normalised URL)")
     related.add_argument("--method", choices=methods, default="simrank", help="default simrank")
-    related.add_argument("--top-k", type=int, default=10, help="how many (default 10)")
-    related.add_argument("--similarity-cutoff", type=float, default=0.0, help="only scores above this")
+    related.add_argument("--top-k", type=checked("top_k"), default=10, help="how many (default 10)")
+    related.add_argument("--similarity-cutoff", type=checked("similarity_cutoff"), default=0.0,
+                         help="only scores above this, in [0, 1)")
     _index_options(related, build=False)
     related.add_argument("--json", action="store_true", help="print JSON records")
     related.set_defaults(handler=_related)
@@ -128,10 +143,12 @@ def _given(args: argparse.Namespace) -> dict:
     return given
 
 
-def _handle(args: argparse.Namespace, runner, connection, rebuild: bool = False):
+def _handle(args: argparse.Namespace, runner, connection, rebuild: bool = False, query: bool = False):
     from linksim.procedures.similarity import obtain_index
 
     given = _given(args)
+    if query:  # a query may use fewer fingerprints than were built; it is checked against the index
+        given.pop("n_fingerprints", None)
     return obtain_index(
         runner, args.method, _root(args, connection), rebuild=rebuild, crawled_only=args.crawled_only,
         show_progress=not args.quiet, **given,
@@ -149,6 +166,8 @@ def _connect(args: argparse.Namespace):
 def _index(args: argparse.Namespace) -> int:
     from linksim import store
 
+    if args.verify:
+        return _verify(args)
     connection, runner = _connect(args)
     with runner:
         handle = _handle(args, runner, connection, rebuild=args.rebuild)
@@ -166,14 +185,34 @@ def _index(args: argparse.Namespace) -> int:
     return 0
 
 
+def _verify(args: argparse.Namespace) -> int:
+    import time
+
+    from linksim import store
+    from linksim.cli.main import connection_from_args
+
+    root = _root(args, connection_from_args(args))
+    began = time.monotonic()
+    meta = store.verify(root, args.method)
+    seconds = time.monotonic() - began
+    if args.json:
+        print(json.dumps(dict(meta, path=str(store.index_dir(root, args.method)), verified=True), indent=2))
+    else:
+        print(f"{args.method} index in {store.index_dir(root, args.method)}: {len(meta['arrays'])} arrays, "
+              f"{meta['bytes'] / 2**20:,.1f} MiB, every digest and value range checked in {seconds:.1f} s: sound.")
+    return 0
+
+
 def _similar(args: argparse.Namespace) -> int:
-    from linksim.procedures.similarity import write_similar
+    from linksim.procedures.similarity import similar
 
     connection, runner = _connect(args)
     with runner:
-        handle = _handle(args, runner, connection, rebuild=args.rebuild)
-        record = write_similar(runner, handle, top_k=args.top_k, cutoff=args.similarity_cutoff,
-                               show_progress=not args.quiet)
+        record = similar(
+            runner, args.method, _root(args, connection), top_k=args.top_k, cutoff=args.similarity_cutoff,
+            batch_size=args.batch_size, wait=args.wait, rebuild=args.rebuild, crawled_only=args.crawled_only,
+            show_progress=not args.quiet, **_given(args),
+        )
     if args.json:
         print(json.dumps(record.as_dict(), indent=2))
         return 0
@@ -191,7 +230,7 @@ def _related(args: argparse.Namespace) -> int:
 
     connection, runner = _connect(args)
     with runner:
-        handle = _handle(args, runner, connection)
+        handle = _handle(args, runner, connection, query=True)
         frame = related_pages(handle, runner, args.url, top_k=args.top_k, threshold=args.similarity_cutoff,
                               n_fingerprints=args.n_fingerprints)
     if args.json:
@@ -212,7 +251,7 @@ def _sim(args: argparse.Namespace) -> int:
 
     connection, runner = _connect(args)
     with runner:
-        handle = _handle(args, runner, connection)
+        handle = _handle(args, runner, connection, query=True)
         value = similarity(handle, args.url, args.other, n_fingerprints=args.n_fingerprints)
     if args.json:
         print(json.dumps({"method": args.method, "url": args.url, "other": args.other, "similarity": value}))

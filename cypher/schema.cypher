@@ -26,3 +26,11 @@ FOR (r:LinksimRun) REQUIRE r.id IS UNIQUE;
 // The current run of a method is found by algorithm (related_pages.cypher).
 CREATE INDEX linksim_run_algorithm IF NOT EXISTS
 FOR (r:LinksimRun) ON (r.algorithm);
+
+// One node per method points at its current SIMILAR_TO run (updated in place by the switch).
+CREATE CONSTRAINT linksim_current_algorithm IF NOT EXISTS
+FOR (c:LinksimCurrent) REQUIRE c.algorithm IS UNIQUE;
+
+// Writer locks (procedures/locks.py): a name is held by one writer at a time.
+CREATE CONSTRAINT linksim_lock_name IF NOT EXISTS
+FOR (l:LinksimLock) REQUIRE l.name IS UNIQUE;

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from linksim.errors import LinksimError
+from linksim.parameters import check_parameters
 from linksim.loader.graph import CrawlGraph
 from linksim.loader.online import WriteCounts, database_is_empty, write_online
 from linksim.loader.readers import ErrorPolicy, read_input
@@ -123,6 +124,7 @@ def load(
     normalize: bool = True,
     local_server=None,
     show_progress: bool = True,
+    wait: float = 0.0,
 ) -> LoadSummary:
     """Load crawl files into the database behind ``runner``.
 
@@ -136,7 +138,8 @@ def load(
         Format of every input; detected from each name when None.
     mode : {"auto", "online", "bulk"}
         ``bulk`` uses Neo4j's import tool (empty database of the local server only); ``auto``
-        picks bulk for an empty local database and at least a million links, else online.
+        picks bulk for an empty local database and at least ``BULK_MIN_LINKS`` links (five
+        million), else online.
     batch_size : int
         Rows per write transaction in online mode.
     on_error : {"stop", "skip"}
@@ -146,6 +149,9 @@ def load(
         Normalise URLs (see :mod:`linksim.loader.urls`).
     local_server : LocalServer, optional
         The local server behind ``runner``, if it is one (needed for bulk mode).
+    wait : float
+        Seconds to wait for another load of the same database to finish (0: refuse at once).
+        Two loads never write at once: the second waits or is refused with who is loading.
 
     Raises
     ------
@@ -156,8 +162,7 @@ def load(
 
     if mode not in MODES:
         raise LinksimError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
-    if batch_size < 1:
-        raise LinksimError(f"--batch-size must be at least 1, got {batch_size}")
+    check_parameters(batch_size=batch_size, wait=wait)
     if not paths:
         raise LinksimError("nothing to load: give at least one file")
     began = time.monotonic()
@@ -180,24 +185,28 @@ def load(
             + (" (every record was skipped)" if graph.skipped.total else "")
         )
 
-    summary.mode = _choose_mode(mode, runner, local_server, len(links))
-    if summary.mode == "bulk":
-        from linksim.loader.bulk import bulk_import
+    from linksim.procedures.locks import acquire
 
-        began = time.monotonic()
-        counts, summary.timings = bulk_import(local_server, runner.database, graph, links)
-        runner.reset_bookmarks()
-        summary.write_seconds = time.monotonic() - began
-        began = time.monotonic()
-        apply_schema(runner)
-        summary.timings["schema"] = time.monotonic() - began
-    else:
-        began = time.monotonic()
-        apply_schema(runner)
-        summary.timings["schema"] = time.monotonic() - began
-        began = time.monotonic()
-        counts = write_online(runner, graph, links, batch_size, show_progress)
-        summary.write_seconds = time.monotonic() - began
+    with acquire(runner, "load", wait=wait) as lock:  # one load at a time (see the README)
+        summary.mode = _choose_mode(mode, runner, local_server, len(links))
+        if summary.mode == "bulk":
+            from linksim.loader.bulk import bulk_import
+
+            began = time.monotonic()
+            lock.stop_heartbeat()  # the lock goes with the old store, which the import replaces
+            counts, summary.timings = bulk_import(local_server, runner.database, graph, links)
+            runner.reset_bookmarks()
+            summary.write_seconds = time.monotonic() - began
+            began = time.monotonic()
+            apply_schema(runner)
+            summary.timings["schema"] = time.monotonic() - began
+        else:
+            began = time.monotonic()
+            apply_schema(runner)
+            summary.timings["schema"] = time.monotonic() - began
+            began = time.monotonic()
+            counts = write_online(runner, graph, links, batch_size, show_progress)
+            summary.write_seconds = time.monotonic() - began
     _copy_counts(summary, counts)
     return summary
 

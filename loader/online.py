@@ -107,8 +107,10 @@ def link_batches(graph: CrawlGraph, links: Links, node_ids: list[int], size: int
 
 
 def database_is_empty(runner) -> bool:
-    """True if the database has no node and no relationship (counts store: O(1))."""
+    """True if the database has no node and no relationship (counts store: O(1)); a writer lock
+    (the load's own) does not count."""
     nodes = runner.run("MATCH (n) RETURN count(n) AS n")[0]["n"]
+    nodes -= runner.run("MATCH (n:LinksimLock) RETURN count(n) AS n")[0]["n"]
     relationships = runner.run("MATCH ()-[r]->() RETURN count(r) AS n")[0]["n"]
     return nodes == 0 and relationships == 0
 

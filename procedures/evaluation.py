@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 
@@ -16,15 +15,10 @@ from linksim.procedures.stream import stream_link_graph
 
 log = logging.getLogger(__name__)
 
-CURRENT_RUNS = """
-MATCH (run:LinksimRun {current: true})
-RETURN run.algorithm AS method, run.id AS run, run.parameters AS parameters
-ORDER BY method
-"""
-
 CURRENT_LISTS = """
-MATCH (run:LinksimRun {algorithm: $method, current: true})
-MATCH (p:Page)-[s:SIMILAR_TO {run: run.id}]->(q:Page)
+MATCH (current:LinksimCurrent {algorithm: $method})
+WITH current.run AS run
+MATCH (p:Page)-[s:SIMILAR_TO {run: run}]->(q:Page)
 WITH p, s, q ORDER BY s.rank
 RETURN p.url AS url, collect(q.url) AS related, collect(s.score) AS scores
 """
@@ -39,10 +33,10 @@ EXACT_MAX_PAGES = 20_000
 
 
 def current_runs(runner) -> dict[str, dict]:
-    runs = {}
-    for row in runner.run(CURRENT_RUNS):
-        runs[row["method"]] = json.loads(row["parameters"] or "{}")
-    return runs
+    """The parameters of each method's current SIMILAR_TO run."""
+    from linksim.procedures.similarity import current_runs as runs
+
+    return {method: run["parameters"] for method, run in runs(runner).items()}
 
 
 def stored_lists(runner, method: str) -> dict[str, list[tuple[str, float]]]:

@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 
 from linksim.errors import ConfigurationError, LinksimError
-from linksim.pagerank import PageRankResult, pagerank
+from linksim.pagerank import DANGLING, PageRankResult, pagerank
+from linksim.parameters import check_parameters
 from linksim.procedures.browser import label_pagerank_tiers, tiers_in_use
 from linksim.procedures.runner import in_flight
 from linksim.procedures.runs import RunRecord, record_run
@@ -84,6 +85,7 @@ def run_pagerank(
     top: int = 20,
     batch_size: int = 50_000,
     show_progress: bool = True,
+    wait: float = 0.0,
 ) -> PageRankRun:
     """Compute PageRank over the graph in Neo4j.
 
@@ -103,10 +105,28 @@ def run_pagerank(
         Compute over crawled pages only; other pages get no rank.
     top : int
         Rows of the returned top-pages DataFrame.
+    wait : float
+        Mode write: seconds to wait for another PageRank write of the same property (0: refuse
+        at once). Two writers of one property never run at once.
     """
     if mode not in MODES:
         raise ConfigurationError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     write_property = _check_property(write_property)
+    check_parameters(damping=damping, tol=tol, max_iter=max_iter, top=top, batch_size=batch_size, wait=wait)
+    if dangling not in DANGLING:
+        raise ConfigurationError(f"dangling must be one of {', '.join(DANGLING)}, got {dangling!r}")
+    if mode != "write":
+        return _run(runner, mode, damping, tol, max_iter, dangling, personalize, write_property, crawled_only,
+                    top, batch_size, show_progress)
+    from linksim.procedures.locks import acquire
+
+    with acquire(runner, f"pagerank:{write_property}", wait=wait):
+        return _run(runner, mode, damping, tol, max_iter, dangling, personalize, write_property, crawled_only,
+                    top, batch_size, show_progress)
+
+
+def _run(runner, mode, damping, tol, max_iter, dangling, personalize, write_property, crawled_only, top,
+         batch_size, show_progress) -> PageRankRun:
     record = RunRecord(
         algorithm="pagerank",
         mode=mode,
@@ -150,8 +170,7 @@ def run_pagerank(
                 record.written += counters.get("properties_set", 0)
                 progress.update(min(batch_size, len(ids) - start))
         if crawled_only:
-            with runner.driver.session(database=runner.database, bookmark_manager=runner.bookmarks) as session:
-                session.run(CLEAR_OTHERS, property=write_property).consume()
+            runner.write_autocommit(CLEAR_OTHERS, {"property": write_property})
         if write_property == "pagerank" and tiers_in_use(runner):
             label_pagerank_tiers(runner)  # keep the Browser's PageRank tiers in step with the ranks
         record.write_millis = int((time.monotonic() - began) * 1000)

@@ -120,6 +120,13 @@ class QueryRunner:
         with self.driver.session(database=self.database, bookmark_manager=self.bookmarks) as session:
             return session.execute_write(work)
 
+    def write_autocommit(self, query: str, parameters: dict[str, Any] | None = None) -> dict[str, int]:
+        """Run a write query once, in an auto-commit transaction, not retried; return its update
+        counters. For ``CALL { ... } IN TRANSACTIONS`` (which commits batch by batch) and for
+        what must not wait out the driver's retries (releasing a lock while the server is gone)."""
+        with self.driver.session(database=self.database, bookmark_manager=self.bookmarks) as session:
+            return _counters(session.run(query, parameters or {}).consume())
+
     def stream(self, query: str, parameters: dict[str, Any] | None = None) -> Iterator[Any]:
         """Yield the records of a read query lazily, without holding the whole result."""
         with self.driver.session(

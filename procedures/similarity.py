@@ -6,21 +6,29 @@ links and the URLs).
 
 ``SIMILAR_TO`` write-back of a method, so that a reader never sees a mix of runs or nothing:
 
-1. the new relationships are created with ``run: <new id>`` beside the old ones;
-2. one transaction records the run as ``(:LinksimRun {algorithm: method, current: true})`` and
-   sets ``current = false`` on the method's earlier runs;
-3. the relationships of every other run of the method are deleted in batches (the old run, and
-   those of runs that were interrupted before step 2).
+1. the writer takes the method's lock (:mod:`linksim.procedures.locks`, ``similar:<method>``)
+   before it reads the graph: a second writer of the method waits or is refused;
+2. the new relationships are created with ``run: <new id>`` beside the old ones;
+3. one transaction, which checks that the writer still holds the lock, records the run as a
+   ``(:LinksimRun)`` and points the method's one ``(:LinksimCurrent {algorithm})`` node at it
+   (``run``, updated in place);
+4. after :data:`RETIRE_GRACE_SECONDS`, the relationships of every other run of the method are
+   deleted in batches (the old run, and those of runs that died before step 3).
 
-Readers select the current run (``cypher/related_pages.cypher`` does). An interrupted write
-leaves the old current run and its relationships intact; the next write cleans it up.
+A reader reads ``LinksimCurrent.run`` once (``WITH current.run AS run``) and then the
+relationships of that run: under read-committed isolation it sees the old run or the new one,
+whole; the grace period lets a reader that took the old run id just before the switch finish
+before that run is deleted. An interrupted write leaves the old current run and its
+relationships intact; the next writer of the method cleans up.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,17 +63,24 @@ MATCH (b) WHERE id(b) = $targets[i]
 CREATE (a)-[:SIMILAR_TO {score: $scores[i], method: $method, rank: $ranks[i], run: $run}]->(b)
 """
 
+#: Seconds between making a new run current and deleting the old one: a reader that read the
+#: old run id just before the switch finishes its query (milliseconds) before its rows go.
+RETIRE_GRACE_SECONDS = 2.0
+
+# Nothing happens unless the writer still holds the lock (a fencing token: a writer taken for
+# dead and overtaken must not publish).
 MAKE_CURRENT = """
-OPTIONAL MATCH (old:LinksimRun {algorithm: $algorithm, current: true})
-SET old.current = false
-WITH count(old) AS retired
+MATCH (lock:LinksimLock {name: $lock, owner: $owner})
+MERGE (current:LinksimCurrent {algorithm: $algorithm})
+WITH current, current.run AS previous
 CREATE (r:LinksimRun {
-  id: $id, algorithm: $algorithm, mode: $mode, parameters: $parameters, current: true,
+  id: $id, algorithm: $algorithm, mode: $mode, parameters: $parameters,
   pages: $pages, links: $links, written: $written,
   started: datetime($started), millis: $millis,
   streamMillis: $stream_millis, computeMillis: $compute_millis, writeMillis: $write_millis
 })
-RETURN retired
+SET current.run = $id, current.since = datetime()
+RETURN previous
 """
 
 # One pass over the method's relationships, committed every $batch deletions (a LIMIT per
@@ -78,12 +93,10 @@ WHERE s.run <> $run
 CALL (s) { DELETE s } IN TRANSACTIONS OF $batch ROWS
 """
 
-# What the previous run of the method wrote, as it recorded it (the ones before were retired by
-# their successors; an interrupted run left no record).
+# What the run that was current before wrote, as it recorded it.
 PREVIOUS = """
-MATCH (r:LinksimRun {algorithm: $method})
-WHERE r.id <> $run
-RETURN r.written AS written ORDER BY r.started DESC LIMIT 1
+MATCH (r:LinksimRun {id: $previous})
+RETURN r.written AS written
 """
 
 PAGE_DETAILS = """
@@ -91,6 +104,17 @@ UNWIND $urls AS url
 MATCH (p:Page {url: url})
 RETURN p.url AS url, p.title AS title, p.pagerank AS pagerank
 """
+
+
+def current_runs(runner) -> dict[str, dict]:
+    """The current SIMILAR_TO run of each method: ``{method: {run, started, parameters, pages,
+    relationships}}`` (parameters decoded)."""
+    from linksim import cypher
+
+    runs = {}
+    for row in runner.run(cypher.query("related_pages", "similarity_runs")):
+        runs[row.pop("method")] = dict(row, parameters=json.loads(row["parameters"] or "{}"))
+    return runs
 
 
 def default_index_root(uri: str, database: str, home: Path | None = None) -> Path:
@@ -188,6 +212,8 @@ def obtain_index(
         except store.IndexNotFound:
             if not build_if_missing:
                 raise
+        except store.IndexCorrupt:
+            raise  # a disk or a hand changed it: the user decides (`linksim index METHOD --rebuild`)
         except store.IndexMismatch as mismatch:
             if not build_if_missing:
                 raise
@@ -203,12 +229,27 @@ def obtain_index(
     return IndexHandle(method, index, streamed, True, seconds, root)
 
 
+@contextmanager
+def _answering(handle: IndexHandle):
+    """A stored index whose values make a query fail is corrupt (a file changed without its
+    modification time, which only ``--verify`` reads whole): say so, never a traceback."""
+    try:
+        yield
+    except (IndexError, ValueError) as error:
+        raise store.IndexCorrupt(
+            f"the stored {handle.method} index in {store.index_dir(handle.root, handle.method)} gave an "
+            f"impossible value ({type(error).__name__}: {error}): it is corrupt. Check it with `linksim "
+            f"index {handle.method} --verify`, rebuild it with `linksim index {handle.method} --rebuild`"
+        ) from None
+
+
 def related_pages(handle: IndexHandle, runner, url: str, top_k: int = 10, threshold: float = 0.0,
                   n_fingerprints: int | None = None) -> pd.DataFrame:
     """The pages most similar to ``url``: rank, url, title, score, pagerank."""
     u = handle.page(url)
     kwargs = {"n_fingerprints": n_fingerprints} if n_fingerprints is not None else {}
-    found = handle.index.related(u, top_k=top_k, threshold=threshold, **kwargs)
+    with _answering(handle):
+        found = handle.index.related(u, top_k=top_k, threshold=threshold, **kwargs)
     urls = [handle.streamed.urls[v] for v, _ in found]
     frame = pd.DataFrame({
         "rank": np.arange(1, len(found) + 1, dtype=np.int64),
@@ -221,7 +262,39 @@ def related_pages(handle: IndexHandle, runner, url: str, top_k: int = 10, thresh
 
 def similarity(handle: IndexHandle, url: str, other: str, n_fingerprints: int | None = None) -> float:
     kwargs = {"n_fingerprints": n_fingerprints} if n_fingerprints is not None else {}
-    return float(handle.index.sim(handle.page(url), handle.page(other), **kwargs))
+    with _answering(handle):
+        return float(handle.index.sim(handle.page(url), handle.page(other), **kwargs))
+
+
+def similar(
+    runner,
+    method: str,
+    root: Path,
+    top_k: int = 10,
+    cutoff: float = 0.0,
+    batch_size: int = 50_000,
+    wait: float = 0.0,
+    rebuild: bool = False,
+    crawled_only: bool = False,
+    show_progress: bool = True,
+    **given,
+) -> RunRecord:
+    """``linksim similar``: take the method's writer lock, obtain its index (built if needed),
+    write every page's top-k as SIMILAR_TO of a new current run, retire the old one.
+
+    Every argument is checked before the lock is taken or the graph read.
+    """
+    from linksim.parameters import PARAMETERS, check_parameters
+    from linksim.procedures.locks import acquire
+
+    _check_method(method)
+    check_parameters(top_k=top_k, similarity_cutoff=cutoff, batch_size=batch_size, wait=wait,
+                     **{name: value for name, value in given.items() if name in PARAMETERS})
+    with acquire(runner, f"similar:{method}", wait=wait) as lock:
+        handle = obtain_index(runner, method, root, rebuild=rebuild, crawled_only=crawled_only,
+                              show_progress=show_progress, **given)
+        return write_similar(runner, handle, top_k=top_k, cutoff=cutoff, batch_size=batch_size,
+                             show_progress=show_progress, lock=lock)
 
 
 def write_similar(
@@ -232,16 +305,29 @@ def write_similar(
     batch_size: int = 50_000,
     workers: int | None = None,
     show_progress: bool = True,
+    lock=None,
+    grace: float | None = None,
 ) -> RunRecord:
-    """Write every page's top-k related pages as SIMILAR_TO of a new current run (see module)."""
+    """Write every page's top-k related pages as SIMILAR_TO of a new current run (see module).
+
+    ``lock``: the method's writer lock when the caller holds it already (:func:`similar` takes it
+    before reading the graph); otherwise it is taken here. ``grace``: seconds between the switch
+    and the retirement of the old run (default :data:`RETIRE_GRACE_SECONDS`).
+    """
+    from linksim.parameters import check_parameters
+    from linksim.procedures.locks import acquire
+
+    check_parameters(top_k=top_k, similarity_cutoff=cutoff, batch_size=batch_size)
+    if lock is None:
+        with acquire(runner, f"similar:{handle.method}") as own:
+            return write_similar(runner, handle, top_k, cutoff, batch_size, workers, show_progress, own, grace)
+    return _write_similar(runner, handle, top_k, cutoff, batch_size, workers, show_progress, lock, grace)
+
+
+def _write_similar(runner, handle, top_k, cutoff, batch_size, workers, show_progress, lock, grace) -> RunRecord:
     from linksim.procedures.runs import record_values
     from linksim.progress import Progress
     from linksim.topk import top_k_all
-
-    if top_k < 1:
-        raise ConfigurationError(f"--top-k must be at least 1, got {top_k}")
-    if cutoff < 0:
-        raise ConfigurationError(f"--similarity-cutoff must be at least 0, got {cutoff}")
     from linksim.procedures.schema import apply_schema
 
     apply_schema(runner)  # the indexes the write and the related-pages query use (idempotent)
@@ -253,9 +339,10 @@ def write_similar(
     record.pages, record.links = graph.n, graph.m
     record.stream_millis = int(handle.streamed.seconds * 1000)
     began = time.monotonic()
-    source, target, score, rank = top_k_all(
-        handle.index, top_k=top_k, threshold=cutoff, workers=workers, show_progress=show_progress,
-    )
+    with _answering(handle):
+        source, target, score, rank = top_k_all(
+            handle.index, top_k=top_k, threshold=cutoff, workers=workers, show_progress=show_progress,
+        )
     record.compute_millis = int((time.monotonic() - began + handle.build_seconds) * 1000)
 
     began = time.monotonic()
@@ -267,6 +354,7 @@ def write_similar(
     params = {"method": method, "run": record.id}
 
     def write(start: int) -> dict[str, int]:
+        lock.check()
         stop = start + batch_size
         return runner.write(WRITE_SIMILAR, dict(
             params, sources=sources[start:stop], targets=targets[start:stop], scores=scores[start:stop],
@@ -285,22 +373,33 @@ def write_similar(
             progress.update(size)
     record.written = len(sources)
     record.write_millis = int((time.monotonic() - began) * 1000)
-    runner.write(MAKE_CURRENT, record_values(record))
-    retire(runner, method, record.id)
+    lock.check()
+    rows, _ = runner.write_returning(MAKE_CURRENT, dict(record_values(record), lock=lock.name, owner=lock.owner))
+    if not rows:
+        lock.lost.set()
+        lock.check()
+    grace = RETIRE_GRACE_SECONDS if grace is None else grace
+    if grace > 0:
+        time.sleep(grace)
+    retire(runner, method, record.id, previous=rows[0][0], batch=batch_size)
     return record
 
 
-def retire(runner, method: str, keep_run: str, batch: int = 50_000) -> int:
-    """Delete the method's SIMILAR_TO relationships of every run but ``keep_run``; returns how
-    many were deleted."""
+def retire(runner, method: str, keep_run: str, previous: str | None = None, batch: int = 50_000) -> int:
+    """Delete the method's SIMILAR_TO relationships of every run but ``keep_run`` (the one that
+    ``previous`` was current before it, and those of runs that died); returns how many.
+
+    Only for the holder of the method's lock: without it, another writer's run in progress would
+    be deleted.
+    """
     began = time.monotonic()
-    previous = runner.run(PREVIOUS, {"method": method, "run": keep_run})
-    if previous and previous[0]["written"]:
-        log.info("deleting the %s SIMILAR_TO relationships of the previous %s run", f"{previous[0]['written']:,}",
-                 method)
-    with runner.driver.session(database=runner.database, bookmark_manager=runner.bookmarks) as session:
-        summary = session.run(RETIRE, {"method": method, "run": keep_run, "batch": int(batch)}).consume()
-    deleted = summary.counters.relationships_deleted
+    if previous is not None:
+        rows = runner.run(PREVIOUS, {"previous": previous})
+        if rows and rows[0]["written"]:
+            log.info("deleting the %s SIMILAR_TO relationships of the previous %s run %s",
+                     f"{rows[0]['written']:,}", method, previous)
+    counters = runner.write_autocommit(RETIRE, {"method": method, "run": keep_run, "batch": int(batch)})
+    deleted = counters.get("relationships_deleted", 0)
     if deleted:
         log.info("deleted %s SIMILAR_TO relationships of earlier %s runs in %.1f s", f"{deleted:,}", method,
                  time.monotonic() - began)

@@ -5,16 +5,18 @@
 //   :param limit => 10
 
 // name: related pages of a page, one method (graph view)
-MATCH (run:LinksimRun {algorithm: $method, current: true})
-MATCH path = (p:Page {url: $url})-[s:SIMILAR_TO {run: run.id}]->(q:Page)
+MATCH (current:LinksimCurrent {algorithm: $method})
+WITH current.run AS run
+MATCH path = (p:Page {url: $url})-[s:SIMILAR_TO {run: run}]->(q:Page)
 WHERE s.rank <= $limit
 RETURN path;
 
 // name: related pages of a page, every method side by side (table)
-MATCH (run:LinksimRun {current: true})
-MATCH (p:Page {url: $url})-[s:SIMILAR_TO {run: run.id}]->(q:Page)
+MATCH (current:LinksimCurrent)
+WITH current.algorithm AS method, current.run AS run
+MATCH (p:Page {url: $url})-[s:SIMILAR_TO {run: run}]->(q:Page)
 WHERE s.rank <= $limit
-RETURN run.algorithm AS method, s.rank AS rank, q.title AS title, round(s.score, 4) AS score
+RETURN method, s.rank AS rank, q.title AS title, round(s.score, 4) AS score
 ORDER BY method, rank;
 
 // name: link neighbourhood of a page (graph view)

@@ -72,6 +72,15 @@ def runner(session_runner: QueryRunner) -> QueryRunner:
     return session_runner
 
 
+@pytest.fixture(autouse=True)
+def short_retire_grace(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process runs wait 0.2 s, not 2 s, between a switch and retiring the old run (the
+    readers test measures the real protocol with the default; subprocesses keep the default)."""
+    from linksim.procedures import similarity
+
+    monkeypatch.setattr(similarity, "RETIRE_GRACE_SECONDS", 0.2)
+
+
 @pytest.fixture
 def cli_env(neo4j_server: Provisioned, monkeypatch: pytest.MonkeyPatch, tmp_path):
     """Environment under which the `linksim` CLI talks to the test server."""

@@ -30,7 +30,7 @@ def test_console_script_is_declared() -> None:
 
 def test_schema_statements_are_idempotent_and_parsed() -> None:
     statements = cypher.statements("schema")
-    assert len(statements) == 7
+    assert len(statements) == 9
     assert all("IF NOT EXISTS" in statement for statement in statements)
     assert not any("//" in statement for statement in statements)
     assert any("REQUIRE p.url IS UNIQUE" in statement for statement in statements)
@@ -41,12 +41,16 @@ def test_unknown_cypher_file_is_a_clear_error() -> None:
         cypher.load("nope")
 
 
-def test_related_pages_queries_take_parameters_only() -> None:
+def test_related_pages_queries_take_parameters_only_and_read_the_current_run_once() -> None:
     for name in ("related_pages", "related_pages_all_methods", "related_graph"):
         text = cypher.query("related_pages", name)
-        assert "$url" in text and "current: true" in text
-        assert "{" not in text.replace("{algorithm: $method, current: true}", "").replace(
-            "{run: run.id}", "").replace("{current: true}", "").replace("{url: $url}", "")
+        assert "$url" in text and "LinksimCurrent" in text
+        # The pointer is read into a value once; reading `current.run` per relationship could see
+        # two runs within one answer.
+        head, rest = text.split("WITH ", 1)
+        assert "current.run AS run" in rest.split("\n", 1)[0] and "current." not in rest.split("\n", 1)[1]
+        assert "{" not in text.replace("{algorithm: $method}", "").replace("{run: run}", "").replace(
+            "{url: $url}", "")
 
 
 def test_browser_style_and_saved_queries_ship() -> None:

@@ -18,6 +18,7 @@ import pytest
 
 from importlib import resources
 
+from linksim import cypher
 from linksim.loader import load
 from linksim.procedures.browser import label_pagerank_tiers
 from linksim.procedures.pagerank import run_pagerank
@@ -67,8 +68,8 @@ def test_neo4j_browser_shows_the_related_pages(runner, neo4j_server, chrome, tmp
     handle = obtain_index(runner, "psimrank", tmp_path / "indexes", n_fingerprints=50, show_progress=False)
     write_similar(runner, handle, top_k=5, show_progress=False)
     rows = runner.run(
-        "MATCH (run:LinksimRun {algorithm: 'psimrank', current: true}) "
-        "MATCH (p:Page {url: $url})-[s:SIMILAR_TO {run: run.id}]->(q:Page) "
+        "MATCH (current:LinksimCurrent {algorithm: 'psimrank'}) WITH current.run AS run "
+        "MATCH (p:Page {url: $url})-[s:SIMILAR_TO {run: run}]->(q:Page) "
         "RETURN q.title AS title, labels(q) AS labels, labels(p) AS own ORDER BY s.rank",
         {"url": PAGE},
     )
@@ -118,8 +119,7 @@ def test_neo4j_browser_shows_the_related_pages(runner, neo4j_server, chrome, tmp
     run(f":param url => '{PAGE}'")
     run(":param method => 'psimrank'")
     run(":param limit => 5")
-    run("MATCH (run:LinksimRun {algorithm: $method, current: true}) "
-        "MATCH path = (p:Page {url: $url})-[s:SIMILAR_TO {run: run.id}]->(q:Page) WHERE s.rank <= $limit RETURN path")
+    run(" ".join(cypher.query("related_pages", "related_graph").split()))  # as shipped, on one line
     # The graph view: one node per page, captioned by title.
     wait.until(lambda driver: len(driver.find_elements(By.CSS_SELECTOR, "svg g.node")) >= 6)
     time.sleep(2.0)  # let the force layout settle before the picture

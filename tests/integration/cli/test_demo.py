@@ -23,7 +23,8 @@ def test_demo_shows_related_pages_and_reuses_them(runner, cli_env, capsys, monke
     assert "France" in first or "London" in first  # Paris's nearest pages, by some method
     assert "MATCH path = (p:Page {url: $url})" in out
     for method in ("simrank", "psimrank", "xjaccard", "pagesim"):
-        assert runner.run("MATCH (r:LinksimRun {algorithm: $m, current: true}) RETURN count(r) AS n", {"m": method}) == [{"n": 1}]
+        assert runner.run("MATCH (c:LinksimCurrent {algorithm: $m}) MATCH (r:LinksimRun {id: c.run}) "
+                          "RETURN count(r) AS n", {"m": method}) == [{"n": 1}]
     assert "[5/5]" in err
     # The Browser style's PageRank tiers are set: :PageRankTop1 holds exactly the top 1 % by rank.
     tier = runner.run("MATCH (p:PageRankTop1) RETURN min(p.pagerank) AS low, count(p) AS n")[0]

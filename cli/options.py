@@ -1,0 +1,31 @@
+"""Option types shared by the commands: every value is checked by :mod:`linksim.parameters` while
+the command line is parsed, so a bad one is refused before anything connects or reads a graph."""
+
+from __future__ import annotations
+
+import argparse
+
+from linksim.errors import ConfigurationError
+from linksim.parameters import PARAMETERS
+
+
+def checked(name: str):
+    """An argparse ``type`` that converts and range-checks the parameter ``name``."""
+    parameter = PARAMETERS[name]
+
+    def convert(text: str):
+        try:
+            return parameter.check(text)
+        except ConfigurationError:
+            raise argparse.ArgumentTypeError(f"must be {parameter.describe()}, got {text!r}") from None
+
+    convert.__name__ = parameter.kind.__name__  # argparse names the type in its messages
+    return convert
+
+
+def add_wait(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--wait", type=checked("wait"), default=0.0, metavar="SECONDS",
+        help=f"if another {what} is running, wait up to SECONDS for it to finish (default 0: refuse "
+        "at once, saying who holds it)",
+    )
