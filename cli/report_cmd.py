@@ -42,7 +42,7 @@ def _report(args: argparse.Namespace) -> int:
     from linksim.procedures import QueryRunner
     from linksim.procedures.evaluation import current_runs, page_categories, stored_lists
     from linksim.procedures.stream import stream_link_graph
-    from linksim.report import build_report, write_html
+    from linksim.analysis.report import build_report, write_html
     from linksim.experiments import DEFAULTS, monte_carlo_index
 
     with QueryRunner.connect(connection_from_args(args)) as runner:

@@ -145,29 +145,20 @@ class TextQuality:
     lists_short: int  # of those, pages whose list held fewer than max_t pages with a text
 
 
-def tfidf_matrix(texts: Sequence[str]):
-    """L2-normalised TF-IDF rows (scikit-learn, English stop words, sublinear term frequency)."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    vectorizer = TfidfVectorizer(stop_words="english", sublinear_tf=True, min_df=2, dtype=np.float32)
-    return vectorizer.fit_transform(texts)
-
-
 def text_quality(
     lists: Mapping[object, Sequence[tuple[object, float]]],
     texts: Mapping[object, str],
-    max_t: int = 10,
-    matrix=None,
-    keys: Sequence[object] | None = None,
+    max_t: int,
+    matrix,
+    keys: Sequence[object],
 ) -> TextQuality:
     """Δ(A, T) of the lists (query -> [(page, score)], best first) against the pages' texts.
 
     ``sim_{A,T}(v)`` averages the cosine over the first T list entries that have a text (all of
-    them when the list is shorter); Δ(A, T) averages it over the pages graded.
+    them when the list is shorter); Δ(A, T) averages it over the pages graded. ``matrix`` holds
+    the texts' L2-normalised rows, in the order of ``keys``
+    (:func:`linksim.analysis.texts.tfidf_matrix`; the core computes no TF-IDF itself).
     """
-    if matrix is None:
-        keys = list(texts)
-        matrix = tfidf_matrix([texts[k] for k in keys])
     row_of = {key: i for i, key in enumerate(keys)}
     queries, targets, ranks = [], [], []
     short = 0

@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from linksim.evaluation import GammaReport, sibling_gamma, text_quality, top_lists_from_matrix
-from linksim.fingerprints import (
-    build_index, build_minhash_index, psimrank_exact, simrank_exact, tree_sizes_by_length, xjaccard_exact,
-)
+from linksim.evaluation import GammaReport, sibling_gamma, top_lists_from_matrix
+from linksim.exact import psimrank_exact, simrank_exact, xjaccard_exact
+from linksim.fingerprint_index import tree_sizes_by_length
+from linksim.minhash import build_minhash_index
+from linksim.walks import build_index
 from linksim.graph import LinkGraph
 from linksim.pagerank import pagerank
 from linksim.topk import top_k_all
@@ -128,12 +129,3 @@ def pagerank_convergence(graph: LinkGraph, damping: float = 0.85, max_iter: int 
         changes.append(float(np.abs(position[top] - final_position[top]).mean()))
     residual_of = dict(run.residuals)
     return Convergence(iterations, [residual_of.get(it, float("nan")) for it in iterations], overlap, changes)
-
-
-def text_quality_curves(lists_by_name: dict[str, dict], texts: dict, max_t: int = 10):
-    """{name: {T: Δ}} for lists keyed like ``texts``."""
-    from linksim.evaluation import tfidf_matrix
-
-    keys = list(texts)
-    matrix = tfidf_matrix([texts[k] for k in keys])
-    return {name: text_quality(lists, texts, max_t, matrix, keys).delta for name, lists in lists_by_name.items()}

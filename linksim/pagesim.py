@@ -210,7 +210,7 @@ class PageSimIndex:
         the values left out sum to less than the k-th partial score, the top k are among the pages
         whose partial score plus that sum reaches it, and only those are scored in full (exact).
         """
-        from linksim.fingerprints import top_pairs, top_scores
+        from linksim.ranking import top_pairs, top_scores
 
         _no_fingerprints(n_fingerprints)
         check_query(top_k, threshold)
@@ -268,7 +268,7 @@ def build_pagesim_index(
     ranks: np.ndarray | None = None,
 ) -> PageSimIndex:
     """Propagate every page's PageRank (computed here with ``damping`` unless ``ranks`` given)."""
-    from linksim.fingerprints import graph_fingerprint
+    from linksim.digest import graph_fingerprint
     from linksim.pagerank import pagerank
 
     _check(radius, decay, formula)

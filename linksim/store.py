@@ -64,7 +64,8 @@ def _rebuild_hint(method: str) -> str:
 
 
 def _arrays_of(index) -> dict[str, np.ndarray]:
-    from linksim.fingerprints import FingerprintIndex, MinHashIndex
+    from linksim.fingerprint_index import FingerprintIndex
+    from linksim.minhash import MinHashIndex
 
     if isinstance(index, FingerprintIndex):
         layout = index.layout()
@@ -94,7 +95,8 @@ def parameters_of(index) -> dict:
 
 
 def _from_arrays(method: str, meta: dict, arrays: dict[str, np.ndarray]):
-    from linksim.fingerprints import FingerprintIndex, MinHashIndex, TreeLayout
+    from linksim.fingerprint_index import FingerprintIndex, TreeLayout
+    from linksim.minhash import MinHashIndex
 
     parameters = meta["parameters"]
     fingerprint = meta["graph"]["fingerprint"]

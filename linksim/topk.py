@@ -39,7 +39,7 @@ def top_k_all(
     order of ``pages`` (default: all). With ``workers`` > 1 (default: the CPUs available) the
     pages are shared out in chunks to forked processes that see the index without copying it.
     An index with twin classes (pages that share their scores, see
-    :meth:`linksim.fingerprints.FingerprintIndex.twin_classes`) gets each class's pages in a row,
+    :meth:`linksim.fingerprint_index.FingerprintIndex.twin_classes`) gets each class's pages in a row,
     so that the class is queried once.
     """
     if top_k < 1:

@@ -9,7 +9,7 @@ import numpy as np
 
 from linksim.errors import LinksimError
 from linksim.evaluation import (
-    GammaReport, classes_of, sibling_gamma, text_quality, tfidf_matrix, top_lists_from_matrix,
+    GammaReport, classes_of, sibling_gamma, text_quality, top_lists_from_matrix,
 )
 from linksim.procedures.stream import stream_link_graph
 
@@ -48,7 +48,7 @@ def page_categories(runner) -> dict[str, list[str]]:
 
 
 def exact_scores(graph, method: str, parameters: dict) -> np.ndarray:
-    from linksim.fingerprints import psimrank_exact, simrank_exact, xjaccard_exact
+    from linksim.exact import psimrank_exact, simrank_exact, xjaccard_exact
 
     decay = float(parameters.get("decay", 0.6))
     if method == "simrank":
@@ -84,8 +84,12 @@ def evaluate(
                 "or page texts (--texts)"
             )
     classes = {url: classes_of(paths, depth) for url, paths in categories.items()}
-    text_keys = list(texts) if texts else None
-    text_matrix = tfidf_matrix([texts[k] for k in text_keys]) if texts else None
+    text_keys = text_matrix = None
+    if texts:
+        from linksim.analysis.texts import tfidf_matrix
+
+        text_keys = list(texts)
+        text_matrix = tfidf_matrix([texts[k] for k in text_keys])
     runs = current_runs(runner)
     if methods is None:
         methods = sorted(runs)

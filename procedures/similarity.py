@@ -36,7 +36,9 @@ import numpy as np
 import pandas as pd
 
 from linksim.errors import ConfigurationError, LinksimError
-from linksim.fingerprints import build_index, build_minhash_index, graph_fingerprint
+from linksim.digest import graph_fingerprint
+from linksim.minhash import build_minhash_index
+from linksim.walks import build_index
 from linksim.graph import LinkGraph
 from linksim.procedures.runner import in_flight
 from linksim.procedures.runs import RunRecord

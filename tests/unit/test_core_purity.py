@@ -1,4 +1,5 @@
-"""The compute core (`linksim` without its Neo4j-facing sub-packages) never imports neo4j."""
+"""The compute core (`linksim` without its Neo4j-facing sub-packages and the analyses) imports
+neither neo4j nor matplotlib nor scikit-learn: numpy and scipy only (GUIDE.md)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from pathlib import Path
 
 import linksim
 
-# Sub-packages that talk to Neo4j; everything else under linksim/ is the pure core.
-NEO4J_FACING = {"loader", "procedures", "server", "cli", "cypher"}
+# Sub-packages that talk to Neo4j, and the analyses (report, TF-IDF); everything else under
+# linksim/ is the pure core.
+OUTSIDE_CORE = {"loader", "procedures", "server", "cli", "cypher", "analysis"}
+FORBIDDEN = ("neo4j", "matplotlib", "sklearn")
 
 
 def core_modules() -> list[Path]:
@@ -18,12 +21,12 @@ def core_modules() -> list[Path]:
     return sorted(
         path
         for path in root.rglob("*.py")
-        if not (set(path.relative_to(root).parts[:-1]) & NEO4J_FACING)
+        if not (set(path.relative_to(root).parts[:-1]) & OUTSIDE_CORE)
     )
 
 
-def neo4j_imports(source: str) -> list[int]:
-    """Line numbers of imports of the neo4j package (any form) in a module's source."""
+def forbidden_imports(source: str) -> list[int]:
+    """Line numbers of imports of a forbidden package (any form) in a module's source."""
     lines = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
@@ -39,7 +42,7 @@ def neo4j_imports(source: str) -> list[int]:
             names = [str(node.args[0].value)]
         else:
             continue
-        if any(name == "neo4j" or name.startswith("neo4j.") for name in names):
+        if any(name == top or name.startswith(top + ".") for name in names for top in FORBIDDEN):
             lines.append(node.lineno)
     return lines
 
@@ -48,22 +51,23 @@ def test_the_detector_finds_every_form_of_import() -> None:
     source = (
         "import os\nimport neo4j\nfrom neo4j import GraphDatabase\n"
         "import neo4j.exceptions as e\nimportlib.import_module('neo4j')\nfrom . import neo4jish\n"
+        "import matplotlib.pyplot as plt\nfrom sklearn.feature_extraction.text import TfidfVectorizer\nimport sklearnish\n"
     )
-    assert neo4j_imports(source) == [2, 3, 4, 5]
+    assert sorted(forbidden_imports(source)) == [2, 3, 4, 5, 7, 8]
 
 
-def test_core_modules_do_not_import_neo4j() -> None:
+def test_core_modules_import_no_forbidden_package() -> None:
     modules = core_modules()
     assert any(path.name == "errors.py" for path in modules)
     offenders = {
         str(path): lines
         for path in modules
-        if (lines := neo4j_imports(path.read_text(encoding="utf-8")))
+        if (lines := forbidden_imports(path.read_text(encoding="utf-8")))
     }
     assert offenders == {}
 
 
-def test_importing_the_core_loads_no_neo4j() -> None:
+def test_importing_the_core_loads_no_forbidden_package() -> None:
     root = Path(linksim.__file__).parent
     names = []
     for path in core_modules():
@@ -75,7 +79,7 @@ def test_importing_the_core_loads_no_neo4j() -> None:
         "import importlib, sys\n"
         f"for name in {names!r}:\n"
         "    importlib.import_module(name)\n"
-        "print(sorted(m for m in sys.modules if m == 'neo4j' or m.startswith('neo4j.')))\n"
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {FORBIDDEN!r}))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -10,7 +10,7 @@ import pytest
 
 from linksim import cypher, store
 from linksim.cli.main import main
-from linksim.fingerprints import build_index
+from linksim.walks import build_index
 from linksim.loader import load
 from linksim.procedures import QueryRunner
 from linksim.procedures.similarity import obtain_index, retire, write_similar

@@ -65,7 +65,7 @@ def test_text_quality_is_the_mean_cosine_of_the_first_t() -> None:
         "a": "linkage similarity pagerank graph crawl", "b": "linkage similarity pagerank graph",
         "c": "cooking recipes pasta sauce", "d": "cooking recipes pasta tomato graph",
     }
-    from linksim.evaluation import tfidf_matrix
+    from linksim.analysis.texts import tfidf_matrix
 
     keys = list(texts)
     matrix = tfidf_matrix([texts[k] for k in keys])

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from linksim import store
-from linksim.fingerprints import build_index, build_minhash_index, graph_fingerprint
+from linksim.digest import graph_fingerprint
+from linksim.minhash import build_minhash_index
+from linksim.walks import build_index
 from linksim.graph import LinkGraph
 
 
@@ -86,7 +88,7 @@ FULL_DISK_SAVE = """
 import resource, signal, sys
 import numpy as np
 from linksim import store
-from linksim.fingerprints import build_index
+from linksim.walks import build_index
 from linksim.graph import LinkGraph
 
 rng = np.random.default_rng(2)

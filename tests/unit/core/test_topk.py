@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from linksim.fingerprints import build_index, build_minhash_index
+from linksim.minhash import build_minhash_index
+from linksim.walks import build_index
 from linksim.graph import LinkGraph
 from linksim.topk import top_k_all
 

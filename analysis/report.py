@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from linksim import experiments
+from linksim.analysis.texts import text_quality_curves
 from linksim.graph import LinkGraph
 
 log = logging.getLogger(__name__)
@@ -227,6 +228,6 @@ def build_report(
     sections.append(tree_size_section(sizes, dataset))
     sections.append(convergence_section(timed("PageRank convergence", experiments.pagerank_convergence, graph), dataset))
     if texts:
-        deltas = timed("Δ(A, T)", experiments.text_quality_curves, text_lists, texts)
+        deltas = timed("Δ(A, T)", text_quality_curves, text_lists, texts)
         sections.append(text_section(deltas, dataset))
     return sections

@@ -7,7 +7,7 @@ import numpy as np
 from linksim.evaluation import classes_of
 from linksim.experiments import pagerank_convergence
 from linksim.graph import LinkGraph
-from linksim.report import build_report, write_html
+from linksim.analysis.report import build_report, write_html
 
 
 def small_world():

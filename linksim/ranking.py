@@ -1,0 +1,28 @@
+"""Ranking one page's scores: the best pages above a threshold, ties broken by page."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def top_scores(scores: np.ndarray, u: int, top_k: int | None, threshold: float) -> list[tuple[int, float]]:
+    """The pages of a score vector above ``threshold`` (u excluded), best first, ties by page."""
+    candidates = np.flatnonzero(scores > threshold)
+    return top_pairs(candidates, scores[candidates], u, top_k, threshold)
+
+
+def top_pairs(candidates: np.ndarray, values: np.ndarray, u: int, top_k: int | None,
+              threshold: float) -> list[tuple[int, float]]:
+    """The best of (page, score) pairs above ``threshold`` (u excluded), ties by page."""
+    keep = (values > threshold) & (candidates != u)
+    candidates, values = candidates[keep], values[keep]
+    if top_k is not None and len(candidates) > top_k:
+        kth = np.partition(values, len(values) - top_k)[len(values) - top_k]
+        keep = values >= kth - 1e-12
+        candidates, values = candidates[keep], values[keep]
+    # Equal scores summed in another order may differ in the last bits: rank on 12 decimals,
+    # so that ties go to the smaller page whichever way a score was added up.
+    ranking = np.lexsort((candidates, -np.round(values, 12)))
+    if top_k is not None:
+        ranking = ranking[:top_k]
+    return [(int(candidates[i]), float(values[i])) for i in ranking]
