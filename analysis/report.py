@@ -18,10 +18,11 @@ import numpy as np
 from linksim import experiments
 from linksim.analysis.texts import text_quality_curves
 from linksim.graph import LinkGraph
+from linksim.methods import METHODS as METHODS_REGISTRY
 
 log = logging.getLogger(__name__)
 
-METHODS = ("simrank", "psimrank", "xjaccard")
+METHODS = tuple(m.name for m in METHODS_REGISTRY.values() if m.exact is not None)  # Monte Carlo, with references
 COLOURS = {"simrank": "#1f77b4", "psimrank": "#d62728", "xjaccard": "#2ca02c", "pagesim": "#9467bd"}
 PAGESIM_STYLES = {"1": ("#ff7f0e", "^-"), "2": ("#9467bd", "s-"), "3": ("#8c564b", "D-")}
 
@@ -78,7 +79,7 @@ def gamma_section(curves: list[experiments.Curve], parameter: str, label: str, d
     # Beside the plot, not on it: with six curves no corner of the axes is free.
     axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     defaults = "; ".join(f"{m}: N={p['n_fingerprints']}, L={p['length']}, c={p['decay']}"
-                         for m, p in experiments.DEFAULTS.items())
+                         for m, p in ((m, METHODS_REGISTRY[m].defaults) for m in METHODS))
     caption = (f"{dataset}: top-100 lists of every page, classes = categories cut to 2 components, seed 0. "
                f"Other parameters at the defaults ({defaults}). Fogaras & Rácz 2005, Fig. 4.")
     return Section(f"Γ against {label}", caption, _png(figure), table)

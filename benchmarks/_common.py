@@ -52,7 +52,7 @@ def bench_server(instance: str, gds: bool = False):
 
 def ensure_cnr(runner, server, path) -> None:
     """Load cnr-2000 into the benchmark instance unless it already holds exactly that crawl."""
-    from linksim.loader import load
+    from linksim.procedures.load import load
     from linksim.procedures.maintenance import clear_database
 
     if runner.run("MATCH ()-[r:LINKS_TO]->() RETURN count(r) AS n")[0]["n"] != CNR_LINKS:

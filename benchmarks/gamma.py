@@ -56,7 +56,8 @@ def main() -> None:
     args = parser.parse_args()
 
     from linksim.evaluation import sibling_gamma, top_lists_from_matrix
-    from linksim.experiments import DEFAULTS, exact_matrix, lists_of, monte_carlo_index
+    from linksim.experiments import exact_matrix, lists_of, monte_carlo_index
+    from linksim.methods import METHODS
 
     graph, classes = wikispeedia(args.data)
     print(f"Wikispeedia: {graph.n:,} pages, {graph.m:,} links without self-loops, "
@@ -64,7 +65,7 @@ def main() -> None:
     header = f"{'':<34}{'Γ':>8}{'pooled':>8}{'queries':>9}{'pairs':>12}{'P@10':>8}"
     exact_of = {}
     for method in ("simrank", "psimrank", "xjaccard"):
-        params = DEFAULTS[method]
+        params = METHODS[method].defaults
         began = time.perf_counter()
         exact = exact_matrix(graph, method, int(params["length"]), float(params["decay"]))
         exact_of[method] = exact
@@ -75,7 +76,7 @@ def main() -> None:
         print(row("exact", reference))
         gammas = []
         for seed in range(args.seeds):
-            index = monte_carlo_index(graph, method, 100, int(params["length"]), float(params["decay"]), seed)
+            index = monte_carlo_index(graph, method, seed=seed)
             report = sibling_gamma(lists_of(index, 100), classes)
             gammas.append(report.gamma)
             print(row(f"Monte Carlo N = 100, seed {seed}", report))
@@ -89,7 +90,7 @@ def main() -> None:
           "scores;\nthe share of each exact top-100 list the Monte Carlo top-100 holds")
     print(f"{'N':>6}{'Γ MC':>9}{'Γ re-ranked':>13}{'pairs MC':>12}{'overlap':>9}")
     for count in (int(c) for c in args.counts.split(",")):
-        index = monte_carlo_index(graph, "simrank", count, 10, 0.6, 0)
+        index = monte_carlo_index(graph, "simrank", n_fingerprints=count)
         lists = lists_of(index, 100)
         report = sibling_gamma(lists, classes)
         reranked = sibling_gamma({u: [(v, exact[u, v]) for v, _ in ranked] for u, ranked in lists.items()}, classes)

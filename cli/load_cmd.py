@@ -64,7 +64,7 @@ def _load(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from linksim.cli.main import connection_from_args
-    from linksim.loader import load
+    from linksim.procedures.load import load
     from linksim.procedures import QueryRunner
     from linksim.server import LocalServer, ServerSettings
 

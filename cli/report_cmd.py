@@ -43,7 +43,8 @@ def _report(args: argparse.Namespace) -> int:
     from linksim.procedures.evaluation import current_runs, page_categories, stored_lists
     from linksim.procedures.stream import stream_link_graph
     from linksim.analysis.report import build_report, write_html
-    from linksim.experiments import DEFAULTS, monte_carlo_index
+    from linksim.experiments import monte_carlo_index
+    from linksim.methods import METHODS
 
     with QueryRunner.connect(connection_from_args(args)) as runner:
         streamed = stream_link_graph(runner, show_progress=not args.quiet)
@@ -64,7 +65,7 @@ def _report(args: argparse.Namespace) -> int:
     if texts_path is not None:
         texts = {index_of[u]: t for u, t in read_texts(texts_path).items() if u in index_of}
         for method in ("simrank", "psimrank"):
-            text_lists[f"{method} (N={DEFAULTS[method]['n_fingerprints']})"] = lists_of(monte_carlo_index(graph, method, **DEFAULTS[method]), 10)
+            text_lists[f"{method} (N={METHODS[method].defaults['n_fingerprints']})"] = lists_of(monte_carlo_index(graph, method), 10)
         for radius in (1, 2):
             log.info("report: PageSim r=%d lists", radius)
             text_lists[f"pagesim r={radius}"] = lists_of(build_pagesim_index(graph, radius=radius), 10)

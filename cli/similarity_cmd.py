@@ -4,31 +4,31 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
 from linksim.cli.options import add_wait, checked
 
-METHOD_HELP = (
-    "simrank: SimRank by coalescing random walks; psimrank: PSimRank (walks coupled by random "
-    "permutations); xjaccard: extended Jaccard by min-hashing (Fogaras & Racz 2004/2005); pagesim: "
-    "PageRank propagated along paths of at most --radius links (Lin, King & Lyu 2006)"
-)
+from linksim.methods import DEFAULT_METHOD, METHODS
+
+METHOD_HELP = "; ".join(f"{m.name}: {m.summary}" for m in METHODS.values())
 
 
 def _methods() -> tuple[str, ...]:
-    from linksim.procedures.similarity import METHODS
+    return tuple(METHODS)
 
-    return METHODS
+
+def _defaults_text() -> str:
+    return "; ".join(f"{m.name} " + ", ".join(f"{k}={v}" for k, v in m.defaults.items()) for m in METHODS.values())
 
 
 def _index_options(parser: argparse.ArgumentParser, build: bool) -> None:
     group = parser.add_argument_group(
         "index",
-        "Where the index lives and how it is built. Unset parameters take the stored index's "
-        "values, or the papers' defaults when a new index is built: N=100 fingerprints, length "
-        "L=10 (4 for xjaccard), decay c=0.6, seed 0; PageSim radius 3, decay 0.5.",
+        ("Where the index lives and how it is built. Unset parameters take the papers' defaults: "
+         + _defaults_text() + ". Indexes of other parameters are kept beside each other.") if build else
+        "Which stored index answers: the newest that fits these options and the graph as it is now "
+        "(checked in one query; nothing is built or streamed).",
     )
     group.add_argument("--index-dir", type=Path, metavar="DIR",
                        help="index store (env LINKSIM_INDEX_DIR; default "
@@ -97,11 +97,14 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
 
     related = commands.add_parser(
         "related", parents=[connection], help="the pages most similar to a page",
-        description="Print the pages most similar to URL, from the stored index of --method "
-        "(built first if there is none).",
+        description="Print the pages most similar to URL, from the stored index of --method. The "
+        "index must fit the graph as it is now (one constant-time check, nothing streamed); if there "
+        "is none, or the graph changed since it was built, the message names the `linksim index` "
+        "command that builds it (exit code 6). The default method is the one the evaluation ranks "
+        f"best (precision@10 and sibling Gamma on Wikispeedia): {DEFAULT_METHOD}.",
     )
     related.add_argument("url", metavar="URL", help="the page, as stored (normalised URL)")
-    related.add_argument("--method", choices=methods, default="simrank", help="default simrank")
+    related.add_argument("--method", choices=methods, default=DEFAULT_METHOD, help=f"default {DEFAULT_METHOD}")
     related.add_argument("--top-k", type=checked("top_k"), default=10, help="how many (default 10)")
     related.add_argument("--similarity-cutoff", type=checked("similarity_cutoff"), default=0.0,
                          help="only scores above this, in [0, 1)")
@@ -111,76 +114,43 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
 
     sim = commands.add_parser(
         "sim", parents=[connection], help="the similarity of two pages",
-        description="Print the similarity of two pages by --method, from its stored index.",
+        description="Print the similarity of two pages by --method, from its stored index (which "
+        "must fit the graph as it is now, as for `related`).",
     )
     sim.add_argument("url", metavar="URL")
     sim.add_argument("other", metavar="URL")
-    sim.add_argument("--method", choices=methods, default="simrank", help="default simrank")
+    sim.add_argument("--method", choices=methods, default=DEFAULT_METHOD, help=f"default {DEFAULT_METHOD}")
     _index_options(sim, build=False)
     sim.add_argument("--json", action="store_true")
     sim.set_defaults(handler=_sim)
 
 
-def _root(args: argparse.Namespace, connection) -> Path:
-    from linksim.procedures.similarity import default_index_root
-
-    if args.index_dir is not None:
-        return args.index_dir
-    if os.environ.get("LINKSIM_INDEX_DIR"):
-        return Path(os.environ["LINKSIM_INDEX_DIR"])
-    return default_index_root(connection.uri, connection.database)
-
-
 def _given(args: argparse.Namespace) -> dict:
-    names = ("n_fingerprints", "length", "decay", "seed", "radius", "formula")
-    given = {name: getattr(args, name, None) for name in names}
-    method = getattr(args, "method")
-    if method == "pagesim":
-        for name in ("n_fingerprints", "length", "seed"):
-            given.pop(name)
-    else:
-        given.pop("radius"), given.pop("formula")
-    return given
-
-
-def _handle(args: argparse.Namespace, runner, connection, rebuild: bool = False, query: bool = False):
-    from linksim.procedures.similarity import obtain_index
-
-    given = _given(args)
-    if query:  # a query may use fewer fingerprints than were built; it is checked against the index
-        given.pop("n_fingerprints", None)
-    return obtain_index(
-        runner, args.method, _root(args, connection), rebuild=rebuild, crawled_only=args.crawled_only,
-        show_progress=not args.quiet, **given,
-    )
+    """The build parameters given on the command line that the method takes."""
+    takes = METHODS[args.method].parameter_names
+    return {name: getattr(args, name) for name in takes if getattr(args, name, None) is not None}
 
 
 def _connect(args: argparse.Namespace):
-    from linksim.cli.main import connection_from_args
-    from linksim.procedures import QueryRunner
+    from linksim.procedures.api import connect
 
-    connection = connection_from_args(args)
-    return connection, QueryRunner.connect(connection)
+    return connect(uri=args.uri, user=args.user, password_file=args.password_file, database=args.database,
+                   index_dir=args.index_dir, show_progress=not args.quiet)
 
 
 def _index(args: argparse.Namespace) -> int:
-    from linksim import store
-
     if args.verify:
         return _verify(args)
-    connection, runner = _connect(args)
-    with runner:
-        handle = _handle(args, runner, connection, rebuild=args.rebuild)
-    meta = store.describe(handle.root, args.method)
+    with _connect(args) as ls:
+        meta = ls.similar(args.method).index(rebuild=args.rebuild, crawled_only=args.crawled_only, **_given(args))
     if args.json:
-        print(json.dumps(dict(meta, path=str(store.index_dir(handle.root, args.method)), built=handle.built), indent=2))
+        print(json.dumps(meta, indent=2))
         return 0
-    state = f"built in {handle.build_seconds:.1f} s" if handle.built else "already up to date"
+    state = f"built in {meta['build_seconds']:.1f} s" if meta["built"] else "already up to date"
     parameters = ", ".join(f"{k}={v}" for k, v in meta["parameters"].items())
     print(
         f"{args.method} index ({parameters}) of {meta['graph']['pages']:,} pages and "
-        f"{meta['graph']['links']:,} links: {state}; {meta['bytes'] / 2**20:,.1f} MiB in "
-        f"{store.index_dir(handle.root, args.method)}"
+        f"{meta['graph']['links']:,} links: {state}; {meta['bytes'] / 2**20:,.1f} MiB in {meta['path']}"
     )
     return 0
 
@@ -190,28 +160,29 @@ def _verify(args: argparse.Namespace) -> int:
 
     from linksim import store
     from linksim.cli.main import connection_from_args
+    from linksim.procedures.api import index_root
 
-    root = _root(args, connection_from_args(args))
+    connection = connection_from_args(args)
+    root = index_root(connection.uri, connection.database, args.index_dir)
     began = time.monotonic()
-    meta = store.verify(root, args.method)
+    metas = store.verify(root, args.method)
     seconds = time.monotonic() - began
     if args.json:
-        print(json.dumps(dict(meta, path=str(store.index_dir(root, args.method)), verified=True), indent=2))
+        print(json.dumps([dict(meta, verified=True) for meta in metas], indent=2))
     else:
-        print(f"{args.method} index in {store.index_dir(root, args.method)}: {len(meta['arrays'])} arrays, "
-              f"{meta['bytes'] / 2**20:,.1f} MiB, every digest and value range checked in {seconds:.1f} s: sound.")
+        for meta in metas:
+            parameters = ", ".join(f"{k}={v}" for k, v in meta["parameters"].items())
+            print(f"{args.method} index ({parameters}) in {meta['path']}: {len(meta['arrays'])} arrays, "
+                  f"{meta['bytes'] / 2**20:,.1f} MiB: sound.")
+        print(f"Every digest and value range checked in {seconds:.1f} s.")
     return 0
 
 
 def _similar(args: argparse.Namespace) -> int:
-    from linksim.procedures.similarity import similar
-
-    connection, runner = _connect(args)
-    with runner:
-        record = similar(
-            runner, args.method, _root(args, connection), top_k=args.top_k, cutoff=args.similarity_cutoff,
-            batch_size=args.batch_size, wait=args.wait, rebuild=args.rebuild, crawled_only=args.crawled_only,
-            show_progress=not args.quiet, **_given(args),
+    with _connect(args) as ls:
+        record = ls.similar(args.method).write(
+            top_k=args.top_k, similarity_cutoff=args.similarity_cutoff, batch_size=args.batch_size, wait=args.wait,
+            rebuild=args.rebuild, crawled_only=args.crawled_only, **_given(args),
         )
     if args.json:
         print(json.dumps(record.as_dict(), indent=2))
@@ -226,13 +197,9 @@ def _similar(args: argparse.Namespace) -> int:
 
 
 def _related(args: argparse.Namespace) -> int:
-    from linksim.procedures.similarity import related_pages
-
-    connection, runner = _connect(args)
-    with runner:
-        handle = _handle(args, runner, connection, query=True)
-        frame = related_pages(handle, runner, args.url, top_k=args.top_k, threshold=args.similarity_cutoff,
-                              n_fingerprints=args.n_fingerprints)
+    with _connect(args) as ls:
+        frame = ls.related(args.url, method=args.method, top_k=args.top_k, similarity_cutoff=args.similarity_cutoff,
+                           n_fingerprints=args.n_fingerprints, crawled_only=args.crawled_only)
     if args.json:
         records = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
         print(json.dumps(records, indent=2))  # exact floats, null for a missing title or rank
@@ -247,12 +214,9 @@ def _related(args: argparse.Namespace) -> int:
 
 
 def _sim(args: argparse.Namespace) -> int:
-    from linksim.procedures.similarity import similarity
-
-    connection, runner = _connect(args)
-    with runner:
-        handle = _handle(args, runner, connection, query=True)
-        value = similarity(handle, args.url, args.other, n_fingerprints=args.n_fingerprints)
+    with _connect(args) as ls:
+        value = ls.sim(args.url, args.other, method=args.method, n_fingerprints=args.n_fingerprints,
+                       crawled_only=args.crawled_only)
     if args.json:
         print(json.dumps({"method": args.method, "url": args.url, "other": args.other, "similarity": value}))
     else:

@@ -12,33 +12,22 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from linksim.evaluation import GammaReport, sibling_gamma, top_lists_from_matrix
-from linksim.exact import psimrank_exact, simrank_exact, xjaccard_exact
 from linksim.fingerprint_index import tree_sizes_by_length
-from linksim.minhash import build_minhash_index
-from linksim.walks import build_index
 from linksim.graph import LinkGraph
+from linksim.methods import method as registered
 from linksim.pagerank import pagerank
 from linksim.topk import top_k_all
-
-DEFAULTS = {
-    "simrank": {"n_fingerprints": 100, "length": 10, "decay": 0.6},
-    "psimrank": {"n_fingerprints": 100, "length": 10, "decay": 0.6},
-    "xjaccard": {"n_fingerprints": 100, "length": 4, "decay": 0.6},
-}
+from linksim.walks import build_index
 
 
-def monte_carlo_index(graph: LinkGraph, method: str, n_fingerprints: int, length: int, decay: float, seed: int = 0):
-    if method == "xjaccard":
-        return build_minhash_index(graph, n_fingerprints, length, seed, decay)
-    return build_index(graph, method, n_fingerprints, length, seed, decay)
-
-
-EXACT = {"simrank": simrank_exact, "psimrank": psimrank_exact, "xjaccard": xjaccard_exact}
+def monte_carlo_index(graph: LinkGraph, method: str, **parameters):
+    """The index of a Monte Carlo method, the papers' defaults for the parameters not given."""
+    return registered(method).build_index(graph, **parameters)
 
 
 def exact_matrix(graph: LinkGraph, method: str, length: int, decay: float, each=None) -> np.ndarray:
     """The exact reference of ``method``; ``each(k, matrix)`` sees every truncation k on the way."""
-    return EXACT[method](graph, decay, length, each=each)
+    return registered(method).exact(graph, decay, length, each=each)
 
 
 def lists_of(index, top: int = 100, workers: int | None = None) -> dict[int, list[tuple[int, float]]]:
@@ -78,13 +67,12 @@ def gamma_curve(
             if k in values:
                 found[k] = sibling_gamma(top_lists_from_matrix(matrix, top), classes, top)
 
-        exact_matrix(graph, method, max(values), float(DEFAULTS[method]["decay"]), each=grade)
+        exact_matrix(graph, method, max(values), float(registered(method).defaults["decay"]), each=grade)
         curve.exact = [found[v] for v in values]
         with_exact = False
     for value in values:
-        params = dict(DEFAULTS[method], **{parameter: value})
-        index = monte_carlo_index(graph, method, int(params["n_fingerprints"]), int(params["length"]),
-                                  float(params["decay"]), seed)
+        params = dict(registered(method).defaults, seed=seed, **{parameter: value})
+        index = monte_carlo_index(graph, method, **params)
         curve.monte_carlo.append(sibling_gamma(lists_of(index, top), classes, top))
         if with_exact and parameter != "n_fingerprints":
             matrix = exact_matrix(graph, method, int(params["length"]), float(params["decay"]))

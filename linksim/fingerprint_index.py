@@ -74,6 +74,32 @@ class FingerprintIndex:
     def nbytes(self) -> int:
         return self.parent.nbytes + self.label.nbytes
 
+    @property
+    def parameters(self) -> dict:
+        """What the index was built with (the store and a rebuild compare against these)."""
+        return {"n_fingerprints": int(self.n_fingerprints), "length": int(self.length), "decay": float(self.decay),
+                "seed": int(self.seed)}
+
+    # The index store -------------------------------------------------------------------------
+    def store_arrays(self) -> dict[str, np.ndarray]:
+        layout = self.layout()
+        return {
+            "parent": self.parent, "label": self.label,
+            "layout_order": layout.order, "layout_position": layout.position,
+            "layout_size": layout.size, "layout_label": layout.label, "layout_root": layout.root,
+        }
+
+    @classmethod
+    def from_store(cls, meta: dict, arrays: dict[str, np.ndarray]) -> "FingerprintIndex":
+        p = meta["parameters"]
+        index = cls(arrays["parent"], arrays["label"], meta["method"], p["length"], p["seed"],
+                    meta["graph"]["fingerprint"], p["decay"])
+        index._members = TreeLayout(
+            arrays["layout_order"], arrays["layout_position"], arrays["layout_size"],
+            arrays["layout_label"], arrays["layout_root"],
+        )
+        return index
+
     # Lemma 2 ---------------------------------------------------------------------------------
     def meeting_times(self, u: int, v: int, n_fingerprints: int | None = None) -> np.ndarray:
         """τ(u, v) in each fingerprint (``length + 1`` where they never meet)."""

@@ -9,6 +9,7 @@ import numpy as np
 from linksim.digest import graph_fingerprint
 from linksim.errors import ConfigurationError
 from linksim.graph import LinkGraph
+from linksim.progress import Progress
 from linksim.parameters import check_fingerprints_asked, check_page, check_query
 from linksim.ranking import top_scores
 
@@ -47,6 +48,22 @@ class MinHashIndex:
     @property
     def nbytes(self) -> int:
         return self.values.nbytes
+
+    @property
+    def parameters(self) -> dict:
+        """What the index was built with (the store and a rebuild compare against these)."""
+        return {"n_fingerprints": int(self.n_fingerprints), "length": int(self.length), "decay": float(self.decay),
+                "seed": int(self.seed)}
+
+    def store_arrays(self) -> dict[str, np.ndarray]:
+        order, indptr = self.inverted()
+        return {"values": self.values, "order": order, "indptr": indptr}
+
+    @classmethod
+    def from_store(cls, meta: dict, arrays: dict[str, np.ndarray]) -> "MinHashIndex":
+        p = meta["parameters"]
+        return cls(arrays["values"], p["length"], p["seed"], meta["graph"]["fingerprint"], p["decay"],
+                   arrays["order"], arrays["indptr"])
 
     def inverted(self) -> tuple[np.ndarray, np.ndarray]:
         """(order, indptr): per row ``i·length + k``, the pages sorted by value, and where each
@@ -92,7 +109,8 @@ class MinHashIndex:
 
 
 def build_minhash_index(
-    graph: LinkGraph, n_fingerprints: int = 100, length: int = 4, seed: int = 0, decay: float = 0.6
+    graph: LinkGraph, n_fingerprints: int = 100, length: int = 4, seed: int = 0, decay: float = 0.6,
+    show_progress: bool = False,
 ) -> MinHashIndex:
     """``fp_k(u) = min(fp_{k-1}(u), min over in-neighbours of fp_{k-1})``, one edge scan a step."""
     if n_fingerprints < 1:
@@ -104,11 +122,14 @@ def build_minhash_index(
     rng = np.random.default_rng(seed)
     values = np.empty((n_fingerprints, length, graph.n), dtype=np.int32)
     source, target = graph.edges()
+    progress = Progress(n_fingerprints, "xjaccard fingerprints", "fingerprints", enabled=show_progress)
     for i in range(n_fingerprints):
+        progress.update(1)
         current = rng.permutation(graph.n).astype(np.int32)  # σ: page -> rank in a random order
         for k in range(length):
             following = current.copy()
             np.minimum.at(following, target, current[source])
             values[i, k] = following
             current = following
+    progress.close()
     return MinHashIndex(values, length, seed, graph_fingerprint(graph), decay)

@@ -239,7 +239,9 @@ class PageSimIndex:
         return top_scores(scores, u, top_k, threshold)
 
     # The index store --------------------------------------------------------------------------
-    def store_parameters(self) -> dict:
+    @property
+    def parameters(self) -> dict:
+        """What the index was built with (the store and a rebuild compare against these)."""
         return {"radius": self.radius, "decay": self.decay, "damping": self.damping, "formula": self.formula}
 
     def store_arrays(self) -> dict[str, np.ndarray]:

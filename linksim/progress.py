@@ -1,4 +1,5 @@
-"""Progress of long jobs: a bar with rate and ETA on a terminal, log lines otherwise."""
+"""Progress of long jobs: a bar with rate and ETA on a terminal or in a notebook (tqdm.auto picks
+the widget there), log lines otherwise."""
 
 from __future__ import annotations
 
@@ -6,9 +7,18 @@ import logging
 import sys
 import time
 
-from tqdm import tqdm
+from tqdm.auto import tqdm
 
 log = logging.getLogger("linksim")
+
+
+def _in_notebook() -> bool:
+    """True inside a Jupyter kernel (whose stderr is no terminal, but shows a widget bar)."""
+    shell = sys.modules.get("IPython")
+    try:
+        return shell is not None and type(shell.get_ipython()).__name__ == "ZMQInteractiveShell"
+    except Exception:  # noqa: BLE001 - an IPython without a shell: not a notebook
+        return False
 
 
 class Progress:
@@ -27,7 +37,7 @@ class Progress:
         self._last_log = self._started
         self._bar = None
         self._enabled = enabled
-        if enabled and sys.stderr.isatty():
+        if enabled and (sys.stderr.isatty() or _in_notebook()):
             self._bar = tqdm(total=total, desc=description, unit=unit, unit_scale=True,
                              dynamic_ncols=True, file=sys.stderr)
 

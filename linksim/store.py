@@ -31,6 +31,7 @@ import shutil
 import tempfile
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -63,68 +64,16 @@ def _rebuild_hint(method: str) -> str:
     return f"build a new one with `linksim index {method}`"
 
 
-def _arrays_of(index) -> dict[str, np.ndarray]:
-    from linksim.fingerprint_index import FingerprintIndex
-    from linksim.minhash import MinHashIndex
-
-    if isinstance(index, FingerprintIndex):
-        layout = index.layout()
-        return {
-            "parent": index.parent, "label": index.label,
-            "layout_order": layout.order, "layout_position": layout.position,
-            "layout_size": layout.size, "layout_label": layout.label, "layout_root": layout.root,
-        }
-    if isinstance(index, MinHashIndex):
-        order, indptr = index.inverted()
-        return {"values": index.values, "order": order, "indptr": indptr}
-    if hasattr(index, "store_arrays"):
-        return index.store_arrays()
-    raise TypeError(f"cannot store a {type(index).__name__}")
-
-
 def parameters_of(index) -> dict:
     """What an index was built with (the values a query or a rebuild is compared against)."""
-    if hasattr(index, "store_parameters"):
-        return index.store_parameters()
-    return {
-        "n_fingerprints": int(index.n_fingerprints),
-        "length": int(index.length),
-        "decay": float(index.decay),
-        "seed": int(index.seed),
-    }
-
-
-def _from_arrays(method: str, meta: dict, arrays: dict[str, np.ndarray]):
-    from linksim.fingerprint_index import FingerprintIndex, TreeLayout
-    from linksim.minhash import MinHashIndex
-
-    parameters = meta["parameters"]
-    fingerprint = meta["graph"]["fingerprint"]
-    if method in ("simrank", "psimrank"):
-        index = FingerprintIndex(
-            arrays["parent"], arrays["label"], method, parameters["length"], parameters["seed"],
-            fingerprint, parameters["decay"],
-        )
-        index._members = TreeLayout(
-            arrays["layout_order"], arrays["layout_position"], arrays["layout_size"],
-            arrays["layout_label"], arrays["layout_root"],
-        )
-        return index
-    if method == "xjaccard":
-        return MinHashIndex(
-            arrays["values"], parameters["length"], parameters["seed"], fingerprint,
-            parameters["decay"], arrays["order"], arrays["indptr"],
-        )
-    if method == "pagesim":
-        from linksim.pagesim import PageSimIndex
-
-        return PageSimIndex.from_store(meta, arrays)
-    raise IndexMismatch(f"unknown index method {method!r} in the store")
+    return index.parameters
 
 
 def _assemble(method: str, meta: dict, arrays: dict[str, np.ndarray]):
+    from linksim.methods import method as registered
+
     try:
-        return _from_arrays(method, meta, arrays)
+        return registered(method).restore(meta, arrays)
     except KeyError as missing:
         raise IndexMismatch(
             f"the stored {method} index lacks the array {missing} (written by another linksim): "
@@ -133,18 +82,49 @@ def _assemble(method: str, meta: dict, arrays: dict[str, np.ndarray]):
 
 
 def index_dir(root: Path, method: str) -> Path:
+    """The folder holding every stored index of ``method`` (one sub-folder per parameter set)."""
     return Path(root) / method
 
 
-def describe(root: Path, method: str) -> dict | None:
-    """The ``meta.json`` of the stored index of ``method``, or None if there is none."""
-    path = index_dir(root, method) / "meta.json"
+def key_of(parameters: dict, crawled_only: bool = False) -> str:
+    """The name of the folder of an index built with ``parameters``: a hash of them."""
+    text = json.dumps({"parameters": parameters, "crawledOnly": bool(crawled_only)}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def path_of(root: Path, method: str, parameters: dict, crawled_only: bool = False) -> Path:
+    return index_dir(root, method) / key_of(parameters, crawled_only)
+
+
+def _read_meta(path: Path, method: str) -> dict:
     try:
-        return json.loads(path.read_text())
-    except FileNotFoundError:
-        return None
+        meta = json.loads((path / "meta.json").read_text())
     except (OSError, ValueError) as error:
-        raise IndexMismatch(f"{path} cannot be read ({error}); {_rebuild_hint(method)}") from error
+        raise IndexMismatch(f"{path / 'meta.json'} cannot be read ({error}); {_rebuild_hint(method)} --rebuild") from None
+    return dict(meta, path=str(path))
+
+
+def describe_path(path: Path, method: str) -> dict:
+    """The ``meta.json`` of the index stored in ``path`` (with its ``path``)."""
+    return _read_meta(Path(path), method)
+
+
+def stored(root: Path, method: str) -> list[dict]:
+    """The ``meta.json`` of every stored index of ``method`` (with its ``path``), newest first."""
+    folder = index_dir(root, method)
+    metas = [_read_meta(entry.parent, method) for entry in sorted(folder.glob("*/meta.json"))
+             if not entry.parent.name.startswith(".")] if folder.is_dir() else []
+    return sorted(metas, key=lambda m: (m.get("created", ""), m["path"]), reverse=True)
+
+
+def describe(root: Path, method: str, parameters: dict | None = None, crawled_only: bool = False) -> dict | None:
+    """The ``meta.json`` of the stored index of ``method`` built with ``parameters`` (the newest
+    of the method if None), or None if there is none."""
+    if parameters is None:
+        found = stored(root, method)
+        return found[0] if found else None
+    path = path_of(root, method, parameters, crawled_only)
+    return _read_meta(path, method) if (path / "meta.json").exists() else None
 
 
 def _digest(array: np.ndarray) -> str:
@@ -182,8 +162,12 @@ def _save_lock(root: Path, method: str):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def save(index, root: Path, method: str, graph_pages: int, graph_links: int, extra: dict | None = None) -> Path:
-    """Write ``index`` as the stored index of ``method`` (replacing the old one atomically).
+def save(index, root: Path, method: str, graph_pages: int, graph_links: int, extra: dict | None = None,
+         urls=None, state: dict | None = None, crawled_only: bool = False) -> Path:
+    """Write ``index`` as the stored index of ``method`` with its parameters (replacing the one
+    of the same parameters atomically; others stay). ``urls`` name the pages (so that queries
+    find a page without the graph); ``state`` is the graph state it was built from
+    (``{id, version, pages, links}``, compared by :func:`open_current`).
 
     Raises
     ------
@@ -195,7 +179,7 @@ def save(index, root: Path, method: str, graph_pages: int, graph_links: int, ext
     try:
         root.mkdir(parents=True, exist_ok=True)
         with _save_lock(root, method):
-            return _save(index, root, method, graph_pages, graph_links, extra)
+            return _save(index, root, method, graph_pages, graph_links, extra, urls, state, crawled_only)
     except OSError as error:
         cause = error.strerror or str(error)
         if error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
@@ -206,23 +190,30 @@ def save(index, root: Path, method: str, graph_pages: int, graph_links: int, ext
         ) from None
 
 
-def _save(index, root: Path, method: str, graph_pages: int, graph_links: int, extra: dict | None) -> Path:
+def _save(index, root: Path, method: str, graph_pages: int, graph_links: int, extra: dict | None, urls,
+          state: dict | None, crawled_only: bool) -> Path:
     from linksim import __version__
+    from linksim.pagetable import PageTable
 
-    arrays = _arrays_of(index)
+    arrays = dict(index.store_arrays())
+    if urls is not None:
+        arrays.update(PageTable.from_urls(urls).arrays())
     meta = {
         "format": FORMAT,
         "version": FORMAT_VERSION,
         "method": method,
         "parameters": parameters_of(index),
+        "crawledOnly": bool(crawled_only),
         "graph": {"fingerprint": index.graph_fingerprint, "pages": int(graph_pages), "links": int(graph_links)},
+        "graphState": state,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "linksim": __version__,
         "arrays": {},
         "bytes": int(sum(a.nbytes for a in arrays.values())),
         **(extra or {}),
     }
-    target = index_dir(root, method)
+    target = path_of(root, method, index.parameters, crawled_only)
+    target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{method}.new-", dir=root))
     try:
         for name, array in arrays.items():
@@ -318,23 +309,133 @@ def _open_array(directory: Path, name: str, spec: dict, method: str, mmap: bool,
     return array
 
 
-def load(root: Path, method: str, graph_fingerprint: str | None = None, mmap: bool = True,
-         verify: bool = False, **expected):
-    """The stored index of ``method``, checked by :func:`check` and for integrity (see module);
-    arrays memory-mapped. ``verify``: recompute every digest, not only those of changed files."""
-    meta = describe(root, method)
-    if meta is None:
-        raise IndexNotFound(f"no {method} index in {Path(root)}: {_rebuild_hint(method)}")
-    check(meta, method, graph_fingerprint, **expected)
-    directory = index_dir(root, method)
+@dataclass
+class StoredIndex:
+    """An index opened from the store, with what names its pages and where it lives."""
+
+    index: object
+    meta: dict
+    pages: object  # linksim.pagetable.PageTable, or None for an index stored without URLs
+    path: Path
+
+
+def _open(meta: dict, method: str, mmap: bool, verify: bool) -> StoredIndex:
+    from linksim.pagetable import PageTable
+
+    directory = Path(meta["path"])
     arrays = {name: _open_array(directory, name, spec, method, mmap, verify) for name, spec in meta["arrays"].items()}
-    return _assemble(method, meta, arrays)
+    pages = PageTable.from_arrays(arrays) if "page_url_order" in arrays else None
+    return StoredIndex(_assemble(method, meta, arrays), meta, pages, directory)
+
+
+def _matching(root: Path, method: str, crawled_only: bool | None, expected: dict) -> tuple[list[dict], list[dict]]:
+    """(indexes of ``method`` whose parameters fit ``expected``, all of the method)."""
+    everything = stored(root, method)
+    fits = []
+    for meta in everything:
+        if crawled_only is not None and bool(meta.get("crawledOnly")) != bool(crawled_only):
+            continue
+        try:
+            check(meta, method, None, **expected)
+        except IndexMismatch:
+            continue
+        fits.append(meta)
+    return fits, everything
+
+
+def _asked(method: str, expected: dict) -> str:
+    shown = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in expected.items() if v is not None)
+    return f"`linksim index {method}{' ' + shown if shown else ''}`"
+
+
+def open_current(root: Path, method: str, state: dict, crawled_only: bool | None = None, mmap: bool = True,
+                 **expected) -> StoredIndex:
+    """The newest stored index of ``method`` that fits the parameters asked for (None: any) and
+    was built from the graph in ``state`` (``{id, version, pages, links}``): no graph is read.
+
+    Raises
+    ------
+    IndexNotFound
+        No index of the method fits the parameters: names the command that builds one.
+    IndexMismatch
+        Some fit but were built from an earlier state of the graph (stale): names the command.
+    """
+    fits, everything = _matching(root, method, crawled_only, expected)
+    if not everything:
+        raise IndexNotFound(f"no {method} index in {Path(root)}: build one with {_asked(method, expected)}")
+    if not fits:
+        built = "; ".join(" ".join(f"{k}={v}" for k, v in m["parameters"].items()) for m in everything[:3])
+        raise IndexNotFound(
+            f"no stored {method} index fits the parameters asked for (stored: {built}): build one with "
+            f"{_asked(method, expected)}"
+        )
+    for meta in fits:
+        if meta.get("graphState") == state:
+            return _open(meta, method, mmap, verify=False)
+    newest = fits[0].get("graphState") or {}
+    raise IndexMismatch(
+        f"the stored {method} index is stale: it was built from version {newest.get('version')} of the graph "
+        f"({newest.get('pages', 0):,} pages, {newest.get('links', 0):,} links); the graph is at version "
+        f"{state.get('version')} ({state.get('pages', 0):,} pages, {state.get('links', 0):,} links). Rebuild it "
+        f"with {_asked(method, expected)} (or `linksim similar {method}`, which rebuilds and writes SIMILAR_TO)"
+    )
+
+
+def open_built(root: Path, method: str, parameters: dict, graph_fingerprint: str, crawled_only: bool = False,
+               mmap: bool = True) -> StoredIndex | None:
+    """The stored index of ``method`` built with exactly ``parameters`` from the graph of
+    ``graph_fingerprint`` (the builders' reuse), or None if there is none or it is of another graph."""
+    meta = describe(root, method, parameters, crawled_only)
+    if meta is None:
+        return None
+    check(meta, method)
+    if meta["graph"]["fingerprint"] != graph_fingerprint:
+        return None
+    return _open(meta, method, mmap, verify=False)
+
+
+def record_state(path: Path, state: dict) -> None:
+    """Record that the index in ``path`` fits the graph in ``state`` too (the same links and URLs
+    under a newer version, e.g. after a load that changed nothing): meta.json replaced atomically."""
+    meta = json.loads((path / "meta.json").read_text())
+    meta["graphState"] = state
+    fd, temporary = tempfile.mkstemp(prefix=".meta-", dir=path)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(json.dumps(meta, indent=2) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path / "meta.json")
+
+
+def load(root: Path, method: str, graph_fingerprint: str | None = None, mmap: bool = True,
+         verify: bool = False, crawled_only: bool | None = None, **expected):
+    """The newest stored index of ``method`` fitting the parameters asked for (and built from the
+    graph of ``graph_fingerprint`` if given), checked by :func:`check` and for integrity (see
+    module); arrays memory-mapped. ``verify``: recompute every digest, not only those of changed
+    files."""
+    fits, everything = _matching(root, method, crawled_only, expected)
+    if not everything:
+        raise IndexNotFound(f"no {method} index in {Path(root)}: {_rebuild_hint(method)}")
+    if not fits:
+        check(everything[0], method, None, **expected)  # raises, saying what differs
+    for meta in fits:
+        if graph_fingerprint is None or meta["graph"]["fingerprint"] == graph_fingerprint:
+            return _open(meta, method, mmap, verify).index
+    check(fits[0], method, graph_fingerprint)  # raises: a different graph
+    raise AssertionError("unreachable")
 
 
 def _ranges(method: str, meta: dict) -> dict[str, tuple[float, float]]:
     """Where every stored value must lie, per array (inclusive)."""
     n = meta["graph"]["pages"]
     length = meta["parameters"].get("length", 0)
+    pages = {}
+    if "page_url_order" in meta["arrays"]:
+        pages = {"page_url_order": (0, n - 1), "page_url_offsets": (0, meta["arrays"]["page_url_bytes"]["shape"][0])}
+    return {**pages, **_index_ranges(method, meta, n, length)}
+
+
+def _index_ranges(method: str, meta: dict, n: int, length: int) -> dict[str, tuple[float, float]]:
     if method in ("simrank", "psimrank"):
         return {"parent": (-1, n - 1), "label": (0, length), "layout_order": (0, n - 1),
                 "layout_position": (0, n - 1), "layout_size": (1, n), "layout_label": (0, length),
@@ -349,16 +450,23 @@ def _ranges(method: str, meta: dict) -> dict[str, tuple[float, float]]:
     return {}
 
 
-def verify(root: Path, method: str) -> dict:
-    """Recompute the digest of every array of the stored index and check every value's range.
+def verify(root: Path, method: str) -> list[dict]:
+    """Recompute the digest of every array of every stored index of ``method`` and check every
+    value's range.
 
-    Returns the index's ``meta.json``; raises :class:`IndexMismatch` for the first fault found.
+    Returns their ``meta.json``; raises :class:`IndexMismatch` for the first fault found.
     """
-    meta = describe(root, method)
-    if meta is None:
+    metas = stored(root, method)
+    if not metas:
         raise IndexNotFound(f"no {method} index in {Path(root)}: {_rebuild_hint(method)}")
+    for meta in metas:
+        _verify_one(meta, method)
+    return metas
+
+
+def _verify_one(meta: dict, method: str) -> None:
     check(meta, method)
-    directory = index_dir(root, method)
+    directory = Path(meta["path"])
     ranges = _ranges(method, meta)
     for name, spec in meta["arrays"].items():
         array = _open_array(directory, name, spec, method, mmap=True, verify=True)
@@ -370,4 +478,3 @@ def verify(root: Path, method: str) -> dict:
                 part = flat[start : start + step]
                 if part.min() < low or part.max() > high or (part.dtype.kind == "f" and not np.isfinite(part).all()):
                     raise _corrupt(directory / f"{name}.npy", f"values outside {low}..{high}", method)
-    return meta

@@ -9,6 +9,7 @@ from linksim.digest import graph_fingerprint
 from linksim.errors import ConfigurationError
 from linksim.fingerprint_index import NO_PARENT, FingerprintIndex
 from linksim.graph import LinkGraph
+from linksim.progress import Progress
 
 METHODS = ("simrank", "psimrank")
 
@@ -55,6 +56,7 @@ def build_index(
     length: int = 10,
     seed: int = 0,
     decay: float = 0.6,
+    show_progress: bool = False,
 ) -> FingerprintIndex:
     """Build the fingerprint graphs (the 2005 paper's Algorithm 2, vectorised over all pages).
 
@@ -75,7 +77,9 @@ def build_index(
         raise ConfigurationError(f"decay must lie strictly between 0 and 1, got {decay}")
     parent = np.full((n_fingerprints, graph.n), NO_PARENT, dtype=np.int32)
     label = np.zeros((n_fingerprints, graph.n), dtype=np.int8)
+    progress = Progress(n_fingerprints, f"{method} fingerprints", "fingerprints", enabled=show_progress)
     for i, steps in enumerate(walk_choices(graph, n_fingerprints, length, seed, method)):
+        progress.update(1)
         # Active walks: one per group of coalesced walks, represented by its smallest start page.
         active = np.arange(graph.n, dtype=np.int64)
         position = active.copy()
@@ -94,4 +98,5 @@ def build_index(
             parent[i, active[met]] = representative[met]
             label[i, active[met]] = step
             active, position = active[~met], position[~met]
+    progress.close()
     return FingerprintIndex(parent, label, method, length, seed, graph_fingerprint(graph), decay)

@@ -8,9 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from linksim.errors import LinksimError
-from linksim.parameters import check_parameters
 from linksim.loader.graph import CrawlGraph
-from linksim.loader.online import WriteCounts, database_is_empty, write_online
+from linksim.loader.online import WriteCounts, database_is_empty
 from linksim.loader.readers import ErrorPolicy, read_input
 
 log = logging.getLogger(__name__)
@@ -94,7 +93,7 @@ def read_files(
     return graph, formats
 
 
-def _choose_mode(mode: str, runner, local_server, links: int) -> str:
+def choose_mode(mode: str, runner, local_server, links: int) -> str:
     if mode == "online":
         return "online"
     if mode == "bulk":
@@ -114,55 +113,15 @@ def _choose_mode(mode: str, runner, local_server, links: int) -> str:
     return "online"
 
 
-def load(
-    paths: list[Path | str],
-    runner,
-    fmt: str | None = None,
-    mode: str = "auto",
-    batch_size: int = 10_000,
-    on_error: str = "stop",
+def read_crawl(
+    paths: list[Path | str], fmt: str | None = None, mode: str = "auto", on_error: str = "stop",
     normalize: bool = True,
-    local_server=None,
-    show_progress: bool = True,
-    wait: float = 0.0,
-) -> LoadSummary:
-    """Load crawl files into the database behind ``runner``.
-
-    Parameters
-    ----------
-    paths : list of paths
-        Input files (or a Wikispeedia folder), read in order into one graph.
-    runner : QueryRunner
-        Where to write.
-    fmt : str, optional
-        Format of every input; detected from each name when None.
-    mode : {"auto", "online", "bulk"}
-        ``bulk`` uses Neo4j's import tool (empty database of the local server only); ``auto``
-        picks bulk for an empty local database and at least ``BULK_MIN_LINKS`` links (five
-        million), else online.
-    batch_size : int
-        Rows per write transaction in online mode.
-    on_error : {"stop", "skip"}
-        ``stop``: the first bad record ends the load before anything is written. ``skip``:
-        bad records are skipped and counted by reason.
-    normalize : bool
-        Normalise URLs (see :mod:`linksim.loader.urls`).
-    local_server : LocalServer, optional
-        The local server behind ``runner``, if it is one (needed for bulk mode).
-    wait : float
-        Seconds to wait for another load of the same database to finish (0: refuse at once).
-        Two loads never write at once: the second waits or is refused with who is loading.
-
-    Raises
-    ------
-    InputError, LoadInterrupted, LinksimError
-        With a message naming the file and line, or how far the load got.
-    """
-    from linksim.procedures.schema import apply_schema
-
+):
+    """Read every input into one crawl graph (nothing is written): ``(graph, links, summary)``,
+    the summary holding what was read and skipped. Writing it is the load procedure's
+    (:func:`linksim.procedures.load.load`: one load at a time, the schema, the graph version)."""
     if mode not in MODES:
         raise LinksimError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
-    check_parameters(batch_size=batch_size, wait=wait)
     if not paths:
         raise LinksimError("nothing to load: give at least one file")
     began = time.monotonic()
@@ -184,34 +143,10 @@ def load(
             f"nothing to load: no page was read from {', '.join(map(str, paths))}"
             + (" (every record was skipped)" if graph.skipped.total else "")
         )
-
-    from linksim.procedures.locks import acquire
-
-    with acquire(runner, "load", wait=wait) as lock:  # one load at a time (see the README)
-        summary.mode = _choose_mode(mode, runner, local_server, len(links))
-        if summary.mode == "bulk":
-            from linksim.loader.bulk import bulk_import
-
-            began = time.monotonic()
-            lock.stop_heartbeat()  # the lock goes with the old store, which the import replaces
-            counts, summary.timings = bulk_import(local_server, runner.database, graph, links)
-            runner.reset_bookmarks()
-            summary.write_seconds = time.monotonic() - began
-            began = time.monotonic()
-            apply_schema(runner)
-            summary.timings["schema"] = time.monotonic() - began
-        else:
-            began = time.monotonic()
-            apply_schema(runner)
-            summary.timings["schema"] = time.monotonic() - began
-            began = time.monotonic()
-            counts = write_online(runner, graph, links, batch_size, show_progress)
-            summary.write_seconds = time.monotonic() - began
-    _copy_counts(summary, counts)
-    return summary
+    return graph, links, summary
 
 
-def _copy_counts(summary: LoadSummary, counts: WriteCounts) -> None:
+def copy_counts(summary: LoadSummary, counts: WriteCounts) -> None:
     summary.pages_created = counts.pages_created
     summary.pages_updated = counts.pages_updated
     summary.links_created = counts.links_created

@@ -18,7 +18,7 @@ from typing import Any
 
 from linksim.errors import LinksimError
 from linksim.loader.graph import CrawlGraph, Links
-from linksim.procedures.runner import in_flight
+from linksim.inflight import in_flight
 from linksim.progress import Progress
 
 # Batches travel as parallel lists ($url[i], $crawled[i], ...) rather than one map per row: the
@@ -108,9 +108,10 @@ def link_batches(graph: CrawlGraph, links: Links, node_ids: list[int], size: int
 
 def database_is_empty(runner) -> bool:
     """True if the database has no node and no relationship (counts store: O(1)); a writer lock
-    (the load's own) does not count."""
+    (the load's own) and the graph's version node do not count."""
     nodes = runner.run("MATCH (n) RETURN count(n) AS n")[0]["n"]
-    nodes -= runner.run("MATCH (n:LinksimLock) RETURN count(n) AS n")[0]["n"]
+    for bookkeeping in ("MATCH (n:LinksimLock) RETURN count(n) AS n", "MATCH (n:LinksimGraph) RETURN count(n) AS n"):
+        nodes -= runner.run(bookkeeping)[0]["n"]
     relationships = runner.run("MATCH ()-[r]->() RETURN count(r) AS n")[0]["n"]
     return nodes == 0 and relationships == 0
 

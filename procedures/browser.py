@@ -70,15 +70,9 @@ def label_pagerank_tiers(runner, property: str = "pagerank") -> TierCounts:
         )
     sizes = tier_sizes(ranked)
 
-    def work(tx) -> dict[str, int]:
-        for label, _ in TIERS:
-            tx.run(_CLEAR[label]).consume()
-        labelled = {}
-        for label, skip, limit in sizes:
-            summary = tx.run(_SET[label], {"property": property, "skip": skip, "limit": limit}).consume()
-            labelled[label] = summary.counters.labels_added
-        return labelled
-
-    with runner.driver.session(database=runner.database, bookmark_manager=runner.bookmarks) as session:
-        labelled = session.execute_write(work)
+    # One transaction: a reader never sees the tiers cleared and not yet set again.
+    statements = [(_CLEAR[label], None) for label, _ in TIERS]
+    statements += [(_SET[label], {"property": property, "skip": skip, "limit": limit}) for label, skip, limit in sizes]
+    counters = runner.write_many(statements)[len(TIERS):]
+    labelled = {label: counts.get("labels_added", 0) for (label, _, _), counts in zip(sizes, counters)}
     return TierCounts(ranked, labelled)

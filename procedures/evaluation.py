@@ -11,6 +11,7 @@ from linksim.errors import LinksimError
 from linksim.evaluation import (
     GammaReport, classes_of, sibling_gamma, text_quality, top_lists_from_matrix,
 )
+from linksim.methods import method as registered
 from linksim.procedures.stream import stream_link_graph
 
 log = logging.getLogger(__name__)
@@ -48,16 +49,13 @@ def page_categories(runner) -> dict[str, list[str]]:
 
 
 def exact_scores(graph, method: str, parameters: dict) -> np.ndarray:
-    from linksim.exact import psimrank_exact, simrank_exact, xjaccard_exact
-
-    decay = float(parameters.get("decay", 0.6))
-    if method == "simrank":
-        return simrank_exact(graph, decay, int(parameters.get("length", 10)))
-    if method == "psimrank":
-        return psimrank_exact(graph, decay, int(parameters.get("length", 10)))
-    if method == "xjaccard":
-        return xjaccard_exact(graph, decay, int(parameters.get("length", 4)))
-    raise LinksimError(f"no exact reference for {method}")
+    """The exact reference of ``method`` with the parameters of its run (the defaults for those
+    the run does not name)."""
+    entry = registered(method)
+    if entry.exact is None:
+        raise LinksimError(f"no exact reference for {method}")
+    p = dict(entry.defaults, **{k: v for k, v in parameters.items() if k in entry.defaults})
+    return entry.exact(graph, float(p["decay"]), int(p["length"]))
 
 
 def evaluate(
@@ -114,8 +112,8 @@ def evaluate(
             quality = text_quality(lists, texts, 10, text_matrix, text_keys)
             row.update(delta=quality.delta, text_pages=quality.pages, text_lists_short=quality.lists_short)
         rows.append(row)
-        if exact and method == "pagesim":
-            log.info("pagesim has no separate exact reference: its index is exact (no sampling)")
+        if exact and not registered(method).samples:
+            log.info("%s has no separate exact reference: its index is exact (no sampling)", method)
         elif exact:
             if streamed is None:
                 streamed = stream_link_graph(runner, show_progress=show_progress)

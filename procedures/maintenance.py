@@ -12,17 +12,10 @@ def clear_database(runner: QueryRunner, schema: bool = False, batch: int = 20_00
     millions of relationships in one transaction. With ``schema``, drop constraints and indexes
     too (their names are passed as parameters).
     """
-    with runner.driver.session(database=runner.database, bookmark_manager=runner.bookmarks) as session:
-        session.run(
-            "MATCH ()-[r]->() CALL (r) { DELETE r } IN TRANSACTIONS OF $batch ROWS", batch=batch
-        ).consume()
-        session.run(
-            "MATCH (n) CALL (n) { DELETE n } IN TRANSACTIONS OF $batch ROWS", batch=batch
-        ).consume()
-        if schema:
-            for (name,) in session.run("SHOW CONSTRAINTS YIELD name").values():
-                session.run("DROP CONSTRAINT $name IF EXISTS", name=name).consume()
-            for (name,) in session.run(
-                "SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' RETURN name"
-            ).values():
-                session.run("DROP INDEX $name IF EXISTS", name=name).consume()
+    runner.write_autocommit("MATCH ()-[r]->() CALL (r) { DELETE r } IN TRANSACTIONS OF $batch ROWS", {"batch": batch})
+    runner.write_autocommit("MATCH (n) CALL (n) { DELETE n } IN TRANSACTIONS OF $batch ROWS", {"batch": batch})
+    if schema:
+        for row in runner.run("SHOW CONSTRAINTS YIELD name RETURN name"):
+            runner.write_autocommit("DROP CONSTRAINT $name IF EXISTS", {"name": row["name"]})
+        for row in runner.run("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' RETURN name"):
+            runner.write_autocommit("DROP INDEX $name IF EXISTS", {"name": row["name"]})

@@ -16,7 +16,7 @@ from linksim.errors import ConfigurationError, LinksimError
 from linksim.pagerank import DANGLING, PageRankResult, pagerank
 from linksim.parameters import check_parameters
 from linksim.procedures.browser import label_pagerank_tiers, tiers_in_use
-from linksim.procedures.runner import in_flight
+from linksim.inflight import in_flight
 from linksim.procedures.runs import RunRecord, record_run
 from linksim.procedures.stream import StreamedGraph, stream_link_graph
 from linksim.progress import Progress
@@ -47,6 +47,10 @@ class PageRankRun:
     record: RunRecord
     result: PageRankResult
     top: pd.DataFrame
+
+    @property
+    def did_converge(self) -> bool:
+        return bool(self.result.converged)
 
 
 def _check_property(name: str) -> str:

@@ -6,9 +6,6 @@ recording runner instead of a driver to see the Cypher sent.
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterator
 
 from linksim.errors import LinksimError
@@ -107,6 +104,16 @@ class QueryRunner:
         with self.driver.session(database=self.database, bookmark_manager=self.bookmarks) as session:
             return session.execute_write(work)
 
+    def write_many(self, statements: list[tuple[str, dict[str, Any] | None]]) -> list[dict[str, int]]:
+        """Run several write queries in one managed (retried) transaction: all commit or none;
+        return the update counters of each."""
+
+        def work(tx: Any) -> list[dict[str, int]]:
+            return [_counters(tx.run(query, parameters or {}).consume()) for query, parameters in statements]
+
+        with self.driver.session(database=self.database, bookmark_manager=self.bookmarks) as session:
+            return session.execute_write(work)
+
     def write_returning(
         self, query: str, parameters: dict[str, Any] | None = None
     ) -> tuple[list[list[Any]], dict[str, int]]:
@@ -126,6 +133,14 @@ class QueryRunner:
         what must not wait out the driver's retries (releasing a lock while the server is gone)."""
         with self.driver.session(database=self.database, bookmark_manager=self.bookmarks) as session:
             return _counters(session.run(query, parameters or {}).consume())
+
+    def read_one(self, query: str, parameters: dict[str, Any] | None = None, fetch_size: int = 50_000) -> list[Any]:
+        """The values of the one record of a read query, read in a managed read transaction on a
+        session of its own (so that several threads can read at once)."""
+        with self.driver.session(
+            database=self.database, bookmark_manager=self.bookmarks, fetch_size=fetch_size
+        ) as session:
+            return session.execute_read(lambda tx: tx.run(query, parameters or {}).single(strict=True).values())
 
     def stream(self, query: str, parameters: dict[str, Any] | None = None) -> Iterator[Any]:
         """Yield the records of a read query lazily, without holding the whole result."""
@@ -152,26 +167,3 @@ def _counters(summary: Any) -> dict[str, int]:
         for key, value in vars(summary.counters).items()
         if isinstance(value, int) and not key.startswith("_")
     }
-
-
-def in_flight(batches: Iterator[Any], write: Callable[[Any], Any], workers: int):
-    """Yield ``(batch, write(batch))`` in order, with up to ``workers`` writes running at once.
-
-    Only ``workers + 1`` batches exist at a time. The first failure is raised once the writes
-    before it are accounted for; a write already started beside it may still commit, so callers
-    write what a rerun can redo or clean up (an idempotent MERGE, or rows keyed by a run id).
-    """
-    if workers <= 1:
-        for batch in batches:
-            yield batch, write(batch)
-        return
-    pending: deque = deque()
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        for batch in batches:
-            pending.append((batch, pool.submit(write, batch)))
-            if len(pending) >= workers:
-                done, future = pending.popleft()
-                yield done, future.result()
-        while pending:
-            done, future = pending.popleft()
-            yield done, future.result()

@@ -35,28 +35,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from linksim.errors import ConfigurationError, LinksimError
+from linksim import store
 from linksim.digest import graph_fingerprint
-from linksim.minhash import build_minhash_index
-from linksim.walks import build_index
-from linksim.graph import LinkGraph
-from linksim.procedures.runner import in_flight
+from linksim.errors import LinksimError
+from linksim.methods import method as registered
+from linksim.inflight import in_flight
 from linksim.procedures.runs import RunRecord
 from linksim.procedures.stream import StreamedGraph, stream_link_graph
-from linksim import store
 
 log = logging.getLogger(__name__)
-
-METHODS = ("simrank", "psimrank", "xjaccard", "pagesim")
-
-#: Defaults per method: the papers' (Fogaras & Rácz: N=100, L=10, c=0.6; L=4 for extended
-#: Jaccard; PageSim: r=3, d=0.5).
-DEFAULTS: dict[str, dict[str, object]] = {
-    "simrank": {"n_fingerprints": 100, "length": 10, "decay": 0.6, "seed": 0},
-    "psimrank": {"n_fingerprints": 100, "length": 10, "decay": 0.6, "seed": 0},
-    "xjaccard": {"n_fingerprints": 100, "length": 4, "decay": 0.6, "seed": 0},
-    "pagesim": {"radius": 3, "decay": 0.5, "damping": 0.85, "formula": "minmax"},
-}
 
 WRITE_SIMILAR = """
 UNWIND range(0, size($sources) - 1) AS i
@@ -128,61 +115,37 @@ def default_index_root(uri: str, database: str, home: Path | None = None) -> Pat
     return (home or linksim_home()) / "indexes" / f"{readable}-{database}-{digest}"
 
 
-def _check_method(method: str) -> None:
-    if method not in METHODS:
-        raise ConfigurationError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
-
-
-def parameters_for(method: str, **given) -> dict[str, object]:
-    """The method's defaults overridden by the given values that are not None."""
-    _check_method(method)
-    parameters = dict(DEFAULTS[method])
-    for name, value in given.items():
-        if value is not None:
-            if name not in parameters:
-                raise ConfigurationError(f"{method} has no parameter {name!r}")
-            parameters[name] = value
-    return parameters
-
-
-def build_method_index(graph: LinkGraph, method: str, parameters: dict[str, object]):
-    """Build the index of ``method`` with full ``parameters`` (see :data:`DEFAULTS`)."""
-    _check_method(method)
-    p = parameters
-    if method in ("simrank", "psimrank"):
-        return build_index(graph, method, int(p["n_fingerprints"]), int(p["length"]), int(p["seed"]), float(p["decay"]))
-    if method == "xjaccard":
-        return build_minhash_index(graph, int(p["n_fingerprints"]), int(p["length"]), int(p["seed"]), float(p["decay"]))
-    from linksim.pagesim import build_pagesim_index
-
-    return build_pagesim_index(
-        graph, radius=int(p["radius"]), decay=float(p["decay"]), damping=float(p["damping"]),
-        formula=str(p["formula"]),
-    )
-
-
 @dataclass
 class IndexHandle:
-    """An index ready to answer for the graph streamed with it."""
+    """An index ready to answer: built or reused by :func:`obtain_index` (with the graph streamed
+    for it), or opened for queries by :func:`open_index` (no graph read)."""
 
     method: str
     index: object
-    streamed: StreamedGraph
-    built: bool
-    build_seconds: float
     root: Path
+    built: bool = False
+    build_seconds: float = 0.0
+    streamed: StreamedGraph | None = None
+    path: Path | None = None
+    _pages: object = None
+
+    @property
+    def pages(self):
+        """Which page is which (a :class:`linksim.pagetable.PageTable`)."""
+        if self._pages is None:
+            from linksim.pagetable import PageTable
+
+            self._pages = PageTable.from_urls(self.streamed.urls)
+        return self._pages
 
     def page(self, url: str) -> int:
-        lookup = getattr(self, "_lookup", None)
-        if lookup is None:
-            lookup = {key: i for i, key in enumerate(self.streamed.urls)}
-            self._lookup = lookup
-        if url not in lookup:
+        page = self.pages.page(url)
+        if page is None:
             raise LinksimError(
                 f"{url} is not a page of the graph (URLs are stored normalised: lower-case scheme "
                 "and host, no default port, no fragment)"
             )
-        return lookup[url]
+        return page
 
 
 def obtain_index(
@@ -191,44 +154,62 @@ def obtain_index(
     root: Path,
     streamed: StreamedGraph | None = None,
     rebuild: bool = False,
-    build_if_missing: bool = True,
     crawled_only: bool = False,
     show_progress: bool = True,
     **given,
 ) -> IndexHandle:
-    """The stored index of ``method`` for the graph in Neo4j, built (and stored) if there is no
-    matching one. ``given`` holds the parameters asked for (None: the stored or default value).
+    """The index of ``method`` with the given parameters (None: the papers' default) for the graph
+    in Neo4j, streamed for it: the stored one if it was built from the same links and URLs (its
+    recorded graph state then brought up to date), else built and stored. For ``index`` and
+    ``similar``; queries open the stored index without reading the graph (:func:`open_index`).
     """
-    _check_method(method)
+    entry = registered(method)
+    parameters = entry.parameters_for(**given)  # checked before the graph is read
     if streamed is None:
         streamed = stream_link_graph(runner, crawled_only=crawled_only, show_progress=show_progress)
     graph = streamed.graph
     if graph.n == 0:
         raise LinksimError("the database has no pages: load a crawl first (`linksim load`)")
-    fingerprint = graph_fingerprint(graph)
     if not rebuild:
-        try:
-            index = store.load(root, method, fingerprint, **given)
-            log.info("using the stored %s index in %s", method, store.index_dir(root, method))
-            return IndexHandle(method, index, streamed, False, 0.0, root)
-        except store.IndexNotFound:
-            if not build_if_missing:
-                raise
-        except store.IndexCorrupt:
-            raise  # a disk or a hand changed it: the user decides (`linksim index METHOD --rebuild`)
-        except store.IndexMismatch as mismatch:
-            if not build_if_missing:
-                raise
-            log.info("rebuilding: %s", mismatch)
-    parameters = parameters_for(method, **given)
+        found = store.open_built(root, method, parameters, graph_fingerprint(graph), crawled_only)
+        if found is not None:
+            if found.meta.get("graphState") != streamed.state:
+                store.record_state(found.path, streamed.state)
+            log.info("using the stored %s index in %s", method, found.path)
+            return IndexHandle(method, found.index, root, False, 0.0, streamed, found.path)
     log.info("building the %s index of %s pages (%s)", method, f"{graph.n:,}",
              ", ".join(f"{k}={v}" for k, v in parameters.items()))
     began = time.monotonic()
-    index = build_method_index(graph, method, parameters)
+    index = entry.build(graph, parameters, show_progress=show_progress)
     seconds = time.monotonic() - began
-    path = store.save(index, root, method, graph.n, graph.m, extra={"buildSeconds": round(seconds, 3)})
+    path = store.save(index, root, method, graph.n, graph.m, extra={"buildSeconds": round(seconds, 3)},
+                      urls=streamed.urls, state=streamed.state, crawled_only=crawled_only)
     log.info("built in %.1f s, stored in %s", seconds, path)
-    return IndexHandle(method, index, streamed, True, seconds, root)
+    return IndexHandle(method, index, root, True, seconds, streamed, path)
+
+
+def open_index(runner, method: str, root: Path, crawled_only: bool | None = None, state: dict | None = None,
+               **given) -> IndexHandle:
+    """The stored index of ``method`` for queries: the newest that fits the parameters given
+    (``n_fingerprints``: at least that many) and the graph as it is now, which one constant-time
+    query checks (:func:`linksim.procedures.stream.graph_state`). Nothing is built or streamed.
+
+    Raises
+    ------
+    IndexNotFound, IndexMismatch
+        No such index, or a stale one: the message names the ``linksim index`` command to run.
+    """
+    from linksim.procedures.stream import graph_state
+
+    registered(method)
+    state = graph_state(runner) if state is None else state
+    if state["pages"] == 0:
+        raise LinksimError("the database has no pages: load a crawl first (`linksim load`)")
+    found = store.open_current(root, method, state, crawled_only, **given)
+    if found.pages is None:
+        raise store.IndexMismatch(f"the stored {method} index in {found.path} names no pages (written by an "
+                                  f"older linksim): rebuild it with `linksim index {method} --rebuild`")
+    return IndexHandle(method, found.index, root, path=found.path, _pages=found.pages)
 
 
 @contextmanager
@@ -239,7 +220,7 @@ def _answering(handle: IndexHandle):
         yield
     except (IndexError, ValueError) as error:
         raise store.IndexCorrupt(
-            f"the stored {handle.method} index in {store.index_dir(handle.root, handle.method)} gave an "
+            f"the stored {handle.method} index in {handle.path or store.index_dir(handle.root, handle.method)} gave an "
             f"impossible value ({type(error).__name__}: {error}): it is corrupt. Check it with `linksim "
             f"index {handle.method} --verify`, rebuild it with `linksim index {handle.method} --rebuild`"
         ) from None
@@ -252,7 +233,7 @@ def related_pages(handle: IndexHandle, runner, url: str, top_k: int = 10, thresh
     kwargs = {"n_fingerprints": n_fingerprints} if n_fingerprints is not None else {}
     with _answering(handle):
         found = handle.index.related(u, top_k=top_k, threshold=threshold, **kwargs)
-    urls = [handle.streamed.urls[v] for v, _ in found]
+    urls = handle.pages.urls(v for v, _ in found)
     frame = pd.DataFrame({
         "rank": np.arange(1, len(found) + 1, dtype=np.int64),
         "url": urls,
@@ -289,7 +270,7 @@ def similar(
     from linksim.parameters import PARAMETERS, check_parameters
     from linksim.procedures.locks import acquire
 
-    _check_method(method)
+    registered(method)
     check_parameters(top_k=top_k, similarity_cutoff=cutoff, batch_size=batch_size, wait=wait,
                      **{name: value for name, value in given.items() if name in PARAMETERS})
     with acquire(runner, f"similar:{method}", wait=wait) as lock:

@@ -64,6 +64,7 @@ class StreamedGraph:
     graph: LinkGraph
     node_ids: np.ndarray  # internal id of page i
     seconds: float
+    state: dict | None = None  # graph_state() when the read began
 
     @property
     def urls(self) -> list[str]:
@@ -72,6 +73,14 @@ class StreamedGraph:
     @property
     def links_per_second(self) -> float:
         return self.graph.m / self.seconds if self.seconds > 0 else float("inf")
+
+
+def graph_state(runner) -> dict:
+    """``{id, version, pages, links}`` of the graph now, in constant time: what an index records
+    and what a query compares it with (see ``cypher/graph.cypher``)."""
+    from linksim import cypher
+
+    return runner.run(cypher.query("graph", "graph_state"))[0]
 
 
 def stream_link_graph(
@@ -98,10 +107,8 @@ def stream_link_graph(
     """
     began = time.monotonic()
     all_pages = not crawled_only
-    with runner.driver.session(
-        database=runner.database, bookmark_manager=runner.bookmarks, fetch_size=50_000
-    ) as session:
-        ids, urls = session.execute_read(lambda tx: tx.run(PAGES, all_pages=all_pages).single(strict=True))
+    state = graph_state(runner)  # before reading: a load meanwhile makes the index stale, never wrong
+    ids, urls = runner.read_one(PAGES, {"all_pages": all_pages})
     node_ids = np.array(ids, dtype=np.int64)
     query = links_query(crawled_only, self_loops)
     starts = list(range(0, len(ids), chunk))
@@ -112,10 +119,7 @@ def stream_link_graph(
         # One read transaction per chunk, on its own session: while the server works out one
         # chunk, the driver decodes another (the decoding holds the GIL, the waiting does not).
         part = ids[starts[position] : starts[position] + chunk]
-        with runner.driver.session(
-            database=runner.database, bookmark_manager=runner.bookmarks, fetch_size=50_000
-        ) as session:
-            record = session.execute_read(lambda tx: tx.run(query, sources=part).single(strict=True))
+        record = runner.read_one(query, {"sources": part})
         sources[position] = np.array(record[0], dtype=np.int64)
         targets[position] = np.array(record[1], dtype=np.int64)
         return len(part)
@@ -146,4 +150,4 @@ def stream_link_graph(
         "streamed %s pages and %s links from Neo4j in %.1f s (%s links/s)",
         f"{graph.n:,}", f"{graph.m:,}", seconds, f"{graph.m / max(seconds, 1e-9):,.0f}",
     )
-    return StreamedGraph(graph, node_ids, seconds)
+    return StreamedGraph(graph, node_ids, seconds, state)

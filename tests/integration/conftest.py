@@ -95,7 +95,7 @@ def cli_env(neo4j_server: Provisioned, monkeypatch: pytest.MonkeyPatch, tmp_path
 @pytest.fixture
 def wikispeedia(runner: QueryRunner) -> QueryRunner:
     """The runner, on a database holding the shared Wikispeedia crawl (loaded online)."""
-    from linksim.loader import load
+    from linksim.procedures.load import load
 
     folder = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "wikispeedia"
     if not folder.exists():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+from pathlib import Path
 
 import pytest
 
@@ -61,3 +62,34 @@ def test_browser_style_and_saved_queries_ship() -> None:
     assert "node.Page" in style and "{title}" in style and "relationship.SIMILAR_TO" in style
     favorites = folder.joinpath("favorites.cypher").read_text()
     assert favorites.count("// name:") == 4 and "$url" in favorites
+
+
+def test_the_command_line_holds_no_cypher() -> None:
+    """cli/ is a shell over the Python API and the procedures: its strings hold no query."""
+    import ast
+    import re
+
+    import linksim.cli
+
+    clause = re.compile(r"\b(MATCH|MERGE|CREATE|DELETE|DETACH|UNWIND|RETURN|CALL)\b[\s(]")
+    found = []
+    for path in Path(linksim.cli.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and clause.search(node.value):
+                found.append(f"{path.name}:{node.lineno}: {node.value[:60]!r}")
+    assert found == []
+
+
+def test_the_loader_does_not_import_the_procedures() -> None:
+    """Data flows one way (GUIDE.md): crawl files -> loader -> Neo4j -> procedures."""
+    import ast
+
+    import linksim.loader
+
+    found = []
+    for path in Path(linksim.loader.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            found += [f"{path.name}:{node.lineno}" for name in names if name.startswith("linksim.procedures")]
+    assert found == []

@@ -19,7 +19,7 @@ import pytest
 from importlib import resources
 
 from linksim import cypher
-from linksim.loader import load
+from linksim.procedures.load import load
 from linksim.procedures.browser import label_pagerank_tiers
 from linksim.procedures.pagerank import run_pagerank
 from linksim.procedures.similarity import obtain_index, write_similar

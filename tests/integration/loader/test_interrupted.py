@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from neo4j import GraphDatabase
 
-from linksim.loader import load
+from linksim.procedures.load import load
 from linksim.loader.online import LoadInterrupted
 from linksim.procedures import QueryRunner
 

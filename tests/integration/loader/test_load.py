@@ -8,7 +8,7 @@ import pytest
 
 from linksim.cli.main import main
 from linksim.errors import LinksimError
-from linksim.loader import load
+from linksim.procedures.load import load
 from linksim.procedures import QueryRunner
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "crawl"

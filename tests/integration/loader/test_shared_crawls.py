@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from linksim.loader import load
+from linksim.procedures.load import load
 from linksim.loader.load import BULK_MIN_LINKS
 from linksim.procedures import QueryRunner
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from linksim.loader import load
+from linksim.procedures.load import load
 from linksim.procedures import QueryRunner
 
 SITE = {

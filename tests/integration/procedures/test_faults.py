@@ -14,6 +14,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from linksim import cypher, store
@@ -59,12 +60,30 @@ def env(cli_env, tmp_path) -> dict[str, str]:
                 NEO4J_DATABASE=cli_env.database, LINKSIM_INDEX_DIR=str(tmp_path / "indexes"))
 
 
+PAGES = 3000
+
+
 @pytest.fixture
-def indexed(wikispeedia, env):
-    """Wikispeedia with a current SimRank run (top 10) and its index stored."""
+def crawl(runner, tmp_path):
+    """A seeded crawl of 3,000 pages and 24,000 links, loaded (quicker than Wikispeedia, and
+    with every page's top 10 full)."""
+    from linksim.procedures.load import load
+
+    rng = np.random.default_rng(7)
+    source = np.repeat(np.arange(PAGES), 8)
+    target = (rng.zipf(1.6, len(source)) * 37 + source) % PAGES  # popular pages are linked more
+    path = tmp_path / "crawl.tsv"
+    path.write_text("".join(f"http://e.org/{s}\thttp://e.org/{t}\n" for s, t in zip(source, target)))
+    load([path], runner, show_progress=False)
+    return runner
+
+
+@pytest.fixture
+def indexed(crawl, env):
+    """The crawl with a current SimRank run (top 10) and its index stored."""
     root = Path(env["LINKSIM_INDEX_DIR"])
-    old = similar(wikispeedia, "simrank", root, top_k=10, show_progress=False)
-    return wikispeedia, root, old
+    old = similar(crawl, "simrank", root, top_k=10, show_progress=False)
+    return crawl, root, old
 
 
 def start(env, *args: str) -> subprocess.Popen:
@@ -125,7 +144,7 @@ def test_linksim_killed_while_writing_similar_to(indexed, env) -> None:
     writer = start_writing(runner, env, old)
     kill(writer)
     partial = new_relationships(runner, old)
-    assert 0 < partial < 4604 * 5  # killed mid-write, not before nor after
+    assert 0 < partial < PAGES * 5  # killed mid-write, not before nor after
     assert_intact(runner, old.id, urls, before)
     held = runner.run("MATCH (l:LinksimLock {name: 'similar:simrank'}) RETURN l.pid AS pid")
     assert held == [{"pid": writer.pid}]  # the dead writer's lock: taken over by the rerun below
@@ -244,8 +263,8 @@ def test_readers_never_see_nothing_or_a_mix_while_runs_switch(indexed, monkeypat
     assert seen["empty"] == 0 and seen["mixed"] == 0, seen
 
 
-def test_pagerank_and_load_writers_wait_or_are_refused(wikispeedia, cli_env, capsys, tmp_path) -> None:
-    runner = wikispeedia
+def test_pagerank_and_load_writers_wait_or_are_refused(crawl, cli_env, capsys, tmp_path) -> None:
+    runner = crawl
     with acquire(runner, "pagerank:pagerank"):
         assert main(["-q", "pagerank"]) == 7
         assert "another linksim run holds the lock 'pagerank:pagerank'" in capsys.readouterr().err
@@ -287,9 +306,8 @@ def test_a_dead_or_silent_holder_is_taken_over(runner) -> None:
 def test_a_corrupt_index_is_reported_not_answered(indexed, env) -> None:
     runner, root, _ = indexed
     url = sample_urls(runner, "simrank")[0]
-    path = root / "simrank" / "parent.npy"
-    import numpy as np
-
+    folder = Path(store.stored(root, "simrank")[0]["path"])
+    path = folder / "parent.npy"
     parent = np.load(path)
     np.save(path, np.roll(parent, 1, axis=1))  # a valid header, the same shape, wrong values
     for args in (["related", url, "--method", "simrank"], ["sim", url, url, "--method", "simrank"],
@@ -298,7 +316,7 @@ def test_a_corrupt_index_is_reported_not_answered(indexed, env) -> None:
         assert result.returncode == 6, (args, result.stderr)
         assert "parent.npy is corrupt" in result.stderr and "--rebuild" in result.stderr
         assert "Traceback" not in result.stderr and result.stdout == ""
-    (root / "simrank" / "layout_order.npy").write_bytes(b"")
+    (folder / "layout_order.npy").write_bytes(b"")
     result = subprocess.run([LINKSIM, "-q", "index", "simrank", "--rebuild"], env=env, capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 0, result.stderr

@@ -10,7 +10,8 @@ import pytest
 from linksim import cypher
 from linksim.cli.main import main
 from linksim.graph import LinkGraph
-from linksim.loader import load, read_files
+from linksim.loader import read_files
+from linksim.procedures.load import load
 from linksim.pagerank import pagerank
 from linksim.procedures import QueryRunner
 from linksim.procedures.pagerank import run_pagerank

@@ -11,7 +11,7 @@ import pytest
 from linksim import cypher, store
 from linksim.cli.main import main
 from linksim.walks import build_index
-from linksim.loader import load
+from linksim.procedures.load import load
 from linksim.procedures import QueryRunner
 from linksim.procedures.similarity import obtain_index, retire, write_similar
 from linksim.procedures.stream import stream_link_graph
@@ -126,8 +126,8 @@ def test_the_index_answers_only_for_its_graph(runner, tmp_path, cli_env, capsys,
     assert main(["-q", "index", "psimrank", "--fingerprints", "20", "--json"]) == 0
     described = json.loads(capsys.readouterr().out)
     assert described["built"] is True and described["parameters"]["n_fingerprints"] == 20
-    assert main(["-q", "index", "psimrank", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["built"] is False
+    assert main(["-q", "index", "psimrank", "--fingerprints", "20", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["built"] is False  # the same parameters and graph: reused
 
     # The stored index is the one built in-process from the streamed graph, bit for bit.
     streamed = stream_link_graph(runner, show_progress=False)
@@ -135,14 +135,30 @@ def test_the_index_answers_only_for_its_graph(runner, tmp_path, cli_env, capsys,
     fresh = build_index(streamed.graph, "psimrank", n_fingerprints=20, seed=0)
     assert np.array_equal(stored.parent, fresh.parent) and np.array_equal(stored.label, fresh.label)
 
-    runner.write("MATCH (a:Page), (b:Page) WITH a, b LIMIT 1 MERGE (a)-[:LINKS_TO]->(x:Page {url: 'http://new.example/'})")
-    with pytest.raises(store.IndexMismatch, match="different graph"):
-        obtain_index(runner, "psimrank", root, build_if_missing=False, show_progress=False)
     url = streamed.urls[0]
-    assert main(["-q", "related", url, "--method", "psimrank", "--json"]) == 0  # rebuilds on its own
+    assert main(["-q", "related", url, "--method", "psimrank", "--json"]) == 0
     capsys.readouterr()
     assert main(["-q", "related", "http://nowhere.example/", "--method", "psimrank"]) == 1
     assert "is not a page of the graph" in capsys.readouterr().err
+
+    # More links loaded: every read refuses with the stale-index message; nothing is rebuilt.
+    before = {m["path"]: m["created"] for m in store.stored(root, "psimrank")}
+    extra = tmp_path / "more.tsv"
+    extra.write_text(f"{url}\thttp://new.example/\n")
+    load([extra], runner, show_progress=False)
+    for args in (["related", url], ["sim", url, streamed.urls[1]]):
+        assert main(["-q", *args, "--method", "psimrank"]) == 6
+        err = capsys.readouterr().err
+        assert "stale" in err and "`linksim index psimrank`" in err and "Traceback" not in err
+    assert {m["path"]: m["created"] for m in store.stored(root, "psimrank")} == before
+    # Two indexes of the method side by side, each answering for the graph as it is now.
+    assert main(["-q", "index", "psimrank", "--fingerprints", "20"]) == 0  # rebuilt for the new graph
+    assert main(["-q", "similar", "psimrank", "--fingerprints", "60", "--top-k", "5"]) == 0
+    capsys.readouterr()
+    assert sorted(m["parameters"]["n_fingerprints"] for m in store.stored(root, "psimrank")) == [20, 60]
+    for n in (20, 60):
+        assert main(["-q", "related", url, "--method", "psimrank", "--fingerprints", str(n), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)
     with pytest.raises(SystemExit) as refused:  # refused while parsing, before any graph is read
         main(["-q", "index", "psimrank", "--length", "0"])
     assert refused.value.code == 2

@@ -93,7 +93,7 @@ from linksim.graph import LinkGraph
 
 rng = np.random.default_rng(2)
 graph = LinkGraph.from_edges(rng.integers(0, 3000, 20000), rng.integers(0, 3000, 20000), 3000)
-index = build_index(graph, "simrank", n_fingerprints=20, seed=9)
+index = build_index(graph, "simrank", n_fingerprints=20, seed=3)  # the parameters of the stored one: it is replaced
 # The file-size limit makes the kernel refuse writes past 64 KiB (EFBIG), as a full disk would.
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))
@@ -126,7 +126,7 @@ def _saved(tmp_path, method: str = "simrank"):
     graph = random_graph(1)
     index = build(method, graph)
     store.save(index, tmp_path, method, graph.n, graph.m)
-    return graph, index, tmp_path / method
+    return graph, index, store.path_of(tmp_path, method, index.parameters)
 
 
 def _rewrite(path, change, keep_mtime: bool) -> None:
@@ -192,3 +192,42 @@ def test_verify_checks_every_value_range(tmp_path, method: str, name: str, bad: 
     (folder / "meta.json").write_text(json.dumps(meta))
     with pytest.raises(store.IndexMismatch, match=rf"{name}.npy is corrupt \(values outside"):
         store.verify(tmp_path, method)
+
+
+def test_indexes_of_other_parameters_coexist_and_queries_pick_by_graph_state(tmp_path) -> None:
+    graph = random_graph(1, keys=[f"https://x/{i}" for i in range(50)])
+    state = {"id": "g1", "version": 3, "pages": 50, "links": 160}
+    small = build_index(graph, "simrank", n_fingerprints=20, seed=3)
+    large = build_index(graph, "simrank", n_fingerprints=60, seed=3)
+    for index in (small, large):
+        store.save(index, tmp_path, "simrank", graph.n, graph.m, urls=graph.keys, state=state)
+    assert len(store.stored(tmp_path, "simrank")) == 2
+    assert store.open_current(tmp_path, "simrank", state, n_fingerprints=60).index.n_fingerprints == 60
+    assert store.open_current(tmp_path, "simrank", state, n_fingerprints=20).meta["parameters"]["n_fingerprints"] in (20, 60)
+    opened = store.open_current(tmp_path, "simrank", state, n_fingerprints=20, seed=3)
+    assert opened.pages.page("https://x/7") == 7 and opened.pages.page("https://x/none") is None
+    assert opened.pages.url(12) == "https://x/12"
+    # A load moved the graph on: every read refuses, naming what to run; nothing is rebuilt.
+    later = dict(state, version=4, links=161)
+    with pytest.raises(store.IndexMismatch, match=r"stale: it was built from version 3 .*version 4 .*`linksim index simrank`"):
+        store.open_current(tmp_path, "simrank", later)
+    with pytest.raises(store.IndexNotFound, match="no stored simrank index fits .*`linksim index simrank --length 5`"):
+        store.open_current(tmp_path, "simrank", state, length=5)
+    with pytest.raises(store.IndexNotFound, match="no psimrank index .*`linksim index psimrank`"):
+        store.open_current(tmp_path, "psimrank", state)
+    # The same links under a newer version: recorded, and the index answers again.
+    store.record_state(store.path_of(tmp_path, "simrank", large.parameters), later)
+    assert store.open_current(tmp_path, "simrank", later).index.n_fingerprints == 60
+    assert len(store.verify(tmp_path, "simrank")) == 2
+
+
+def test_the_page_table_finds_every_url_by_bisection() -> None:
+    from linksim.pagetable import PageTable
+
+    urls = [f"https://e.org/{word}" for word in ("zeta", "alpha", "mu", "Ünïcode", "alpha/x", "b")] + ["42"]
+    table = PageTable.from_urls(urls)
+    assert [table.page(url) for url in urls] == list(range(len(urls)))
+    assert table.urls(range(len(urls))) == urls
+    assert table.page("https://e.org/") is None and table.page("zzz") is None and table.page("") is None
+    empty = PageTable.from_urls([])
+    assert len(empty) == 0 and empty.page("x") is None

@@ -1,0 +1,222 @@
+"""linksim's Python API: one object per database, in the style of the GDS Python client.
+
+```python
+import linksim
+
+ls = linksim.connect()                       # options, then NEO4J_* variables, then the local server
+ls.load(["crawl.warc.gz"])                   # -> LoadSummary
+ls.pagerank.write()                          # -> PageRankRun (.did_converge, .record, .top)
+ls.pagerank.stream()                         # -> DataFrame: url, pagerank of every page
+ls.similar("psimrank").write(top_k=10)       # -> RunRecord of the new current SIMILAR_TO run
+ls.similar("psimrank").stream(top_k=10)      # -> DataFrame: source, target, score, rank (every pair)
+ls.related("https://en.wikipedia.org/wiki/Paris", top_k=20)   # -> DataFrame: rank, url, title, score, pagerank
+ls.sim(url_a, url_b, method="xjaccard")      # -> float
+```
+
+Keyword names are those of the command line's flags (``top_k`` for ``--top-k``); URLs are
+normalised as the loader stores them. ``related`` and ``sim`` read the stored index only: they
+check in one constant-time query that it still fits the graph, and never stream or build (``index``
+and ``write`` do). The command line is a shell over this module.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from linksim.errors import LinksimError
+from linksim.methods import DEFAULT_METHOD, method as registered
+
+
+def _key(url: str) -> str:
+    """``url`` as the loader stores it (normalised web URL, or an identifier as it is)."""
+    from linksim.loader.urls import IDENTIFIER, WEB, resolve
+
+    kind, key = resolve(url)
+    if kind not in (WEB, IDENTIFIER):
+        raise LinksimError(f"{url!r} is not a page URL ({key if kind == 'invalid' else 'a non-web link'})")
+    return key
+
+
+class PageRank:
+    """``ls.pagerank``: write, stream or stats, with the same keywords in every mode."""
+
+    def __init__(self, client: "Linksim") -> None:
+        self._client = client
+
+    def _run(self, mode: str, **options):
+        from linksim.procedures.pagerank import run_pagerank
+
+        options.setdefault("show_progress", self._client.show_progress)
+        return run_pagerank(self._client.runner, mode=mode, **options)
+
+    def write(self, **options):
+        """Compute and write the ``pagerank`` property (``write_property``) of every page."""
+        return self._run("write", **options)
+
+    def stats(self, **options):
+        """Compute, write nothing; the run's summary (``did_converge``, iterations, residual)."""
+        return self._run("stats", **options)
+
+    def stream(self, **options) -> pd.DataFrame:
+        """Every page's PageRank, best first: DataFrame ``url, pagerank``."""
+        run = self._run("stream", top=None, **options)
+        return run.top
+
+
+class Similar:
+    """``ls.similar(method)``: build its index, write or stream every page's top k."""
+
+    def __init__(self, client: "Linksim", method: str) -> None:
+        registered(method)
+        self._client, self.method = client, method
+
+    def index(self, rebuild: bool = False, crawled_only: bool = False, **parameters) -> dict:
+        """Build (or reuse) the index with these parameters; its description (``meta.json``)."""
+        from linksim import store
+        from linksim.procedures.similarity import obtain_index
+
+        client = self._client
+        handle = obtain_index(client.runner, self.method, client.index_root, rebuild=rebuild,
+                              crawled_only=crawled_only, show_progress=client.show_progress, **parameters)
+        return dict(store.describe_path(handle.path, self.method), built=handle.built,
+                    build_seconds=handle.build_seconds)
+
+    def write(self, top_k: int = 10, similarity_cutoff: float = 0.0, batch_size: int = 50_000, wait: float = 0.0,
+              rebuild: bool = False, crawled_only: bool = False, **parameters):
+        """Write every page's top ``top_k`` as ``SIMILAR_TO`` of a new current run (one writer per
+        method: another waits ``wait`` seconds or is refused); its ``RunRecord``."""
+        from linksim.procedures.similarity import similar
+
+        client = self._client
+        return similar(client.runner, self.method, client.index_root, top_k=top_k, cutoff=similarity_cutoff,
+                       batch_size=batch_size, wait=wait, rebuild=rebuild, crawled_only=crawled_only,
+                       show_progress=client.show_progress, **parameters)
+
+    def stream(self, top_k: int = 10, similarity_cutoff: float = 0.0, rebuild: bool = False,
+               crawled_only: bool = False, **parameters) -> pd.DataFrame:
+        """Every page's top ``top_k``, written nowhere: DataFrame ``source, target, score, rank``
+        (URLs), every pair."""
+        from linksim.parameters import check_parameters
+        from linksim.procedures.similarity import obtain_index
+        from linksim.topk import top_k_all
+
+        check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff)
+        client = self._client
+        handle = obtain_index(client.runner, self.method, client.index_root, rebuild=rebuild,
+                              crawled_only=crawled_only, show_progress=client.show_progress, **parameters)
+        source, target, score, rank = top_k_all(handle.index, top_k=top_k, threshold=similarity_cutoff,
+                                                show_progress=client.show_progress)
+        urls = np.asarray(handle.streamed.urls, dtype=object)
+        return pd.DataFrame({"source": urls[source], "target": urls[target], "score": score, "rank": rank})
+
+    def stats(self, top_k: int = 10, similarity_cutoff: float = 0.0, **parameters) -> dict:
+        """The stream's summary: pages, pairs, score quantiles."""
+        frame = self.stream(top_k=top_k, similarity_cutoff=similarity_cutoff, **parameters)
+        scores = frame["score"].to_numpy()
+        quantiles = np.quantile(scores, [0.0, 0.5, 0.9, 1.0]) if len(scores) else [np.nan] * 4
+        return {"method": self.method, "pages": int(frame["source"].nunique()), "pairs": len(frame),
+                "score": dict(zip(("min", "p50", "p90", "max"), map(float, quantiles)))}
+
+
+class Linksim:
+    """A connection to one database of one Neo4j server and its index store."""
+
+    def __init__(self, runner, index_root: Path, show_progress: bool = True, local_server=None) -> None:
+        self.runner, self.index_root, self.show_progress = runner, Path(index_root), show_progress
+        self.local_server = local_server
+        self.pagerank = PageRank(self)
+        self._open: dict = {}
+
+    # Loading ------------------------------------------------------------------------------------
+    def load(self, paths, format: str | None = None, mode: str = "auto", batch_size: int = 10_000,  # noqa: A002
+             on_error: str = "stop", normalize: bool = True, wait: float = 0.0):
+        """Load crawl files (see ``linksim load --help``); the :class:`LoadSummary`."""
+        from linksim.procedures.load import load
+
+        return load([Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)], self.runner,
+                    fmt=format, mode=mode, batch_size=batch_size, on_error=on_error, normalize=normalize,
+                    local_server=self.local_server, show_progress=self.show_progress, wait=wait)
+
+    # Similarity ---------------------------------------------------------------------------------
+    def similar(self, method: str = DEFAULT_METHOD) -> Similar:
+        return Similar(self, method)
+
+    def _handle(self, method: str, n_fingerprints: int | None, crawled_only: bool):
+        """The stored index for queries, kept open between calls; every call checks in one
+        constant-time query that it still fits the graph (else the store says what to run)."""
+        from linksim.procedures.similarity import open_index
+        from linksim.procedures.stream import graph_state
+
+        key = (method, n_fingerprints, crawled_only)
+        state = graph_state(self.runner)
+        cached = self._open.get(key)
+        if cached is not None and cached[0] == state:
+            return cached[1]
+        given = {"n_fingerprints": n_fingerprints} if registered(method).samples else {}
+        handle = open_index(self.runner, method, self.index_root, crawled_only, state, **given)
+        self._open[key] = (state, handle)
+        return handle
+
+    def related(self, url: str, method: str = DEFAULT_METHOD, top_k: int = 10, similarity_cutoff: float = 0.0,
+                n_fingerprints: int | None = None, crawled_only: bool = False) -> pd.DataFrame:
+        """The pages most similar to ``url``: DataFrame ``rank, url, title, score, pagerank``."""
+        from linksim.parameters import check_parameters
+        from linksim.procedures.similarity import related_pages
+
+        check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, n_fingerprints=n_fingerprints)
+        handle = self._handle(method, n_fingerprints, crawled_only)
+        return related_pages(handle, self.runner, _key(url), top_k=top_k, threshold=similarity_cutoff,
+                             n_fingerprints=n_fingerprints)
+
+    def sim(self, url: str, other: str, method: str = DEFAULT_METHOD, n_fingerprints: int | None = None,
+            crawled_only: bool = False) -> float:
+        """The similarity of two pages by ``method``."""
+        from linksim.parameters import check_parameters
+        from linksim.procedures.similarity import similarity
+
+        check_parameters(n_fingerprints=n_fingerprints)
+        handle = self._handle(method, n_fingerprints, crawled_only)
+        return similarity(handle, _key(url), _key(other), n_fingerprints=n_fingerprints)
+
+    def close(self) -> None:
+        self.runner.close()
+
+    def __enter__(self) -> "Linksim":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def index_root(uri: str, database: str, index_dir: str | Path | None = None) -> Path:
+    """Where the indexes of a database live: ``index_dir``, else ``$LINKSIM_INDEX_DIR``, else
+    ``$LINKSIM_HOME/indexes/<server>-<database>-<hash>``."""
+    from linksim.procedures.similarity import default_index_root
+
+    if index_dir is not None:
+        return Path(index_dir)
+    if os.environ.get("LINKSIM_INDEX_DIR"):
+        return Path(os.environ["LINKSIM_INDEX_DIR"])
+    return default_index_root(uri, database)
+
+
+def connect(uri: str | None = None, user: str | None = None, password_file: str | Path | None = None,
+            database: str | None = None, index_dir: str | Path | None = None, show_progress: bool = True) -> Linksim:
+    """Connect to Neo4j with the command line's precedence (these arguments, then ``NEO4J_URI``,
+    ``NEO4J_USER``, ``NEO4J_PASSWORD`` / ``NEO4J_PASSWORD_FILE``, ``NEO4J_DATABASE``, then the
+    local server of ``linksim neo4j start``), and check that the server answers."""
+    from linksim.procedures.runner import QueryRunner
+    from linksim.server.connection import resolve_connection
+
+    connection = resolve_connection(uri=uri, user=user, password_file=password_file, database=database)
+    local = None
+    if connection.source == "local":
+        from linksim.server import LocalServer, ServerSettings
+
+        local = LocalServer(LocalServer(ServerSettings.from_env()).running_settings())
+    runner = QueryRunner.connect(connection)
+    return Linksim(runner, index_root(connection.uri, connection.database, index_dir), show_progress, local)

@@ -1,0 +1,127 @@
+"""What each procedure sends to Neo4j, through a recording runner: the order of the steps, the
+values as parameters (never in the query text), and that queries read no link."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import numpy as np
+import pytest
+
+from linksim import store
+from linksim.graph import LinkGraph
+from linksim.procedures.locks import LockHeld, acquire
+
+STATE = {"id": "g1", "version": 2, "pages": 4, "links": 5}
+URLS = ["http://e.org/a", "http://e.org/b", "http://e.org/c", "http://e.org/d"]
+IDS = [10, 11, 12, 13]
+EDGES = ([0, 0, 1, 2, 3], [1, 2, 2, 3, 0])
+
+
+def lock_answers(free: bool = True, pid: int | None = None) -> dict:
+    holder = [] if free else [{"owner": "someone", "pid": pid or os.getpid(), "host": socket.gethostname()}]
+    row = [free, "me" if free else "someone", pid or os.getpid(), socket.gethostname(), "linksim similar", 0, 0]
+    return {"SHOW CONSTRAINTS": [{"name": "linksim_lock_name"}], "RETURN l.owner AS owner": holder,
+            "MERGE (l:LinksimLock": [row]}
+
+
+def graph_answers() -> dict:
+    sources = [IDS[s] for s in EDGES[0]]
+    targets = [IDS[t] for t in EDGES[1]]
+    return {"LinksimGraph {name: 'links'}": [STATE], "collect(id(p)) AS ids": [IDS, URLS],
+            "UNWIND $sources AS source": lambda p: [[s for s in sources if s in p["sources"]],
+                                                    [t for s, t in zip(sources, targets) if s in p["sources"]]]}
+
+
+def test_streaming_reads_the_state_first_then_pages_then_links(recording) -> None:
+    from linksim.procedures.stream import stream_link_graph
+
+    runner = recording(graph_answers())
+    streamed = stream_link_graph(runner, show_progress=False, chunk=3)
+    assert streamed.state == STATE and streamed.urls == URLS
+    assert sorted(zip(*streamed.graph.edges())) == sorted(zip(*EDGES))
+    kinds = [q for _, q, _ in runner.sent]
+    assert "LinksimGraph" in kinds[0] and "collect(id(p))" in kinds[1]
+    assert [p["sources"] for _, q, p in runner.sent if "UNWIND $sources" in q] == [IDS[:3], IDS[3:]]
+
+
+def test_pagerank_write_locks_before_reading_and_sends_values_as_parameters(recording) -> None:
+    from linksim.procedures.pagerank import run_pagerank
+
+    answers = dict(lock_answers(), **graph_answers())
+    answers["SET p[$property]"] = lambda p: {"properties_set": len(p["ids"])}
+    runner = recording(answers)
+    run = run_pagerank(runner, write_property="pr_test", show_progress=False, batch_size=3)
+    order = [q for _, q, _ in runner.sent]
+    acquired = next(i for i, q in enumerate(order) if "MERGE (l:LinksimLock" in q)
+    read = next(i for i, q in enumerate(order) if "collect(id(p))" in q)
+    released = max(i for i, q in enumerate(order) if "DELETE l" in q)
+    assert acquired < read < released == len(order) - 1
+    writes = [p for _, q, p in runner.sent if "SET p[$property]" in q]
+    assert [w["ids"] for w in writes] == [IDS[:3], IDS[3:]] and {w["property"] for w in writes} == {"pr_test"}
+    assert all("pr_test" not in q for _, q, _ in runner.sent)  # the property name is a parameter
+    assert run.did_converge and abs(sum(run.result.ranks) - 1) < 1e-6
+
+
+def test_a_second_writer_is_refused_naming_the_first(recording) -> None:
+    runner = recording(lock_answers(free=False))
+    with pytest.raises(LockHeld, match=f"holds the lock 'similar:simrank': pid {os.getpid()}"):
+        acquire(runner, "similar:simrank")
+    assert not runner.queries("DELETE l")  # refused: nothing of the holder's is touched
+
+
+def test_similar_writes_then_switches_then_retires(recording, tmp_path) -> None:
+    from linksim.procedures.similarity import similar
+
+    answers = dict(lock_answers(), **graph_answers())
+    answers["CREATE (a)-[:SIMILAR_TO"] = lambda p: {"relationships_created": len(p["sources"])}
+    answers["MERGE (current:LinksimCurrent"] = [["old-run"]]
+    answers["MATCH (r:LinksimRun {id: $previous})"] = [{"written": 4}]
+    answers["CALL (s) { DELETE s }"] = {"relationships_deleted": 4}
+    runner = recording(answers)
+    record = similar(runner, "psimrank", tmp_path, top_k=2, batch_size=2, show_progress=False, n_fingerprints=20)
+    order = [q for _, q, _ in runner.sent]
+    first = lambda text: next(i for i, q in enumerate(order) if text in q)  # noqa: E731
+    assert first("MERGE (l:LinksimLock") < first("collect(id(p))") < first("CREATE (a)-[:SIMILAR_TO")
+    assert first("CREATE (a)-[:SIMILAR_TO") < first("MERGE (current:LinksimCurrent") < first("CALL (s) { DELETE s }")
+    switch = runner.queries("MERGE (current:LinksimCurrent")[0][2]
+    taken = runner.queries("MERGE (l:LinksimLock")[0][2]
+    assert switch["id"] == record.id and switch["owner"] == taken["owner"]  # fenced by the lock's owner token
+    retire = runner.queries("CALL (s) { DELETE s }")[0]
+    assert retire[0] == "autocommit" and retire[2]["run"] == record.id and retire[2]["method"] == "psimrank"
+    written = [p for _, q, p in runner.sent if "CREATE (a)-[:SIMILAR_TO" in q]
+    assert sum(len(p["sources"]) for p in written) == record.written and all(len(p["sources"]) <= 2 for p in written)
+    assert set(sum((p["sources"] for p in written), [])) <= set(IDS)
+
+
+def test_related_reads_no_link_and_builds_nothing(recording, tmp_path) -> None:
+    from linksim.methods import method
+    from linksim.procedures.api import Linksim
+
+    graph = LinkGraph.from_edges(np.array(EDGES[0]), np.array(EDGES[1]), 4, keys=URLS)
+    index = method("psimrank").build_index(graph, n_fingerprints=30)
+    store.save(index, tmp_path, "psimrank", graph.n, graph.m, urls=URLS, state=STATE)
+    details = lambda p: [{"url": u, "title": u[-1].upper(), "pagerank": 0.25} for u in p["urls"]]  # noqa: E731
+    runner = recording({"LinksimGraph {name: 'links'}": [STATE], "UNWIND $urls AS url": details})
+    ls = Linksim(runner, tmp_path, show_progress=False)
+    frame = ls.related("HTTP://E.ORG:80/c#top", top_k=2)  # normalised as the loader stores it
+    assert frame["url"].tolist() == [url for url, _ in ((URLS[v], s) for v, s in index.related(2, top_k=2))]
+    ls.related("http://e.org/c", top_k=2)
+    # Only the constant-time count of links (Neo4j's count store), never the links themselves.
+    assert not [q for _, q, _ in runner.sent if ("LINKS_TO" in q and "count(r)" not in q) or "collect(id(p))" in q]
+    assert len(runner.queries("LinksimGraph")) == 2  # one constant-time check per call
+    assert store.stored(tmp_path, "psimrank")[0]["created"]  # the one index, not rebuilt
+    runner.answers["LinksimGraph {name: 'links'}"] = [dict(STATE, version=3, links=6)]
+    with pytest.raises(store.IndexMismatch, match="stale"):
+        ls.related("http://e.org/c")
+
+
+def test_schema_statements_then_the_wait_for_indexes(recording) -> None:
+    from linksim.procedures.schema import apply_schema
+
+    runner = recording()
+    apply_schema(runner)
+    order = [q for _, q, _ in runner.sent]
+    assert all("IF NOT EXISTS" in q for q in order[:9]) and "db.awaitIndexes" in order[9]
+    assert "LinksimRun {current: true}" in order[10]  # old databases' flags adopted, once
