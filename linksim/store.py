@@ -350,8 +350,8 @@ def _asked(method: str, expected: dict) -> str:
 
 def open_current(root: Path, method: str, state: dict, crawled_only: bool | None = None, mmap: bool = True,
                  **expected) -> StoredIndex:
-    """The newest stored index of ``method`` that fits the parameters asked for (None: any) and
-    was built from the graph in ``state`` (``{id, version, pages, links}``): no graph is read.
+    """The stored index of ``method`` that fits the parameters asked for (None: any; one built
+    with exactly those values first, then the newest) and was built from the graph in ``state`` (``{id, version, pages, links}``): no graph is read.
 
     Raises
     ------
@@ -369,6 +369,8 @@ def open_current(root: Path, method: str, state: dict, crawled_only: bool | None
             f"no stored {method} index fits the parameters asked for (stored: {built}): build one with "
             f"{_asked(method, expected)}"
         )
+    # One built with exactly the values asked for first (N = 100 over the first 100 of N = 1000).
+    fits.sort(key=lambda m: any(v is not None and m["parameters"].get(k) != v for k, v in expected.items()))
     for meta in fits:
         if meta.get("graphState") == state:
             return _open(meta, method, mmap, verify=False)

@@ -37,7 +37,7 @@ import pandas as pd
 
 from linksim import store
 from linksim.digest import graph_fingerprint
-from linksim.errors import LinksimError
+from linksim.errors import ConfigurationError, LinksimError
 from linksim.methods import method as registered
 from linksim.inflight import in_flight
 from linksim.procedures.runs import RunRecord
@@ -141,7 +141,7 @@ class IndexHandle:
     def page(self, url: str) -> int:
         page = self.pages.page(url)
         if page is None:
-            raise LinksimError(
+            raise ConfigurationError(
                 f"{url} is not a page of the graph (URLs are stored normalised: lower-case scheme "
                 "and host, no default port, no fragment)"
             )

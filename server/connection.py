@@ -47,7 +47,22 @@ class Connection:
             self.uri,
             auth=(self.user, self.password),
             notifications_disabled_classifications=["DEPRECATION", "UNRECOGNIZED"],
+            max_transaction_retry_time=retry_seconds(),
         )
+
+
+def retry_seconds(env: dict[str, str] | None = None) -> float:
+    """How long a write is retried on transient errors (a server restarting, a deadlock) before
+    the command gives up: ``LINKSIM_RETRY_SECONDS``, default 30 (the driver's)."""
+    env = os.environ if env is None else env
+    text = env.get("LINKSIM_RETRY_SECONDS", "30")
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 3600:
+        raise ConfigurationError(f"LINKSIM_RETRY_SECONDS must be a number of seconds in 0..3600, got {text!r}")
+    return value
 
 
 def resolve_connection(

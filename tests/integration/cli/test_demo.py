@@ -17,7 +17,10 @@ def test_demo_shows_related_pages_and_reuses_them(runner, cli_env, capsys, monke
     out, err = capsys.readouterr()
     assert "Pages related to Albert Einstein" in out and "Pages related to Paris" in out
     header = next(line for line in out.splitlines() if "simrank" in line and "pagesim" in line)
-    assert all(name in header for name in ("psimrank", "xjaccard", "pagesim (r=1)"))
+    assert all(name in header for name in ("psimrank", "xjaccard", "pagesim r=1"))
+    # Columns in the order of the precision@10 measured on the lists just written, shown by each name.
+    grades = [float(value) for value in re.findall(r"P@10 ([0-9.]+)", header)]
+    assert len(grades) == 4 and grades == sorted(grades, reverse=True) and all(0 < g <= 1 for g in grades)
     block = out.split("Pages related to Paris")[1].splitlines()
     first = next(line for line in block if re.match(r"\s+1 ", line))
     assert "France" in first or "London" in first  # Paris's nearest pages, by some method

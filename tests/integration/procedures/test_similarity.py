@@ -138,7 +138,7 @@ def test_the_index_answers_only_for_its_graph(runner, tmp_path, cli_env, capsys,
     url = streamed.urls[0]
     assert main(["-q", "related", url, "--method", "psimrank", "--json"]) == 0
     capsys.readouterr()
-    assert main(["-q", "related", "http://nowhere.example/", "--method", "psimrank"]) == 1
+    assert main(["-q", "related", "http://nowhere.example/", "--method", "psimrank"]) == 2  # a bad argument
     assert "is not a page of the graph" in capsys.readouterr().err
 
     # More links loaded: every read refuses with the stale-index message; nothing is rebuilt.
@@ -151,14 +151,16 @@ def test_the_index_answers_only_for_its_graph(runner, tmp_path, cli_env, capsys,
         err = capsys.readouterr().err
         assert "stale" in err and "`linksim index psimrank`" in err and "Traceback" not in err
     assert {m["path"]: m["created"] for m in store.stored(root, "psimrank")} == before
-    # Two indexes of the method side by side, each answering for the graph as it is now.
-    assert main(["-q", "index", "psimrank", "--fingerprints", "20"]) == 0  # rebuilt for the new graph
-    assert main(["-q", "similar", "psimrank", "--fingerprints", "60", "--top-k", "5"]) == 0
+    # Two indexes of a method side by side, each answering for the graph as it is now.
+    assert main(["-q", "index", "simrank"]) == 0  # N = 100, the default
+    assert main(["-q", "similar", "simrank", "--fingerprints", "1000", "--top-k", "5"]) == 0
     capsys.readouterr()
-    assert sorted(m["parameters"]["n_fingerprints"] for m in store.stored(root, "psimrank")) == [20, 60]
-    for n in (20, 60):
-        assert main(["-q", "related", url, "--method", "psimrank", "--fingerprints", str(n), "--json"]) == 0
-        assert json.loads(capsys.readouterr().out)
+    assert sorted(m["parameters"]["n_fingerprints"] for m in store.stored(root, "simrank")) == [100, 1000]
+    answered = {}
+    for n in (100, 1000):
+        assert main(["-q", "related", url, "--method", "simrank", "--fingerprints", str(n), "--json"]) == 0
+        answered[n] = json.loads(capsys.readouterr().out)
+    assert answered[100] and answered[1000] and answered[100] != answered[1000]
     with pytest.raises(SystemExit) as refused:  # refused while parsing, before any graph is read
         main(["-q", "index", "psimrank", "--length", "0"])
     assert refused.value.code == 2

@@ -33,6 +33,13 @@ class RecordingRunner:
         self.sent.append(("write", query, dict(parameters or {})))
         return self._answer(query, parameters) or {}
 
+    def write_many(self, statements):
+        self.sent.append(("transaction", "\n;\n".join(q for q, _ in statements), {"statements": statements}))
+        return [self._answer(q, p) or {} for q, p in statements]
+
+    def reset_bookmarks(self) -> None:
+        pass
+
     def write_returning(self, query, parameters=None):
         self.sent.append(("write", query, dict(parameters or {})))
         return self._answer(query, parameters), {}

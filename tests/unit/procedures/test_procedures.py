@@ -125,3 +125,34 @@ def test_schema_statements_then_the_wait_for_indexes(recording) -> None:
     order = [q for _, q, _ in runner.sent]
     assert all("IF NOT EXISTS" in q for q in order[:9]) and "db.awaitIndexes" in order[9]
     assert "LinksimRun {current: true}" in order[10]  # old databases' flags adopted, once
+
+
+def test_a_load_reads_first_then_locks_bumps_the_version_around_its_writes(recording, tmp_path) -> None:
+    from linksim.procedures.load import load
+
+    crawl = tmp_path / "crawl.tsv"
+    crawl.write_text("http://e.org/a\thttp://e.org/b\nhttp://e.org/b\thttp://e.org/c\n")
+    answers = dict(lock_answers(), **{"RETURN count(": [{"n": 0}]})
+    answers["MERGE (p:Page {url: $url[i]})"] = lambda p: [[100 + i] for i in range(len(p["url"]))]
+    answers["MATCH (b) WHERE id(b) = $target[i]"] = lambda p: {"relationships_created": len(p["source"])}
+    runner = recording(answers)
+    summary = load([crawl], runner, show_progress=False, batch_size=1)
+    order = [q for _, q, _ in runner.sent]
+    taken = next(i for i, q in enumerate(order) if "MERGE (l:LinksimLock" in q)
+    bumps = [i for i, q in enumerate(order) if "g.version = g.version + 1" in q]
+    writes = [i for i, q in enumerate(order) if "$url[i]" in q or "$target[i]" in q]
+    assert taken < bumps[0] < min(writes) and max(writes) < bumps[1] < len(order) - 1  # released last
+    assert summary.pages == 3 and summary.links == 2
+    assert all("http://e.org" not in q for q in order)  # URLs travel as parameters
+
+
+def test_pagerank_tiers_are_set_in_one_transaction(recording) -> None:
+    from linksim.procedures.browser import label_pagerank_tiers
+
+    runner = recording({"count(p) AS n": [{"n": 250}], "SET p:": {"labels_added": 3}})
+    counts = label_pagerank_tiers(runner)
+    transactions = [p["statements"] for kind, _, p in runner.sent if kind == "transaction"]
+    assert len(transactions) == 1 and len(transactions[0]) == 4  # clear both tiers, set both: or nothing
+    assert [params for _, params in transactions[0][2:]] == [
+        {"property": "pagerank", "skip": 0, "limit": 3}, {"property": "pagerank", "skip": 3, "limit": 22}]
+    assert counts.ranked == 250

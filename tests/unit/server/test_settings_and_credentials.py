@@ -127,3 +127,12 @@ def test_neo4j_password_is_honoured_for_the_local_server(tmp_path: Path) -> None
     # A --password-file given on the command line still comes first.
     assert resolve_connection(password_file=other, env={"NEO4J_PASSWORD": "changed-pw"},
                               settings=settings).password == "other-pw"
+
+
+def test_the_retry_time_of_writes_is_a_checked_setting() -> None:
+    from linksim.server.connection import retry_seconds
+
+    assert retry_seconds({}) == 30.0 and retry_seconds({"LINKSIM_RETRY_SECONDS": "2.5"}) == 2.5
+    for bad in ("-1", "soon", "7200"):
+        with pytest.raises(ConfigurationError, match="LINKSIM_RETRY_SECONDS must be a number of seconds in 0..3600"):
+            retry_seconds({"LINKSIM_RETRY_SECONDS": bad})
