@@ -95,7 +95,8 @@ class Method:
                 raise ConfigurationError(f"{self.name} takes no parameter {name!r} (it takes "
                                          f"{', '.join(self.parameter_names)})")
             parameters[name] = value
-        check_parameters(**{k: v for k, v in parameters.items() if k != "formula"})
+        # The values as checked (100.0 given is 100): the store's key is a hash of them.
+        parameters.update(check_parameters(**{k: v for k, v in parameters.items() if k != "formula"}))
         return parameters
 
     def build_index(self, graph: LinkGraph, show_progress: bool = False, **given):
