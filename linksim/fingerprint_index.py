@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from linksim.parameters import check_fingerprints_asked, check_page, check_query
+from linksim.parameters import check_fingerprints_asked, check_page, check_query, sampled_parameters
 from linksim.ranking import top_pairs, top_scores
 
 NO_PARENT = -1
@@ -77,8 +77,7 @@ class FingerprintIndex:
     @property
     def parameters(self) -> dict:
         """What the index was built with (the store and a rebuild compare against these)."""
-        return {"n_fingerprints": int(self.n_fingerprints), "length": int(self.length), "decay": float(self.decay),
-                "seed": int(self.seed)}
+        return sampled_parameters(self)
 
     # The index store -------------------------------------------------------------------------
     def store_arrays(self) -> dict[str, np.ndarray]:

@@ -7,10 +7,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from linksim.digest import graph_fingerprint
-from linksim.errors import ConfigurationError
 from linksim.graph import LinkGraph
 from linksim.progress import Progress
-from linksim.parameters import check_fingerprints_asked, check_page, check_query
+from linksim.parameters import check_fingerprints_asked, check_page, check_parameters, check_query, sampled_parameters
 from linksim.ranking import top_scores
 
 
@@ -52,8 +51,7 @@ class MinHashIndex:
     @property
     def parameters(self) -> dict:
         """What the index was built with (the store and a rebuild compare against these)."""
-        return {"n_fingerprints": int(self.n_fingerprints), "length": int(self.length), "decay": float(self.decay),
-                "seed": int(self.seed)}
+        return sampled_parameters(self)
 
     def store_arrays(self) -> dict[str, np.ndarray]:
         order, indptr = self.inverted()
@@ -113,12 +111,7 @@ def build_minhash_index(
     show_progress: bool = False,
 ) -> MinHashIndex:
     """``fp_k(u) = min(fp_{k-1}(u), min over in-neighbours of fp_{k-1})``, one edge scan a step."""
-    if n_fingerprints < 1:
-        raise ConfigurationError(f"n_fingerprints must be at least 1, got {n_fingerprints}")
-    if length < 1:
-        raise ConfigurationError(f"length must be at least 1, got {length}")
-    if not 0.0 < decay < 1.0:
-        raise ConfigurationError(f"decay must lie strictly between 0 and 1, got {decay}")
+    check_parameters(n_fingerprints=n_fingerprints, length=length, decay=decay, seed=seed)
     rng = np.random.default_rng(seed)
     values = np.empty((n_fingerprints, length, graph.n), dtype=np.int32)
     source, target = graph.edges()

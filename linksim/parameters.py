@@ -126,3 +126,10 @@ def check_page(u: int, n: int) -> None:
     """Refuse a page number outside ``0..n-1`` (numpy would wrap a negative one around)."""
     if not 0 <= u < n:
         raise ConfigurationError(f"page {u} is not a page of this index (0..{n - 1})")
+
+
+def sampled_parameters(index) -> dict:
+    """The build parameters of a Monte Carlo index (SimRank, PSimRank, extended Jaccard), as plain
+    numbers: what the store keys it by and a rebuild compares against."""
+    return {"n_fingerprints": int(index.n_fingerprints), "length": int(index.length), "decay": float(index.decay),
+            "seed": int(index.seed)}

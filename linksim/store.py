@@ -418,13 +418,12 @@ def load(root: Path, method: str, graph_fingerprint: str | None = None, mmap: bo
     fits, everything = _matching(root, method, crawled_only, expected)
     if not everything:
         raise IndexNotFound(f"no {method} index in {Path(root)}: {_rebuild_hint(method)}")
-    if not fits:
-        check(everything[0], method, None, **expected)  # raises, saying what differs
     for meta in fits:
         if graph_fingerprint is None or meta["graph"]["fingerprint"] == graph_fingerprint:
             return _open(meta, method, mmap, verify).index
-    check(fits[0], method, graph_fingerprint)  # raises: a different graph
-    raise AssertionError("unreachable")
+    # None fits: check says what differs (the parameters, or the graph of those that fit them).
+    check((fits or everything)[0], method, graph_fingerprint, **expected)
+    raise IndexMismatch(f"no stored {method} index fits: {_rebuild_hint(method)}")
 
 
 def _ranges(method: str, meta: dict) -> dict[str, tuple[float, float]]:

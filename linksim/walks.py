@@ -9,16 +9,14 @@ from linksim.digest import graph_fingerprint
 from linksim.errors import ConfigurationError
 from linksim.fingerprint_index import NO_PARENT, FingerprintIndex
 from linksim.graph import LinkGraph
+from linksim.parameters import check_parameters
 from linksim.progress import Progress
 
 METHODS = ("simrank", "psimrank")
 
 
-def _check(n_fingerprints: int, length: int, method: str) -> None:
-    if n_fingerprints < 1:
-        raise ConfigurationError(f"n_fingerprints must be at least 1, got {n_fingerprints}")
-    if not 1 <= length <= 127:
-        raise ConfigurationError(f"length must lie in 1..127, got {length}")
+def _check(n_fingerprints: int, length: int, decay: float, method: str) -> None:
+    check_parameters(n_fingerprints=n_fingerprints, length=length, decay=decay)
     if method not in METHODS:
         raise ConfigurationError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
 
@@ -72,9 +70,7 @@ def build_index(
     decay : float
         c, kept with the index as the default of its queries (the walks do not depend on it).
     """
-    _check(n_fingerprints, length, method)
-    if not 0.0 < decay < 1.0:
-        raise ConfigurationError(f"decay must lie strictly between 0 and 1, got {decay}")
+    _check(n_fingerprints, length, decay, method)
     parent = np.full((n_fingerprints, graph.n), NO_PARENT, dtype=np.int32)
     label = np.zeros((n_fingerprints, graph.n), dtype=np.int8)
     progress = Progress(n_fingerprints, f"{method} fingerprints", "fingerprints", enabled=show_progress)

@@ -267,12 +267,11 @@ def similar(
 
     Every argument is checked before the lock is taken or the graph read.
     """
-    from linksim.parameters import PARAMETERS, check_parameters
+    from linksim.parameters import check_parameters
     from linksim.procedures.locks import acquire
 
-    registered(method)
-    check_parameters(top_k=top_k, similarity_cutoff=cutoff, batch_size=batch_size, wait=wait,
-                     **{name: value for name, value in given.items() if name in PARAMETERS})
+    registered(method).parameters_for(**given)  # the method's own parameters, checked by the registry
+    check_parameters(top_k=top_k, similarity_cutoff=cutoff, batch_size=batch_size, wait=wait)
     with acquire(runner, f"similar:{method}", wait=wait) as lock:
         handle = obtain_index(runner, method, root, rebuild=rebuild, crawled_only=crawled_only,
                               show_progress=show_progress, **given)
