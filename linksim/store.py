@@ -344,7 +344,13 @@ def _matching(root: Path, method: str, crawled_only: bool | None, expected: dict
 
 
 def _asked(method: str, expected: dict) -> str:
-    shown = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in expected.items() if v is not None)
+    """The command that builds an index with the values asked for, as the command line spells them."""
+    from linksim.parameters import PARAMETERS
+
+    def option(name: str) -> str:
+        return PARAMETERS[name].option if name in PARAMETERS else "--" + name.replace("_", "-")
+
+    shown = " ".join(f"{option(k)} {v}" for k, v in expected.items() if v is not None)
     return f"`linksim index {method}{' ' + shown if shown else ''}`"
 
 

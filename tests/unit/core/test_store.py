@@ -213,6 +213,8 @@ def test_indexes_of_other_parameters_coexist_and_queries_pick_by_graph_state(tmp
         store.open_current(tmp_path, "simrank", later)
     with pytest.raises(store.IndexNotFound, match="no stored simrank index fits .*`linksim index simrank --length 5`"):
         store.open_current(tmp_path, "simrank", state, length=5)
+    with pytest.raises(store.IndexNotFound, match="fits .*`linksim index simrank --fingerprints 500`"):
+        store.open_current(tmp_path, "simrank", state, n_fingerprints=500)  # the flag, as typed
     with pytest.raises(store.IndexNotFound, match="no psimrank index .*`linksim index psimrank`"):
         store.open_current(tmp_path, "psimrank", state)
     # The same links under a newer version: recorded, and the index answers again.
