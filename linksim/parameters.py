@@ -49,7 +49,7 @@ class Parameter:
                 value = int(value)
             if not isinstance(value, int):
                 try:
-                    value = int(str(value).strip())
+                    value = _integer(str(value))
                 except ValueError:
                     raise refused from None
         else:
@@ -66,6 +66,24 @@ class Parameter:
         return value
 
 
+_SUFFIXES = {"k": 10**3, "m": 10**6, "g": 10**9, "b": 10**9}
+
+
+def _integer(text: str) -> int:
+    """An integer as people write large ones: ``100000``, ``100_000``, ``1e5``, ``100k``, ``10M``."""
+    text = text.strip().replace("_", "").replace(",", "")
+    scale = _SUFFIXES.get(text[-1:].lower(), 1) if text else 1
+    if scale != 1:
+        text = text[:-1]
+    try:
+        return int(text) * scale
+    except ValueError:
+        number = float(text) * scale  # 1e7, 2.5M
+        if not math.isfinite(number) or not number.is_integer():
+            raise
+        return int(number)
+
+
 _ALL = (
     Parameter("n_fingerprints", "--fingerprints", int, 1, 100_000),
     Parameter("length", "--length", int, 1, 127),  # meeting times are stored as int8
@@ -80,6 +98,9 @@ _ALL = (
     Parameter("max_iter", "--max-iter", int, 1, 1_000_000),
     Parameter("wait", "--wait", float, 0.0, 7 * 24 * 3600.0),
     Parameter("top", "--top", int, 0, 1_000_000),
+    Parameter("links", "--links", int, 10, 10_000_000_000),
+    Parameter("out_exponent", "--out-exponent", float, 2.0, 10.0, low_open=True),
+    Parameter("in_exponent", "--in-exponent", float, 2.0, 10.0, low_open=True),
 )
 
 #: Every parameter by its Python name (the one vocabulary: ``linksim.parameters.PARAMETERS``).
