@@ -306,7 +306,9 @@ def _open_array(directory: Path, name: str, spec: dict, method: str, mmap: bool,
         )
     if (verify or stat.st_mtime_ns != spec["mtimeNs"]) and _digest(array) != spec["blake2b"]:
         raise _corrupt(path, "its content differs from what was written: digest mismatch", method)
-    return array
+    # A plain ndarray over the same mapping: np.memmap's Python-level indexing costs more than the
+    # queries' own work (2.2 ms of 4.5 ms a page in the all-pages top-k on cnr-2000).
+    return array.view(np.ndarray) if isinstance(array, np.memmap) else array
 
 
 @dataclass
