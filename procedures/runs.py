@@ -25,7 +25,7 @@ class RunRecord:
     algorithm: str
     mode: str
     parameters: dict[str, object]
-    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    id: str | int = field(default_factory=lambda: uuid.uuid4().hex)  # SIMILAR_TO runs: an integer
     started: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat())
     iterations: int | None = None
     converged: bool | None = None

@@ -45,11 +45,34 @@ from linksim.procedures.stream import StreamedGraph, stream_link_graph
 
 log = logging.getLogger(__name__)
 
+# One row per source page: [source id, [target ids], [scores]], ranks 1.. in list order. Grouping
+# by source matches the source once per list (57k relationships/s on cnr-2000 against 26k for one
+# row per relationship with a string run id).
 WRITE_SIMILAR = """
-UNWIND range(0, size($sources) - 1) AS i
-MATCH (a) WHERE id(a) = $sources[i]
-MATCH (b) WHERE id(b) = $targets[i]
-CREATE (a)-[:SIMILAR_TO {score: $scores[i], method: $method, rank: $ranks[i], run: $run}]->(b)
+UNWIND $rows AS row
+MATCH (a) WHERE id(a) = row[0]
+UNWIND range(0, size(row[1]) - 1) AS i
+MATCH (b) WHERE id(b) = row[1][i]
+CREATE (a)-[:SIMILAR_TO {score: row[2][i], method: $method, rank: i + 1, run: $run}]->(b)
+"""
+
+# A run id is an integer from one counter of the database (inline in the relationship's property
+# record, where the 32-character id of earlier versions took a string record of its own). The
+# counter node is locked (`_lock`) before it is read, so two writers never get the same number.
+# The run is noted as the method's `writing` run: one that dies before its switch leaves it there,
+# and the next writer moves it to `retiring`, the runs whose relationships are to be deleted.
+ALLOCATE_RUN = """
+MATCH (lock:LinksimLock {name: $lock, owner: $owner})
+MERGE (counter:LinksimCounter {name: 'run'})
+SET counter._lock = true
+WITH counter, coalesce(counter.value, 0) + 1 AS run
+SET counter.value = run
+REMOVE counter._lock
+MERGE (current:LinksimCurrent {algorithm: $algorithm})
+SET current.retiring = coalesce(current.retiring, []) +
+      CASE WHEN current.writing IS NULL OR current.writing = current.run THEN [] ELSE [current.writing] END,
+    current.writing = run
+RETURN run
 """
 
 #: Seconds between making a new run current and deleting the old one: a reader that read the
@@ -61,25 +84,31 @@ RETIRE_GRACE_SECONDS = 2.0
 MAKE_CURRENT = """
 MATCH (lock:LinksimLock {name: $lock, owner: $owner})
 MERGE (current:LinksimCurrent {algorithm: $algorithm})
-WITH current, current.run AS previous
+WITH current, current.run AS previous,
+     coalesce(current.retiring, []) + CASE WHEN current.run IS NULL THEN [] ELSE [current.run] END AS retiring
 CREATE (r:LinksimRun {
   id: $id, algorithm: $algorithm, mode: $mode, parameters: $parameters,
   pages: $pages, links: $links, written: $written,
   started: datetime($started), millis: $millis,
   streamMillis: $stream_millis, computeMillis: $compute_millis, writeMillis: $write_millis
 })
-SET current.run = $id, current.since = datetime()
-RETURN previous
+SET current.run = $id, current.since = datetime(), current.retiring = retiring
+RETURN previous, retiring
 """
 
-# One pass over the method's relationships, committed every $batch deletions (a LIMIT per
-# transaction would scan the new run's relationships again for every batch). Driven by the
-# relationship index on `method`: a pass over the pages instead reads every page's SIMILAR_TO of
-# all methods (2x slower on Wikispeedia with four methods, no faster on cnr-2000).
+# The relationships of the runs given (the one current before, runs that died before their switch
+# and runs whose retirement was cut short: the method's `retiring` list, which the switch extends
+# in its own transaction), found through the relationship index on `run` and deleted in batches of
+# $batch; then those runs leave the list. No other run is touched, whoever writes meanwhile.
 RETIRE = """
-MATCH ()-[s:SIMILAR_TO {method: $method}]->()
-WHERE s.run <> $run
+UNWIND $runs AS old
+MATCH ()-[s:SIMILAR_TO {run: old}]->()
 CALL (s) { DELETE s } IN TRANSACTIONS OF $batch ROWS
+"""
+
+FORGET_RETIRED = """
+MATCH (current:LinksimCurrent {algorithm: $algorithm})
+SET current.retiring = [run IN coalesce(current.retiring, []) WHERE NOT run IN $runs]
 """
 
 # What the run that was current before wrote, as it recorded it.
@@ -328,32 +357,32 @@ def _write_similar(runner, handle, top_k, cutoff, batch_size, workers, show_prog
     record.compute_millis = int((time.monotonic() - began + handle.build_seconds) * 1000)
 
     began = time.monotonic()
+    rows, _ = runner.write_returning(ALLOCATE_RUN, {"lock": lock.name, "owner": lock.owner, "algorithm": method})
+    if not rows:
+        lock.lost.set()
+        lock.check()
+    record.id = int(rows[0][0])
     ids = handle.streamed.node_ids
-    sources, targets = ids[source].tolist(), ids[target].tolist()
     # Scores mean nothing beyond 12 decimals (ties are decided there); rounding drops the summation
     # noise that would otherwise show in the Browser's captions (0.17011199999999996).
-    scores, ranks = np.round(score, 12).tolist(), rank.tolist()
+    lists = _lists(ids[source], ids[target], np.round(score, 12))
     params = {"method": method, "run": record.id}
 
-    def write(start: int) -> dict[str, int]:
+    def write(span: tuple[int, int]) -> dict[str, int]:
         lock.check()
-        stop = start + batch_size
-        return runner.write(WRITE_SIMILAR, dict(
-            params, sources=sources[start:stop], targets=targets[start:stop], scores=scores[start:stop],
-            ranks=ranks[start:stop],
-        ))
+        return runner.write(WRITE_SIMILAR, dict(params, rows=lists.rows(*span)))
 
     # Two batches in flight: the driver encodes one while the server writes the other.
-    with Progress(len(sources), f"writing SIMILAR_TO ({method})", "relationships", enabled=show_progress) as progress:
-        for start, counters in in_flight(iter(range(0, len(sources), batch_size)), write, workers=2):
-            size = min(batch_size, len(sources) - start)
+    with Progress(len(source), f"writing SIMILAR_TO ({method})", "relationships", enabled=show_progress) as progress:
+        for (first, last), counters in in_flight(iter(lists.batches(batch_size)), write, workers=2):
+            size = lists.size(first, last)
             if counters.get("relationships_created", 0) != size:
                 raise LinksimError(
                     f"wrote {counters.get('relationships_created', 0)} of {size} SIMILAR_TO "
                     "relationships of a batch: pages were deleted while linksim ran; run it again"
                 )
             progress.update(size)
-    record.written = len(sources)
+    record.written = len(source)
     record.write_millis = int((time.monotonic() - began) * 1000)
     lock.check()
     rows, _ = runner.write_returning(MAKE_CURRENT, dict(record_values(record), lock=lock.name, owner=lock.owner))
@@ -363,24 +392,62 @@ def _write_similar(runner, handle, top_k, cutoff, batch_size, workers, show_prog
     grace = RETIRE_GRACE_SECONDS if grace is None else grace
     if grace > 0:
         time.sleep(grace)
-    retire(runner, method, record.id, previous=rows[0][0], batch=batch_size)
+    previous, retiring = rows[0]
+    retire(runner, method, record.id, previous=previous, retiring=retiring, batch=batch_size)
     return record
 
 
-def retire(runner, method: str, keep_run: str, previous: str | None = None, batch: int = 50_000) -> int:
-    """Delete the method's SIMILAR_TO relationships of every run but ``keep_run`` (the one that
-    ``previous`` was current before it, and those of runs that died); returns how many.
+class _Lists:
+    """The top-k lists as rows of the write query, ``[source, [targets], [scores]]``, one a source
+    (the arrays come grouped by source, best first)."""
 
-    Only for the holder of the method's lock: without it, another writer's run in progress would
-    be deleted.
+    def __init__(self, source: np.ndarray, target: np.ndarray, score: np.ndarray) -> None:
+        self.source, self.target, self.score = source, target, score
+        starts = np.flatnonzero(np.r_[True, source[1:] != source[:-1]]) if len(source) else np.zeros(0, np.int64)
+        self.bounds = np.r_[starts, len(source)].astype(np.int64)
+
+    def batches(self, relationships: int):
+        """(first list, last list + 1) spans of about ``relationships`` relationships each."""
+        first = 0
+        lists = len(self.bounds) - 1
+        while first < lists:
+            last = int(np.searchsorted(self.bounds, self.bounds[first] + relationships, side="right")) - 1
+            last = min(max(last, first + 1), lists)
+            yield first, last
+            first = last
+
+    def size(self, first: int, last: int) -> int:
+        return int(self.bounds[last] - self.bounds[first])
+
+    def rows(self, first: int, last: int) -> list[list]:
+        begin, end = int(self.bounds[first]), int(self.bounds[last])
+        cuts = (self.bounds[first + 1 : last] - begin).tolist()
+        targets = np.split(self.target[begin:end], cuts)
+        scores = np.split(self.score[begin:end], cuts)
+        sources = self.source[self.bounds[first:last]].tolist()
+        return [[s, t.tolist(), c.tolist()] for s, t, c in zip(sources, targets, scores)]
+
+
+def _lists(source: np.ndarray, target: np.ndarray, score: np.ndarray) -> _Lists:
+    return _Lists(np.asarray(source), np.asarray(target), np.asarray(score))
+
+
+def retire(runner, method: str, keep_run: int, previous=None, retiring=(), batch: int = 50_000) -> int:
+    """Delete the SIMILAR_TO relationships of the method's ``retiring`` runs (the run ``previous``,
+    current before ``keep_run``, writers that died before their switch, retirements cut short);
+    returns how many. Only the runs named are touched, so a writer that runs meanwhile loses nothing.
     """
     began = time.monotonic()
+    runs = list(dict.fromkeys(run for run in [previous, *retiring] if run is not None and run != keep_run))
+    if not runs:
+        return 0
     if previous is not None:
         rows = runner.run(PREVIOUS, {"previous": previous})
         if rows and rows[0]["written"]:
             log.info("deleting the %s SIMILAR_TO relationships of the previous %s run %s",
                      f"{rows[0]['written']:,}", method, previous)
-    counters = runner.write_autocommit(RETIRE, {"method": method, "run": keep_run, "batch": int(batch)})
+    counters = runner.write_autocommit(RETIRE, {"runs": runs, "batch": int(batch)})
+    runner.write(FORGET_RETIRED, {"algorithm": method, "runs": runs})
     deleted = counters.get("relationships_deleted", 0)
     if deleted:
         log.info("deleted %s SIMILAR_TO relationships of earlier %s runs in %.1f s", f"{deleted:,}", method,

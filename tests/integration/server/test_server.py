@@ -21,10 +21,11 @@ def test_schema_applied_twice_is_idempotent(runner: QueryRunner) -> None:
     indexes = runner.run("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' RETURN name")
     second = apply_schema(runner)
 
-    assert first["constraints_added"] == 4 and first["indexes_added"] >= 4
+    assert first["constraints_added"] == 5 and first["indexes_added"] >= 4
     assert second["constraints_added"] == 0 and second["indexes_added"] == 0
     assert runner.run("SHOW CONSTRAINTS YIELD name RETURN name ORDER BY name") == constraints
-    assert {r["name"] for r in constraints} == {"page_url", "linksim_run_id", "linksim_current_algorithm", "linksim_lock_name"}
+    assert {r["name"] for r in constraints} == {"page_url", "linksim_run_id", "linksim_current_algorithm", "linksim_lock_name",
+                                                 "linksim_counter_name"}
     assert len(runner.run("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' RETURN name")) == len(indexes)
     # The constraint is really there: a second page with the same URL is refused.
     runner.write("CREATE (:Page {url: $url})", {"url": "https://example.org/"})
@@ -34,7 +35,7 @@ def test_schema_applied_twice_is_idempotent(runner: QueryRunner) -> None:
 
 def test_cli_init_twice_reports_nothing_added(runner, cli_env, capsys) -> None:
     assert main(["neo4j", "init"]) == 0
-    assert "4 constraints" in capsys.readouterr().out
+    assert "5 constraints" in capsys.readouterr().out
     assert main(["neo4j", "init"]) == 0
     out = capsys.readouterr().out
     assert "0 constraints and 0 indexes added" in out

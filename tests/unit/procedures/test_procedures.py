@@ -75,8 +75,9 @@ def test_similar_writes_then_switches_then_retires(recording, tmp_path) -> None:
     from linksim.procedures.similarity import similar
 
     answers = dict(lock_answers(), **graph_answers())
-    answers["CREATE (a)-[:SIMILAR_TO"] = lambda p: {"relationships_created": len(p["sources"])}
-    answers["MERGE (current:LinksimCurrent"] = [["old-run"]]
+    answers["CREATE (a)-[:SIMILAR_TO"] = lambda p: {"relationships_created": sum(len(row[1]) for row in p["rows"])}
+    answers["MERGE (counter:LinksimCounter"] = [[7]]
+    answers["CREATE (r:LinksimRun"] = [[5, [3, 5]]]  # the run current before, and one that died
     answers["MATCH (r:LinksimRun {id: $previous})"] = [{"written": 4}]
     answers["CALL (s) { DELETE s }"] = {"relationships_deleted": 4}
     runner = recording(answers)
@@ -84,15 +85,22 @@ def test_similar_writes_then_switches_then_retires(recording, tmp_path) -> None:
     order = [q for _, q, _ in runner.sent]
     first = lambda text: next(i for i, q in enumerate(order) if text in q)  # noqa: E731
     assert first("MERGE (l:LinksimLock") < first("collect(id(p))") < first("CREATE (a)-[:SIMILAR_TO")
-    assert first("CREATE (a)-[:SIMILAR_TO") < first("MERGE (current:LinksimCurrent") < first("CALL (s) { DELETE s }")
-    switch = runner.queries("MERGE (current:LinksimCurrent")[0][2]
+    assert first("MERGE (counter:LinksimCounter") < first("CREATE (a)-[:SIMILAR_TO")
+    assert first("CREATE (a)-[:SIMILAR_TO") < first("CREATE (r:LinksimRun") < first("CALL (s) { DELETE s }")
+    allocate = runner.queries("MERGE (counter:LinksimCounter")[0][2]
+    switch = runner.queries("CREATE (r:LinksimRun")[0][2]
     taken = runner.queries("MERGE (l:LinksimLock")[0][2]
-    assert switch["id"] == record.id and switch["owner"] == taken["owner"]  # fenced by the lock's owner token
+    assert record.id == 7 and switch["id"] == 7  # the run id is the counter's number
+    assert switch["owner"] == taken["owner"] == allocate["owner"]  # both fenced by the lock's owner token
     retire = runner.queries("CALL (s) { DELETE s }")[0]
-    assert retire[0] == "autocommit" and retire[2]["run"] == record.id and retire[2]["method"] == "psimrank"
+    assert retire[0] == "autocommit" and retire[2]["runs"] == [5, 3]  # only the runs named, never ours
+    assert runner.queries("current.retiring = [run IN")[0][2]["runs"] == [5, 3]
     written = [p for _, q, p in runner.sent if "CREATE (a)-[:SIMILAR_TO" in q]
-    assert sum(len(p["sources"]) for p in written) == record.written and all(len(p["sources"]) <= 2 for p in written)
-    assert set(sum((p["sources"] for p in written), [])) <= set(IDS)
+    rows = [row for p in written for row in p["rows"]]
+    assert sum(len(row[1]) for row in rows) == record.written and all(p["run"] == 7 for p in written)
+    assert all(sum(len(row[1]) for row in p["rows"]) <= 2 for p in written)  # batches of about 2 (whole lists)
+    assert {row[0] for row in rows} <= set(IDS) and len({row[0] for row in rows}) == len(rows)  # a list a source
+    assert all(len(row[1]) == len(row[2]) <= 2 and row[2] == sorted(row[2], reverse=True) for row in rows)
 
 
 def test_related_reads_no_link_and_builds_nothing(recording, tmp_path) -> None:
@@ -123,8 +131,8 @@ def test_schema_statements_then_the_wait_for_indexes(recording) -> None:
     runner = recording()
     apply_schema(runner)
     order = [q for _, q, _ in runner.sent]
-    assert all("IF NOT EXISTS" in q for q in order[:9]) and "db.awaitIndexes" in order[9]
-    assert "LinksimRun {current: true}" in order[10]  # old databases' flags adopted, once
+    assert all("IF NOT EXISTS" in q or "IF EXISTS" in q for q in order[:10]) and "db.awaitIndexes" in order[10]
+    assert "LinksimRun {current: true}" in order[11]  # old databases' flags adopted, once
 
 
 def test_a_load_reads_first_then_locks_bumps_the_version_around_its_writes(recording, tmp_path) -> None:
