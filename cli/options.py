@@ -29,3 +29,27 @@ def add_wait(parser: argparse.ArgumentParser, what: str) -> None:
         help=f"if another {what} is running, wait up to SECONDS for it to finish (default 0: refuse "
         "at once, saying who holds it)",
     )
+
+
+def add_memory(parser: argparse.ArgumentParser) -> None:
+    """``--estimate`` and ``--memory-budget``, for the commands that compute over the whole graph."""
+    parser.add_argument(
+        "--estimate", action="store_true",
+        help="print the memory (bytes min and max, and what takes them) and disk the run would take on "
+        "the graph as it is now, and stop (reads only the page and link counts)",
+    )
+    parser.add_argument(
+        "--memory-budget", metavar="SIZE",
+        help="refuse to start (exit 8, nothing written) when the estimate exceeds SIZE: 8G, 512M, none "
+        "(env LINKSIM_MEMORY_BUDGET; default: the memory available when the run starts)",
+    )
+
+
+def print_estimate(estimate, as_json: bool) -> int:
+    import json
+
+    if as_json:
+        print(json.dumps(estimate.as_dict(), indent=2))
+    else:
+        print("\n".join(estimate.lines()))
+    return 0

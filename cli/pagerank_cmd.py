@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from linksim.cli.options import add_wait, checked
+from linksim.cli.options import add_memory, add_wait, checked, print_estimate
 
 
 def register(commands: argparse._SubParsersAction, connection: argparse.ArgumentParser) -> None:
@@ -40,6 +40,7 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     parser.add_argument("--batch-size", type=checked("batch_size"), default=50_000,
                         help="pages per write transaction (default 50000)")
     add_wait(parser, "PageRank write of the same property")
+    add_memory(parser)
     parser.add_argument("--json", action="store_true", help="print the run summary as JSON")
     parser.set_defaults(handler=_pagerank)
 
@@ -51,11 +52,15 @@ def _pagerank(args: argparse.Namespace) -> int:
 
     personalize = {url: 1.0 for url in args.personalize} if args.personalize else None
     with QueryRunner.connect(connection_from_args(args)) as runner:
+        if args.estimate:
+            from linksim.procedures.budget import estimate_run
+
+            return print_estimate(estimate_run(runner, "pagerank"), args.json)
         run = run_pagerank(
             runner, mode=args.mode, damping=args.damping, tol=args.tol, max_iter=args.max_iter,
             dangling=args.dangling, personalize=personalize, write_property=args.write_property,
             crawled_only=args.crawled_only, top=args.top, show_progress=not args.quiet,
-            batch_size=args.batch_size, wait=args.wait,
+            batch_size=args.batch_size, wait=args.wait, memory_budget=args.memory_budget,
         )
     record = run.record
     if args.json:

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from linksim.cli.options import add_wait, checked
+from linksim.cli.options import add_memory, add_wait, checked, print_estimate
 
 from linksim.methods import DEFAULT_METHOD, METHODS
 
@@ -66,6 +66,7 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     index.add_argument("--verify", action="store_true",
                        help="check the stored index without building: every array's digest and value "
                        "ranges (exit 6 if it is corrupt); reads no graph")
+    add_memory(index)
     index.add_argument("--json", action="store_true", help="print the index description as JSON")
     index.set_defaults(handler=_index)
 
@@ -81,7 +82,7 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
             "is refused."
         ),
         epilog="Exit codes: 0 written, 2 bad option, 3 Neo4j error, 6 index store problem, 7 another "
-        "run of the method holds its lock.",
+        "run of the method holds its lock, 8 the estimate exceeds the memory budget.",
     )
     similar.add_argument("method", metavar="METHOD", choices=methods, help=" | ".join(methods))
     similar.add_argument("--top-k", type=checked("top_k"), default=10, help="related pages per page (default 10)")
@@ -92,6 +93,7 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     similar.add_argument("--batch-size", type=checked("batch_size"), default=50_000,
                          help="relationships per write transaction (default 50000)")
     add_wait(similar, "`linksim similar` of the same method")
+    add_memory(similar)
     similar.add_argument("--json", action="store_true", help="print the run summary as JSON")
     similar.set_defaults(handler=_similar)
 
@@ -142,7 +144,10 @@ def _index(args: argparse.Namespace) -> int:
     if args.verify:
         return _verify(args)
     with _connect(args) as ls:
-        meta = ls.similar(args.method).index(rebuild=args.rebuild, crawled_only=args.crawled_only, **_given(args))
+        if args.estimate:
+            return print_estimate(ls.similar(args.method).estimate(top_k=None, **_given(args)), args.json)
+        meta = ls.similar(args.method).index(rebuild=args.rebuild, crawled_only=args.crawled_only,
+                                             memory_budget=args.memory_budget, **_given(args))
     if args.json:
         print(json.dumps(meta, indent=2))
         return 0
@@ -180,9 +185,11 @@ def _verify(args: argparse.Namespace) -> int:
 
 def _similar(args: argparse.Namespace) -> int:
     with _connect(args) as ls:
+        if args.estimate:
+            return print_estimate(ls.similar(args.method).estimate(top_k=args.top_k, **_given(args)), args.json)
         record = ls.similar(args.method).write(
             top_k=args.top_k, similarity_cutoff=args.similarity_cutoff, batch_size=args.batch_size, wait=args.wait,
-            rebuild=args.rebuild, crawled_only=args.crawled_only, **_given(args),
+            rebuild=args.rebuild, crawled_only=args.crawled_only, memory_budget=args.memory_budget, **_given(args),
         )
     if args.json:
         print(json.dumps(record.as_dict(), indent=2))

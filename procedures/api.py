@@ -53,6 +53,13 @@ class PageRank:
         options.setdefault("show_progress", self._client.show_progress)
         return run_pagerank(self._client.runner, mode=mode, **options)
 
+    def estimate(self):
+        """Memory the run would take on the graph as it is now (a :class:`linksim.estimate.Estimate`:
+        ``bytes_min``, ``bytes_max``, ``parts``, ``lines()``); nothing is read but the counts."""
+        from linksim.procedures.budget import estimate_run
+
+        return estimate_run(self._client.runner, "pagerank")
+
     def write(self, **options):
         """Compute and write the ``pagerank`` property (``write_property``) of every page."""
         return self._run("write", **options)
@@ -73,6 +80,16 @@ class Similar:
     def __init__(self, client: "Linksim", method: str) -> None:
         registered(method)
         self._client, self.method = client, method
+
+    def estimate(self, top_k: int | None = 10, **parameters):
+        """Memory and disk that ``write(top_k=...)`` (``top_k`` None: ``index()``) would take on the
+        graph as it is now, with these parameters: a :class:`linksim.estimate.Estimate`."""
+        from linksim.parameters import check_parameters
+        from linksim.procedures.budget import estimate_run
+
+        check_parameters(top_k=top_k)
+        task = "index" if top_k is None else "similar"
+        return estimate_run(self._client.runner, task, self.method, top_k=top_k, **parameters)
 
     def index(self, rebuild: bool = False, crawled_only: bool = False, **parameters) -> dict:
         """Build (or reuse) the index with these parameters; its description (``meta.json``)."""

@@ -90,6 +90,7 @@ def run_pagerank(
     batch_size: int = 50_000,
     show_progress: bool = True,
     wait: float = 0.0,
+    memory_budget: str | int | None = None,
 ) -> PageRankRun:
     """Compute PageRank over the graph in Neo4j.
 
@@ -112,6 +113,8 @@ def run_pagerank(
     wait : float
         Mode write: seconds to wait for another PageRank write of the same property (0: refuse
         at once). Two writers of one property never run at once.
+    memory_budget : str or int, optional
+        Refuse to start when the estimate exceeds it (see :mod:`linksim.procedures.budget`).
     """
     if mode not in MODES:
         raise ConfigurationError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -119,6 +122,9 @@ def run_pagerank(
     check_parameters(damping=damping, tol=tol, max_iter=max_iter, top=top, batch_size=batch_size, wait=wait)
     if dangling not in DANGLING:
         raise ConfigurationError(f"dangling must be one of {', '.join(DANGLING)}, got {dangling!r}")
+    from linksim.procedures.budget import check_memory
+
+    check_memory(runner, "pagerank", memory_budget)
     if mode != "write":
         return _run(runner, mode, damping, tol, max_iter, dangling, personalize, write_property, crawled_only,
                     top, batch_size, show_progress)

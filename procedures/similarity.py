@@ -185,15 +185,21 @@ def obtain_index(
     rebuild: bool = False,
     crawled_only: bool = False,
     show_progress: bool = True,
+    memory_budget: str | int | None | bool = None,
     **given,
 ) -> IndexHandle:
     """The index of ``method`` with the given parameters (None: the papers' default) for the graph
     in Neo4j, streamed for it: the stored one if it was built from the same links and URLs (its
     recorded graph state then brought up to date), else built and stored. For ``index`` and
     ``similar``; queries open the stored index without reading the graph (:func:`open_index`).
+    ``memory_budget``: see :mod:`linksim.procedures.budget` (False: checked by the caller).
     """
     entry = registered(method)
     parameters = entry.parameters_for(**given)  # checked before the graph is read
+    if streamed is None and memory_budget is not False:
+        from linksim.procedures.budget import check_memory
+
+        check_memory(runner, "index", memory_budget, method, **given)
     if streamed is None:
         streamed = stream_link_graph(runner, crawled_only=crawled_only, show_progress=show_progress)
     graph = streamed.graph
@@ -289,21 +295,25 @@ def similar(
     rebuild: bool = False,
     crawled_only: bool = False,
     show_progress: bool = True,
+    memory_budget: str | int | None = None,
     **given,
 ) -> RunRecord:
     """``linksim similar``: take the method's writer lock, obtain its index (built if needed),
     write every page's top-k as SIMILAR_TO of a new current run, retire the old one.
 
-    Every argument is checked before the lock is taken or the graph read.
+    Every argument is checked, and the memory the run needs estimated against ``memory_budget``
+    (:mod:`linksim.procedures.budget`), before the lock is taken or the graph read.
     """
     from linksim.parameters import check_parameters
+    from linksim.procedures.budget import check_memory
     from linksim.procedures.locks import acquire
 
     registered(method).parameters_for(**given)  # the method's own parameters, checked by the registry
     check_parameters(top_k=top_k, similarity_cutoff=cutoff, batch_size=batch_size, wait=wait)
+    check_memory(runner, "similar", memory_budget, method, top_k=top_k, **given)
     with acquire(runner, f"similar:{method}", wait=wait) as lock:
         handle = obtain_index(runner, method, root, rebuild=rebuild, crawled_only=crawled_only,
-                              show_progress=show_progress, **given)
+                              show_progress=show_progress, memory_budget=False, **given)
         return write_similar(runner, handle, top_k=top_k, cutoff=cutoff, batch_size=batch_size,
                              show_progress=show_progress, lock=lock)
 

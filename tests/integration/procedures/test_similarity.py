@@ -205,3 +205,34 @@ def test_evaluate_grades_the_current_runs(wikispeedia, cli_env, tmp_path, capsys
     assert 0 < delta["10"] < delta["1"] < 1  # nearer related pages have more similar texts
     assert main(["-q", "evaluate", "--method", "simrank"]) == 1
     assert "no SIMILAR_TO run for simrank" in capsys.readouterr().err
+
+
+def test_a_run_over_the_memory_budget_is_refused_and_writes_nothing(runner, cli_env, tmp_path, capsys, monkeypatch):
+    """A tiny budget: similar, index and pagerank exit 8 naming the setting, before any lock, read
+    or write; --estimate prints the estimate and runs nothing."""
+    load([DATA / "webkb" / "texas.cites"], runner, show_progress=False)
+    root = tmp_path / "indexes"
+    monkeypatch.setenv("LINKSIM_INDEX_DIR", str(root))
+    before = runner.run("MATCH (n) RETURN count(n) AS n")
+    for command in (["similar", "simrank", "--memory-budget", "1M"], ["index", "psimrank", "--memory-budget", "1M"],
+                    ["pagerank", "--memory-budget", "1M"]):
+        assert main(["-q", *command]) == 8, command
+        message = capsys.readouterr().err
+        assert "--memory-budget" in message and "LINKSIM_MEMORY_BUDGET" in message and "nothing was started" in message
+    monkeypatch.setenv("LINKSIM_MEMORY_BUDGET", "2M")
+    assert main(["-q", "similar", "psimrank"]) == 8
+    capsys.readouterr()
+    assert runner.run("MATCH ()-[s:SIMILAR_TO]->() RETURN count(s) AS n") == [{"n": 0}]
+    assert runner.run("MATCH (p:Page) WHERE p.pagerank IS NOT NULL RETURN count(p) AS n") == [{"n": 0}]
+    assert runner.run("MATCH (n) RETURN count(n) AS n") == before  # no lock, run or current node left
+    assert not root.exists() or not any(root.rglob("meta.json"))  # no index built
+
+    monkeypatch.delenv("LINKSIM_MEMORY_BUDGET")
+    assert main(["similar", "simrank", "--top-k", "5", "--estimate", "--json"]) == 0
+    estimate = json.loads(capsys.readouterr().out)
+    pages = runner.run("MATCH (p:Page) RETURN count(p) AS n")[0]["n"]
+    assert estimate["pages"] == pages and estimate["task"] == "similar simrank"
+    assert 0 < estimate["bytesMin"] <= estimate["bytesMax"] and "tree layout" in estimate["parts"]
+    assert runner.run("MATCH ()-[s:SIMILAR_TO]->() RETURN count(s) AS n") == [{"n": 0}]  # estimating ran nothing
+    assert main(["pagerank", "--estimate"]) == 0
+    assert "Estimate for pagerank" in capsys.readouterr().out

@@ -1,0 +1,207 @@
+"""Memory and disk a run will take, from the page and link counts and the parameters, before it
+starts (in the style of GDS's ``.estimate``: bytes min / max and what takes them).
+
+The model follows what each stage holds at its peak (``linksim.graph.LinkGraph.from_edges``,
+``linksim.walks``, ``linksim.fingerprint_index.TreeLayout``, ``linksim.topk``, the write-back in
+``linksim.procedures.similarity``): numpy arrays whose sizes are exact functions of the counts,
+plus the Python objects of the streamed URLs and the interpreter with its libraries, whose sizes
+were measured (``benchmarks/similar.py``, ``benchmarks/scale.py`` print the estimate beside the
+measured peak). ``bytes_min`` assumes URLs of :data:`URL_CHARS_MIN` characters, ``bytes_max`` of
+:data:`URL_CHARS_MAX`; the peak is the largest stage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from linksim.errors import LinksimError
+
+MIB = 1 << 20
+#: The interpreter with numpy, scipy, pandas and the Neo4j driver loaded (measured: 150-170 MiB).
+BASE_BYTES = 160 * MIB
+#: A streamed URL: the str object (49 bytes + its characters) and its slot in the list.
+URL_OVERHEAD = 49 + 8
+URL_CHARS_MIN, URL_CHARS_MAX = 40, 100
+#: The streamed page ids (a list of Python ints before they become an array).
+PAGE_ID_BYTES = 32 + 8
+
+
+class MemoryBudgetExceeded(LinksimError):
+    """A run would need more memory than the budget allows: refused before it starts."""
+
+    exit_code = 8
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a run will take. ``stages``: bytes of each stage (excluding the base); ``parts``: what
+    takes the memory at the peak stage; ``disk``: bytes written to disk by the run."""
+
+    task: str
+    pages: int
+    links: int
+    stages: dict[str, tuple[int, int]]
+    parts: dict[str, int]
+    disk: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def peak_stage(self) -> str:
+        return max(self.stages, key=lambda name: self.stages[name][1])
+
+    @property
+    def bytes_min(self) -> int:
+        return BASE_BYTES + max(low for low, _ in self.stages.values())
+
+    @property
+    def bytes_max(self) -> int:
+        return BASE_BYTES + max(high for _, high in self.stages.values())
+
+    @property
+    def disk_bytes(self) -> int:
+        return sum(self.disk.values())
+
+    def as_dict(self) -> dict:
+        return {
+            "task": self.task, "pages": self.pages, "links": self.links,
+            "bytesMin": self.bytes_min, "bytesMax": self.bytes_max, "peakStage": self.peak_stage,
+            "stages": {name: {"bytesMin": low, "bytesMax": high} for name, (low, high) in self.stages.items()},
+            "parts": dict(self.parts), "diskBytes": self.disk_bytes, "disk": dict(self.disk),
+        }
+
+    def lines(self) -> list[str]:
+        out = [f"Estimate for {self.task} on {self.pages:,} pages and {self.links:,} links:",
+               f"  memory: {_size(self.bytes_min)} to {_size(self.bytes_max)} at the peak ({self.peak_stage})"]
+        for name, value in sorted(self.parts.items(), key=lambda kv: -kv[1]):
+            out.append(f"    {name}: {_size(value)}")
+        out.append(f"    interpreter and libraries: {_size(BASE_BYTES)}")
+        for name, (low, high) in self.stages.items():
+            out.append(f"  stage {name}: {_size(BASE_BYTES + low)} to {_size(BASE_BYTES + high)}")
+        if self.disk:
+            out.append(f"  disk: {_size(self.disk_bytes)} ("
+                       + ", ".join(f"{name} {_size(value)}" for name, value in self.disk.items()) + ")")
+        return out
+
+    def check(self, budget: int | None, setting: str = "--memory-budget / LINKSIM_MEMORY_BUDGET") -> None:
+        """Refuse (:class:`MemoryBudgetExceeded`) when even the smallest estimate exceeds ``budget``
+        bytes (None: no budget)."""
+        if budget is None or self.bytes_min <= budget:
+            return
+        biggest = max(self.parts, key=self.parts.get)
+        raise MemoryBudgetExceeded(
+            f"{self.task} on {self.pages:,} pages and {self.links:,} links needs at least "
+            f"{_size(self.bytes_min)} of memory (most of it {biggest}, {_size(self.parts[biggest])}), more than "
+            f"the budget of {_size(budget)}; nothing was started. Raise the budget ({setting}), or use "
+            "fewer fingerprints (--fingerprints) or a smaller --top-k; `--estimate` prints the estimate."
+        )
+
+
+def _size(value: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", MIB), ("KiB", 1 << 10)):
+        if value >= scale:
+            return f"{value / scale:,.2f} {unit}"
+    return f"{value} B"
+
+
+def _urls(pages: int) -> tuple[int, int]:
+    return (pages * (URL_OVERHEAD + URL_CHARS_MIN + PAGE_ID_BYTES // 4),
+            pages * (URL_OVERHEAD + URL_CHARS_MAX + PAGE_ID_BYTES // 4))
+
+
+def _graph_parts(pages: int, links: int) -> dict[str, int]:
+    """The link graph as kept while a run computes: out- and in-CSR (int32 indices) and the page
+    ids of Neo4j."""
+    return {"link graph (CSR both ways)": 8 * links + 16 * (pages + 1), "page ids": 8 * pages}
+
+
+def _build_graph(pages: int, links: int) -> int:
+    """The peak of streaming and building the CSR: the streamed link arrays (int64), scipy's COO
+    and CSR copies (rows and columns int64, data int8) and the streamed page ids as Python ints."""
+    return 16 * links + 17 * links + 10 * links + pages * PAGE_ID_BYTES
+
+
+def estimate_pagerank(pages: int, links: int) -> Estimate:
+    """``linksim pagerank`` (write, stream or stats)."""
+    urls = _urls(pages)
+    graph = sum(_graph_parts(pages, links).values())
+    build = _build_graph(pages, links)
+    # Power iteration: the transposed matrix as float32 (data 4 bytes a link), rank vectors.
+    iterate = graph + 4 * links + 8 * (pages + 1) + 6 * 8 * pages
+    stages = {
+        "stream": (urls[0] + build, urls[1] + build),
+        "iterate": (urls[0] + iterate, urls[1] + iterate),
+    }
+    parts = dict(_graph_parts(pages, links), **{"transition matrix": 4 * links + 8 * (pages + 1),
+                                                "rank vectors": 6 * 8 * pages, "URLs": urls[1]})
+    return Estimate("pagerank", pages, links, stages, parts)
+
+
+def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 100, length: int = 10,
+                   top_k: int | None = None, radius: int = 3) -> Estimate:
+    """``linksim index METHOD`` (``top_k`` None) or ``linksim similar METHOD --top-k K``."""
+    urls = _urls(pages)
+    graph = _graph_parts(pages, links)
+    held = sum(graph.values())
+    build_graph = _build_graph(pages, links)
+    parts: dict[str, int] = dict(graph)
+    parts["URLs"] = urls[1]
+    if method in ("simrank", "psimrank"):
+        fingerprints = 5 * n_fingerprints * pages  # parent int32 + label int8
+        layout = 17 * n_fingerprints * pages  # order, position, size, root int32 + label int8
+        walking = 8 * 6 * pages  # the walk positions and choices of one fingerprint
+        index = fingerprints + layout
+        parts["fingerprints (parent, label)"] = fingerprints
+        parts["tree layout"] = layout
+        stored = index
+    elif method == "xjaccard":
+        values = 4 * n_fingerprints * length * pages
+        inverted = 4 * n_fingerprints * length * (2 * pages + 1)
+        walking = 8 * 4 * pages
+        index = values + inverted
+        parts["min-hash values"] = values
+        parts["inverted lists"] = inverted
+        stored = index
+    elif method == "pagesim":
+        # Feature vectors: one entry per (page, page reached within `radius` links); bounded by
+        # the links followed radius times, at most every pair.
+        reach = min(pages * pages, links * max(1, radius) * 4)
+        index = 16 * reach
+        walking = 3 * 16 * min(reach, links * 4)
+        parts["feature vectors"] = index
+        stored = index
+    else:
+        raise LinksimError(f"no estimate for the method {method!r}")
+    stages = {
+        "stream": (urls[0] + build_graph, urls[1] + build_graph),
+        "build": (urls[0] + held + index + walking, urls[1] + held + index + walking),
+    }
+    disk = {"index": stored + pages * (URL_CHARS_MAX + 16)}
+    if top_k is not None:
+        lists = top_k * pages
+        results = 32 * lists  # source, target (int64), score (float64), rank (int64)
+        writing = 24 * lists + 2 * 50_000 * 200  # ids and rounded scores; two batches in flight
+        twins = 24 * pages
+        parts["top-k lists"] = results
+        stages["top-k"] = (urls[0] + held + index + results + twins, urls[1] + held + index + results + twins)
+        stages["write"] = (urls[0] + held + index + results + writing, urls[1] + held + index + results + writing)
+    task = f"{'similar' if top_k is not None else 'index'} {method}"
+    return Estimate(task, pages, links, stages, parts, disk)
+
+
+def parse_bytes(text: str | int | None) -> int | None:
+    """``8G``, ``512M``, ``12GiB``, ``1e10`` or a number of bytes; None or ``none``: no budget."""
+    if text is None:
+        return None
+    if isinstance(text, int):
+        return text
+    value = str(text).strip().lower().replace("ib", "").rstrip("b")
+    if value in ("", "none", "off"):
+        return None
+    scale = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}.get(value[-1:], 1)
+    number = value[:-1] if scale != 1 else value
+    try:
+        result = float(number) * scale
+    except ValueError:
+        raise LinksimError(f"a memory budget is a size such as 8G, 512M or 12GiB, got {text!r}") from None
+    if not result > 0:
+        raise LinksimError(f"a memory budget must be positive, got {text!r}")
+    return int(result)

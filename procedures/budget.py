@@ -1,0 +1,54 @@
+"""The memory budget of a run and the estimate checked against it before anything starts.
+
+The budget is, first found: the value given (``--memory-budget``, ``memory_budget=``), the
+``LINKSIM_MEMORY_BUDGET`` environment variable (``8G``, ``512M``, ``none``), or the memory the
+machine has available when the run starts (psutil's ``available``: free plus reclaimable cache).
+"""
+
+from __future__ import annotations
+
+import os
+
+from linksim.estimate import Estimate, estimate_index, estimate_pagerank, parse_bytes
+
+ENV = "LINKSIM_MEMORY_BUDGET"
+SETTING = f"--memory-budget / memory_budget= / {ENV}"
+
+
+def memory_budget(given: str | int | None = None) -> int | None:
+    """The budget in bytes (None: no limit, when ``none`` is given)."""
+    if given is not None:
+        return parse_bytes(given)
+    if os.environ.get(ENV):
+        return parse_bytes(os.environ[ENV])
+    import psutil
+
+    return int(psutil.virtual_memory().available)
+
+
+def _counts(runner) -> tuple[int, int]:
+    from linksim.procedures.stream import graph_state
+
+    state = graph_state(runner)  # constant time: Neo4j's count store
+    return int(state["pages"]), int(state["links"])
+
+
+def estimate_run(runner, task: str, method: str | None = None, top_k: int | None = None, **parameters) -> Estimate:
+    """The estimate of ``task`` (``pagerank``, ``index`` or ``similar``) on the graph in Neo4j now
+    (its page and link counts; with --crawled-only the whole graph is counted, an upper bound)."""
+    pages, links = _counts(runner)
+    if task == "pagerank":
+        return estimate_pagerank(pages, links)
+    from linksim.methods import method as registered
+
+    values = registered(method).parameters_for(**parameters)
+    sized = {k: values[k] for k in ("n_fingerprints", "length", "radius") if k in values}
+    return estimate_index(method, pages, links, top_k=top_k if task == "similar" else None, **sized)
+
+
+def check_memory(runner, task: str, budget: str | int | None = None, method: str | None = None,
+                 top_k: int | None = None, **parameters) -> Estimate:
+    """Estimate ``task`` and refuse it (``MemoryBudgetExceeded``, exit 8) when it cannot fit."""
+    estimate = estimate_run(runner, task, method, top_k, **parameters)
+    estimate.check(memory_budget(budget), SETTING)
+    return estimate

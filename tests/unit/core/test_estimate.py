@@ -1,0 +1,68 @@
+"""Memory estimates: what the arrays of each stage take, refusals over a budget, budget sizes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from linksim.errors import LinksimError
+from linksim.estimate import (
+    BASE_BYTES, MemoryBudgetExceeded, estimate_index, estimate_pagerank, parse_bytes,
+)
+from linksim.graph import LinkGraph
+from linksim.methods import method
+
+
+def test_the_fingerprint_index_part_is_what_a_built_index_holds():
+    """The estimate's index parts equal the bytes of a real index and its tree layout."""
+    rng = np.random.default_rng(1)
+    n, m = 2_000, 12_000
+    graph = LinkGraph.from_edges(rng.integers(0, n, m), rng.integers(0, n, m), n)
+    for name in ("simrank", "psimrank"):
+        index = method(name).build_index(graph, n_fingerprints=12, length=6)
+        real = sum(a.nbytes for a in index.store_arrays().values())
+        parts = estimate_index(name, graph.n, graph.m, n_fingerprints=12, length=6).parts
+        assert parts["fingerprints (parent, label)"] + parts["tree layout"] == real
+    index = method("xjaccard").build_index(graph, n_fingerprints=12, length=3)
+    real = sum(a.nbytes for a in index.store_arrays().values())
+    parts = estimate_index("xjaccard", graph.n, graph.m, n_fingerprints=12, length=3).parts
+    assert parts["min-hash values"] + parts["inverted lists"] == pytest.approx(real, rel=0.01)
+    csr = graph.out_indices.nbytes + graph.in_indices.nbytes + graph.out_indptr.nbytes + graph.in_indptr.nbytes
+    assert estimate_index("simrank", graph.n, graph.m).parts["link graph (CSR both ways)"] == csr
+
+
+def test_estimates_grow_with_the_work_and_name_the_peak():
+    small = estimate_index("simrank", 100_000, 1_000_000, n_fingerprints=100)
+    assert small.bytes_min < small.bytes_max
+    assert estimate_index("simrank", 100_000, 1_000_000, n_fingerprints=200).bytes_min > small.bytes_min
+    assert estimate_index("simrank", 200_000, 1_000_000).bytes_min > small.bytes_min
+    similar = estimate_index("simrank", 100_000, 1_000_000, top_k=10)
+    assert similar.bytes_min > small.bytes_min and similar.peak_stage in ("top-k", "write")
+    pagerank = estimate_pagerank(100_000, 1_000_000)
+    assert BASE_BYTES < pagerank.bytes_min < small.bytes_min
+    assert small.disk_bytes >= small.parts["fingerprints (parent, label)"] + small.parts["tree layout"]
+    text = "\n".join(similar.lines())
+    assert "tree layout" in text and "at the peak" in text and "disk" in text
+
+
+def test_a_run_over_the_budget_is_refused_naming_the_setting():
+    estimate = estimate_index("simrank", 1_000_000, 10_000_000, top_k=10)
+    estimate.check(None)  # no budget: never refused
+    estimate.check(estimate.bytes_min)  # exactly enough
+    with pytest.raises(MemoryBudgetExceeded, match="LINKSIM_MEMORY_BUDGET") as refused:
+        estimate.check(estimate.bytes_min - 1, "LINKSIM_MEMORY_BUDGET")
+    assert refused.value.exit_code == 8 and "tree layout" in str(refused.value)
+
+
+@pytest.mark.parametrize("text, value", [
+    ("8G", 8 << 30), ("512M", 512 << 20), ("12GiB", 12 << 30), ("1.5g", int(1.5 * (1 << 30))),
+    ("1000", 1000), ("1e9", 10**9), ("none", None), (None, None), ("64kb", 64 << 10),
+])
+def test_budget_sizes(text, value):
+    assert parse_bytes(text) == value
+
+
+@pytest.mark.parametrize("text", ["lots", "-1G", "0", "G"])
+def test_bad_budget_sizes_are_refused(text):
+    with pytest.raises(LinksimError, match="budget"):
+        parse_bytes(text)
