@@ -216,7 +216,15 @@ def _split_pair(text: str) -> list[str]:
 def read_edges(
     path: Path, graph: CrawlGraph, policy: ErrorPolicy, normalize: bool, reverse: bool = False
 ) -> None:
-    """``source target`` per line; ``reverse`` for files that list ``target source``."""
+    """``source target`` per line; ``reverse`` for files that list ``target source``.
+
+    A clean file is read by the vectorised reader (:mod:`linksim.loader.fast_edges`, the same
+    result); one with anything else is read here, line by line, with ``file:line`` messages.
+    """
+    from linksim.loader.fast_edges import read_edges_fast
+
+    if read_edges_fast(path, graph, normalize, reverse):
+        return
     resolver = _Resolver(graph, policy, normalize)
     link = graph.link
     # Raw value -> page index: a page recurs in many lines, and is resolved only the first time.
