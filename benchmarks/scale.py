@@ -1,0 +1,228 @@
+"""Every stage of linksim on generated crawls of 10M, 30M and 100M links, resumable stage by stage.
+
+For each size: generate the crawl (`linksim generate`, reused if the file is there), bulk-load it
+into a Neo4j instance of its own (`scale-<size>`), then `linksim pagerank`, `linksim index simrank`
+(N = 100, L = 10), `linksim similar simrank --top-k 10` for all pages and 1,000 related-pages
+Cypher queries. Each stage runs as a `linksim` command in a new process; the script polls the
+process tree for its peak RSS (the JVM and forked workers included, which `time -v` does not see),
+and prints per stage: wall time, linksim's peak RSS beside its estimate (`--estimate`), Neo4j's
+RSS, heap and page cache settings, the store's and the index's size on disk; then a log-log fit of
+time against links per stage (the growth exponent).
+
+A stage's result is kept in `<home>/scale/results.json` as soon as it ends: a rerun skips what is
+done (`--redo STAGE` to run one again), so an interrupted run resumes where it stopped. A stage
+that fails (a refused budget, say) is recorded with its exit code and message, and the stages that
+depend on it are skipped.
+
+    .venv/bin/python benchmarks/scale.py --sizes 10M 30M 100M [--heap 4g --pagecache 6g]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import free_port  # noqa: E402
+
+STAGES = ("generate", "load", "pagerank", "index", "similar", "queries")
+DEPENDS = {"load": "generate", "pagerank": "load", "index": "load", "similar": "index", "queries": "similar"}
+
+
+def parse_size(text: str) -> int:
+    from linksim.parameters import PARAMETERS
+
+    return PARAMETERS["links"].check(text)
+
+
+class Peak:
+    """Polls the RSS of a process and its children (every 0.2 s) while it runs."""
+
+    def __init__(self, pid: int) -> None:
+        import psutil
+
+        self.root = psutil.Process(pid)
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+
+    def _poll(self) -> None:
+        import psutil
+
+        while not self._stop.is_set():
+            try:
+                tree = [self.root, *self.root.children(recursive=True)]
+                total = 0
+                for process in tree:
+                    try:
+                        total += process.memory_info().rss
+                    except psutil.Error:
+                        pass
+                self.peak = max(self.peak, total)
+            except psutil.Error:
+                return
+            self._stop.wait(0.2)
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return self.peak
+
+
+def run_stage(command: list[str], env: dict, log: Path) -> dict:
+    """Run a linksim command, measuring wall time and peak RSS of its process tree."""
+    began = time.monotonic()
+    with open(log, "a", encoding="utf-8") as handle:
+        handle.write(f"\n$ {' '.join(command)}\n")
+        handle.flush()
+        process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=handle, text=True, cwd="/")
+        peak = Peak(process.pid)
+        out, _ = process.communicate()
+        rss = peak.stop()
+        handle.write(out)
+    return {"seconds": round(time.monotonic() - began, 1), "peakRss": rss, "exit": process.returncode,
+            "output": out[-4000:]}
+
+
+def neo4j_rss(home: Path, instance: str) -> int:
+    import psutil
+
+    for process in psutil.process_iter(["cmdline"]):
+        cmdline = " ".join(process.info["cmdline"] or [])
+        if "CommunityEntryPoint" in cmdline and f"instances/{instance}" in cmdline:
+            return process.memory_info().rss
+    return 0
+
+
+def folder_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.exists() else 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", nargs="+", default=["10M", "30M", "100M"])
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--heap", default="4g", help="Neo4j heap of the scale instances (default 4g)")
+    parser.add_argument("--pagecache", default="6g", help="Neo4j page cache (default 6g)")
+    parser.add_argument("--redo", nargs="*", default=[], choices=STAGES, help="run these stages again")
+    parser.add_argument("--only", nargs="*", choices=STAGES, help="run only these stages")
+    parser.add_argument("--keep-server", action="store_true", help="leave the instances running")
+    args = parser.parse_args()
+
+    from linksim.server.settings import linksim_home
+
+    home = linksim_home()
+    folder = home / "scale"
+    folder.mkdir(parents=True, exist_ok=True)
+    results_file = folder / "results.json"
+    results = json.loads(results_file.read_text()) if results_file.exists() else {}
+    linksim = str(Path(sys.executable).parent / "linksim")
+
+    def save() -> None:
+        results_file.write_text(json.dumps(results, indent=2))
+
+    for size in args.sizes:
+        links = parse_size(size)
+        label = f"{links // 1_000_000}M" if links % 1_000_000 == 0 else str(links)
+        crawl = folder / f"crawl-{label}.tsv.gz"
+        instance = f"scale-{label}"
+        done = results.setdefault(label, {})
+        env = dict(os.environ, LINKSIM_INSTANCE=instance, LINKSIM_HEAP=args.heap, LINKSIM_PAGECACHE=args.pagecache,
+                   LINKSIM_BOLT_PORT=str(free_port()), LINKSIM_HTTP_PORT=str(free_port()),
+                   LINKSIM_INDEX_DIR=str(folder / f"indexes-{label}"), LINKSIM_MEMORY_BUDGET="none")
+        for key in ("NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD", "NEO4J_PASSWORD_FILE", "NEO4J_DATABASE"):
+            env.pop(key, None)
+        log = folder / f"scale-{label}.log"
+        started = False
+        for stage in STAGES:
+            if args.only and stage not in args.only:
+                continue
+            if stage in done and done[stage].get("exit") == 0 and stage not in args.redo:
+                continue
+            need = DEPENDS.get(stage)
+            if need and done.get(need, {}).get("exit") != 0:
+                print(f"{label} {stage}: skipped ({need} has not succeeded)")
+                continue
+            if stage != "generate" and not started:
+                subprocess.run([linksim, "-q", "neo4j", "start"], env=env, check=True, cwd="/")
+                started = True
+            print(f"{label} {stage}: running ...", flush=True)
+            if stage == "generate":
+                result = run_stage([linksim, "generate", str(crawl), "--links", str(links), "--seed",
+                                    str(args.seed), "--json"], env, log) if not crawl.exists() else {
+                    "seconds": 0.0, "peakRss": 0, "exit": 0, "output": "reused"}
+            elif stage == "load":
+                subprocess.run([linksim, "-q", "neo4j", "stop"], env=env, check=False, cwd="/")
+                shutil.rmtree(home / "instances" / instance / "data", ignore_errors=True)
+                subprocess.run([linksim, "-q", "neo4j", "start"], env=env, check=True, cwd="/")
+                result = run_stage([linksim, "load", str(crawl), "--mode", "bulk", "--json"], env, log)
+            elif stage == "pagerank":
+                estimate = run_stage([linksim, "pagerank", "--estimate", "--json"], env, log)
+                result = run_stage([linksim, "pagerank", "--json"], env, log)
+                result["estimate"] = json.loads(estimate["output"]) if estimate["exit"] == 0 else None
+            elif stage == "index":
+                estimate = run_stage([linksim, "index", "simrank", "--estimate", "--json"], env, log)
+                result = run_stage([linksim, "index", "simrank", "--json"], env, log)
+                result["estimate"] = json.loads(estimate["output"]) if estimate["exit"] == 0 else None
+            elif stage == "similar":
+                estimate = run_stage([linksim, "similar", "simrank", "--top-k", "10", "--estimate", "--json"], env, log)
+                result = run_stage([linksim, "similar", "simrank", "--top-k", "10", "--json"], env, log)
+                result["estimate"] = json.loads(estimate["output"]) if estimate["exit"] == 0 else None
+            else:
+                result = run_stage([sys.executable, str(Path(__file__).resolve().parent / "_scale_queries.py"),
+                                    "--count", "1000"], env, log)
+            result["neo4jRss"] = neo4j_rss(home, instance)
+            result["storeBytes"] = folder_bytes(home / "instances" / instance / "data")
+            result["indexBytes"] = folder_bytes(folder / f"indexes-{label}")
+            done[stage] = result
+            save()
+            print(f"{label} {stage}: exit {result['exit']}, {result['seconds']:.0f} s, peak RSS "
+                  f"{result['peakRss'] / 2**30:.2f} GiB", flush=True)
+        if started and not args.keep_server:
+            subprocess.run([linksim, "-q", "neo4j", "stop"], env=env, check=False, cwd="/")
+    report(results, args.heap, args.pagecache)
+
+
+def report(results: dict, heap: str, pagecache: str) -> None:
+    import numpy as np
+
+    print(f"\nNeo4j heap {heap}, page cache {pagecache} (linksim neo4j start --heap/--pagecache)")
+    print(f"{'size':>6} {'stage':>9} {'exit':>4} {'seconds':>8} {'peak RSS':>9} {'estimate':>17} "
+          f"{'Neo4j RSS':>9} {'store':>8} {'index':>8}")
+    gib = 2**30
+    for label, stages in results.items():
+        for stage in STAGES:
+            r = stages.get(stage)
+            if not r:
+                continue
+            est = r.get("estimate")
+            estimate = f"{est['bytesMin'] / gib:.2f}-{est['bytesMax'] / gib:.2f} GiB" if est else ""
+            print(f"{label:>6} {stage:>9} {r['exit']:>4} {r['seconds']:>8.0f} {r['peakRss'] / gib:>8.2f}G "
+                  f"{estimate:>17} {r.get('neo4jRss', 0) / gib:>8.2f}G {r.get('storeBytes', 0) / gib:>7.2f}G "
+                  f"{r.get('indexBytes', 0) / gib:>7.2f}G")
+    print("\ngrowth: seconds ~ links^b (log-log least squares over the sizes that succeeded)")
+    for stage in STAGES[1:]:
+        points = [(parse_size(label), stages[stage]["seconds"]) for label, stages in results.items()
+                  if stage in stages and stages[stage]["exit"] == 0 and stages[stage]["seconds"] > 0]
+        if len(points) >= 2:
+            x, y = np.log([p[0] for p in points]), np.log([p[1] for p in points])
+            slope = float(np.polyfit(x, y, 1)[0])
+            flag = "  (faster than links^1.2)" if slope > 1.2 else ""
+            print(f"  {stage:>9}: b = {slope:.2f} over {len(points)} sizes{flag}")
+    total = {label: sum(s["seconds"] for s in stages.values() if s.get("exit") == 0) for label, stages in results.items()}
+    print("\nwhole pipeline (stages that succeeded): " + ", ".join(f"{k}: {v / 60:.0f} min" for k, v in total.items()))
+    del math
+
+
+if __name__ == "__main__":
+    main()
