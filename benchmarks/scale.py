@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import shutil
 import subprocess
@@ -161,9 +160,9 @@ def main() -> None:
                 result = run_stage([linksim, "generate", str(crawl), "--links", str(links), "--seed",
                                     str(args.seed), "--json"], env, log) if not crawl.exists() else {
                     "seconds": 0.0, "peakRss": 0, "exit": 0, "output": "reused"}
-            elif stage == "load":
+            elif stage == "load":  # into a new instance (a new password too): the bulk import needs an empty store
                 subprocess.run([linksim, "-q", "neo4j", "stop"], env=env, check=False, cwd="/")
-                shutil.rmtree(home / "instances" / instance / "data", ignore_errors=True)
+                shutil.rmtree(home / "instances" / instance, ignore_errors=True)
                 subprocess.run([linksim, "-q", "neo4j", "start"], env=env, check=True, cwd="/")
                 result = run_stage([linksim, "load", str(crawl), "--mode", "bulk", "--json"], env, log)
             elif stage == "pagerank":
@@ -221,7 +220,6 @@ def report(results: dict, heap: str, pagecache: str) -> None:
             print(f"  {stage:>9}: b = {slope:.2f} over {len(points)} sizes{flag}")
     total = {label: sum(s["seconds"] for s in stages.values() if s.get("exit") == 0) for label, stages in results.items()}
     print("\nwhole pipeline (stages that succeeded): " + ", ".join(f"{k}: {v / 60:.0f} min" for k, v in total.items()))
-    del math
 
 
 if __name__ == "__main__":

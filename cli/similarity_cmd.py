@@ -93,7 +93,15 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     similar.add_argument("--batch-size", type=checked("batch_size"), default=50_000,
                          help="relationships per write transaction (default 50000)")
     add_wait(similar, "`linksim similar` of the same method")
+    similar.add_argument("--retire", choices=("wait", "background"), default="wait",
+                         help="the previous run's relationships: delete them before returning (wait, the "
+                         "default) or in a process of its own after the new run is current (background: "
+                         "the command returns at once; readers see the new run either way)")
     add_memory(similar)
+    similar.add_argument("--source-pages", metavar="SPEC",
+                         help="write lists only for these pages (all pages remain candidates): crawled, "
+                         "pagerank>=Q (PageRank at or above the quantile Q in [0, 1) of all pages' ranks; "
+                         "run `linksim pagerank` first) or @FILE (URLs, one a line)")
     similar.add_argument("--json", action="store_true", help="print the run summary as JSON")
     similar.set_defaults(handler=_similar)
 
@@ -189,7 +197,8 @@ def _similar(args: argparse.Namespace) -> int:
             return print_estimate(ls.similar(args.method).estimate(top_k=args.top_k, **_given(args)), args.json)
         record = ls.similar(args.method).write(
             top_k=args.top_k, similarity_cutoff=args.similarity_cutoff, batch_size=args.batch_size, wait=args.wait,
-            rebuild=args.rebuild, crawled_only=args.crawled_only, memory_budget=args.memory_budget, **_given(args),
+            rebuild=args.rebuild, crawled_only=args.crawled_only, memory_budget=args.memory_budget,
+            retire=args.retire, source_pages=_source_pages(args.source_pages), **_given(args),
         )
     if args.json:
         print(json.dumps(record.as_dict(), indent=2))
@@ -201,6 +210,23 @@ def _similar(args: argparse.Namespace) -> int:
         f"run {record.id} is now current."
     )
     return 0
+
+
+def _source_pages(spec: str | None):
+    """``@FILE`` becomes the list of its URLs (blank lines and ``#`` comments skipped)."""
+    if spec is None or not spec.startswith("@"):
+        return spec
+    from linksim.errors import ConfigurationError
+
+    path = Path(spec[1:])
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigurationError(f"--source-pages {spec}: cannot read {path} ({error})") from None
+    urls = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    if not urls:
+        raise ConfigurationError(f"--source-pages {spec}: {path} holds no URL")
+    return urls
 
 
 def _related(args: argparse.Namespace) -> int:

@@ -105,7 +105,9 @@ class Similar:
     def write(self, top_k: int = 10, similarity_cutoff: float = 0.0, batch_size: int = 50_000, wait: float = 0.0,
               rebuild: bool = False, crawled_only: bool = False, **parameters):
         """Write every page's top ``top_k`` as ``SIMILAR_TO`` of a new current run (one writer per
-        method: another waits ``wait`` seconds or is refused); its ``RunRecord``."""
+        method: another waits ``wait`` seconds or is refused); its ``RunRecord``. ``retire=
+        "background"`` returns once the new run is current and deletes the old one in a process of
+        its own."""
         from linksim.procedures.similarity import similar
 
         client = self._client

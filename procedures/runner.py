@@ -27,6 +27,7 @@ class QueryRunner:
         self.driver = driver
         self.database = database
         self._owns_driver = False
+        self.connection = None
         self.reset_bookmarks()
 
     def reset_bookmarks(self) -> None:
@@ -74,6 +75,7 @@ class QueryRunner:
             ) from None
         runner = cls(driver, connection.database)
         runner._owns_driver = True
+        runner.connection = connection  # for a background job that connects again (retirement)
         return runner
 
     def verify(self) -> None:

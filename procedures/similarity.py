@@ -296,10 +296,14 @@ def similar(
     crawled_only: bool = False,
     show_progress: bool = True,
     memory_budget: str | int | None = None,
+    retire: str = "wait",
+    source_pages=None,
     **given,
 ) -> RunRecord:
     """``linksim similar``: take the method's writer lock, obtain its index (built if needed),
-    write every page's top-k as SIMILAR_TO of a new current run, retire the old one.
+    write every page's top-k as SIMILAR_TO of a new current run, retire the old one (``retire``:
+    ``wait`` for it, or ``background``: a process of its own deletes the old run's relationships
+    after this returns, see :func:`retire_in_background`).
 
     Every argument is checked, and the memory the run needs estimated against ``memory_budget``
     (:mod:`linksim.procedures.budget`), before the lock is taken or the graph read.
@@ -310,12 +314,15 @@ def similar(
 
     registered(method).parameters_for(**given)  # the method's own parameters, checked by the registry
     check_parameters(top_k=top_k, similarity_cutoff=cutoff, batch_size=batch_size, wait=wait)
+    if retire not in RETIRE_MODES:
+        raise ConfigurationError(f"retire must be one of {', '.join(RETIRE_MODES)}, got {retire!r}")
+    source_pages = parse_source_pages(source_pages)
     check_memory(runner, "similar", memory_budget, method, top_k=top_k, **given)
     with acquire(runner, f"similar:{method}", wait=wait) as lock:
         handle = obtain_index(runner, method, root, rebuild=rebuild, crawled_only=crawled_only,
                               show_progress=show_progress, memory_budget=False, **given)
         return write_similar(runner, handle, top_k=top_k, cutoff=cutoff, batch_size=batch_size,
-                             show_progress=show_progress, lock=lock)
+                             show_progress=show_progress, lock=lock, retire=retire, source_pages=source_pages)
 
 
 def write_similar(
@@ -328,6 +335,8 @@ def write_similar(
     show_progress: bool = True,
     lock=None,
     grace: float | None = None,
+    retire: str = "wait",
+    source_pages=None,
 ) -> RunRecord:
     """Write every page's top-k related pages as SIMILAR_TO of a new current run (see module).
 
@@ -341,11 +350,14 @@ def write_similar(
     check_parameters(top_k=top_k, similarity_cutoff=cutoff, batch_size=batch_size)
     if lock is None:
         with acquire(runner, f"similar:{handle.method}") as own:
-            return write_similar(runner, handle, top_k, cutoff, batch_size, workers, show_progress, own, grace)
-    return _write_similar(runner, handle, top_k, cutoff, batch_size, workers, show_progress, lock, grace)
+            return write_similar(runner, handle, top_k, cutoff, batch_size, workers, show_progress, own, grace,
+                                 retire, source_pages)
+    return _write_similar(runner, handle, top_k, cutoff, batch_size, workers, show_progress, lock, grace, retire,
+                          parse_source_pages(source_pages))
 
 
-def _write_similar(runner, handle, top_k, cutoff, batch_size, workers, show_progress, lock, grace) -> RunRecord:
+def _write_similar(runner, handle, top_k, cutoff, batch_size, workers, show_progress, lock, grace,
+                   retire_mode="wait", source_pages=None) -> RunRecord:
     from linksim.procedures.runs import record_values
     from linksim.progress import Progress
     from linksim.topk import top_k_all
@@ -355,14 +367,16 @@ def _write_similar(runner, handle, top_k, cutoff, batch_size, workers, show_prog
     method, graph = handle.method, handle.streamed.graph
     record = RunRecord(
         algorithm=method, mode="write",
-        parameters=dict(store.parameters_of(handle.index), topK=top_k, similarityCutoff=cutoff),
+        parameters=dict(store.parameters_of(handle.index), topK=top_k, similarityCutoff=cutoff,
+                        **({"sourcePages": source_pages.describe()} if source_pages else {})),
     )
+    pages = source_pages.select(runner, handle) if source_pages else None
     record.pages, record.links = graph.n, graph.m
     record.stream_millis = int(handle.streamed.seconds * 1000)
     began = time.monotonic()
     with _answering(handle):
         source, target, score, rank = top_k_all(
-            handle.index, top_k=top_k, threshold=cutoff, workers=workers, show_progress=show_progress,
+            handle.index, top_k=top_k, threshold=cutoff, pages=pages, workers=workers, show_progress=show_progress,
         )
     record.compute_millis = int((time.monotonic() - began + handle.build_seconds) * 1000)
 
@@ -403,8 +417,138 @@ def _write_similar(runner, handle, top_k, cutoff, batch_size, workers, show_prog
     if grace > 0:
         time.sleep(grace)
     previous, retiring = rows[0]
+    if retire_mode == "background" and retire_in_background(runner, method, batch_size):
+        return record
     retire(runner, method, record.id, previous=previous, retiring=retiring, batch=batch_size)
     return record
+
+
+RETIRE_MODES = ("wait", "background")
+
+CRAWLED_PAGES = """
+MATCH (p:Page) WHERE p.crawled
+RETURN collect(id(p)) AS ids
+"""
+
+PAGERANKS = """
+MATCH (p:Page) WHERE p[$property] IS NOT NULL
+RETURN collect(id(p)) AS ids, collect(p[$property]) AS ranks
+"""
+
+
+@dataclass(frozen=True)
+class SourcePages:
+    """Which pages get a list written (GDS's source node filter): ``crawled`` pages, pages whose
+    PageRank is at or above a ``quantile`` of all ranks, or the pages of a list of ``urls``."""
+
+    kind: str
+    quantile: float = 0.0
+    urls: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        return {"crawled": "crawled", "pagerank": f"pagerank>={self.quantile:g}"}.get(
+            self.kind, f"{len(self.urls)} URLs")
+
+    def select(self, runner, handle: "IndexHandle") -> np.ndarray:
+        """The pages (indices of the streamed graph) to write lists for."""
+        ids = handle.streamed.node_ids  # sorted: page i has the i-th smallest id
+        if self.kind == "urls":
+            from linksim.procedures.api import _key
+
+            return np.unique(np.array([handle.page(_key(url)) for url in self.urls], dtype=np.int64))
+        if self.kind == "crawled":
+            chosen = np.array(runner.read_one(CRAWLED_PAGES)[0], dtype=np.int64)
+        else:
+            found, ranks = runner.read_one(PAGERANKS, {"property": "pagerank"})
+            if not found:
+                raise LinksimError("no page has a pagerank: run `linksim pagerank` first, or choose other source pages")
+            ranks = np.asarray(ranks, dtype=np.float64)
+            chosen = np.asarray(found, dtype=np.int64)[ranks >= np.quantile(ranks, self.quantile)]
+        where = np.searchsorted(ids, chosen)
+        inside = where < len(ids)
+        inside[inside] = ids[where[inside]] == chosen[inside]
+        return np.unique(where[inside])
+
+
+def parse_source_pages(spec) -> SourcePages | None:
+    """``None`` (every page), ``crawled``, ``pagerank>=Q`` (Q in [0, 1)), a list of URLs, or a
+    :class:`SourcePages`. Anything else is a :class:`ConfigurationError`."""
+    if spec is None or isinstance(spec, SourcePages):
+        return spec
+    if isinstance(spec, (list, tuple)):
+        if not spec:
+            raise ConfigurationError("source_pages: the list of URLs is empty")
+        return SourcePages("urls", urls=tuple(str(url) for url in spec))
+    text = str(spec).strip()
+    if text == "crawled":
+        return SourcePages("crawled")
+    if text.startswith("pagerank>="):
+        try:
+            quantile = float(text.split(">=", 1)[1])
+        except ValueError:
+            quantile = -1.0
+        if not 0.0 <= quantile < 1.0:
+            raise ConfigurationError(f"--source-pages pagerank>=Q takes a quantile Q in [0, 1), got {text!r}")
+        return SourcePages("pagerank", quantile=quantile)
+    raise ConfigurationError(
+        f"--source-pages must be crawled, pagerank>=Q (a quantile in [0, 1)) or @FILE (URLs, one a line), got {text!r}")
+
+
+def retire_in_background(runner, method: str, batch: int) -> bool:
+    """Start a detached process that deletes the relationships of the method's ``retiring`` runs
+    (``python -m linksim.procedures.retirement``); False if this runner cannot be reconnected to
+    (then the caller retires them itself). The connection reaches the process through its
+    environment, never its command line; its log is ``<linksim home>/logs/retire-<method>.log``.
+    A retirement cut short leaves the runs in the list, for the next run of the method.
+    """
+    import os
+    import subprocess
+    import sys
+
+    from linksim.server.settings import linksim_home
+
+    connection = getattr(runner, "connection", None)
+    if connection is None:
+        return False
+    env = dict(os.environ, NEO4J_URI=connection.uri, NEO4J_USER=connection.user,
+               NEO4J_PASSWORD=connection.password, NEO4J_DATABASE=connection.database)
+    env.pop("NEO4J_PASSWORD_FILE", None)
+    logs = linksim_home() / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    with open(logs / f"retire-{method}.log", "ab") as log_file:
+        subprocess.Popen(
+            [sys.executable, "-m", "linksim.procedures.retirement", method, "--batch", str(int(batch))],
+            env=env, stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file, cwd="/",
+            start_new_session=True,  # not killed with the command's terminal or process group
+        )
+    log.info("the previous %s run's relationships are deleted in the background (log: %s)", method,
+             logs / f"retire-{method}.log")
+    return True
+
+
+CURRENT_AND_RETIRING = """
+MATCH (current:LinksimCurrent {algorithm: $algorithm})
+RETURN current.run AS run, coalesce(current.retiring, []) AS retiring
+"""
+
+
+def retire_pending(runner, method: str, batch: int = 50_000, attempts: int = 5) -> int:
+    """Delete the relationships of the method's ``retiring`` runs (never its current run),
+    retrying when a writer of the same nodes makes a transaction fail; returns how many."""
+    from neo4j.exceptions import TransientError
+
+    deleted = 0
+    for attempt in range(attempts):
+        rows = runner.run(CURRENT_AND_RETIRING, {"algorithm": method})
+        if not rows or not rows[0]["retiring"]:
+            return deleted
+        try:
+            deleted += retire(runner, method, rows[0]["run"], retiring=rows[0]["retiring"], batch=batch)
+            return deleted
+        except TransientError as error:  # a deadlock with a writer: what was committed stays deleted
+            log.info("retiring %s runs: %s; again (%d)", method, error.code, attempt + 1)
+            time.sleep(1.0 + attempt)
+    return deleted
 
 
 class _Lists:

@@ -236,3 +236,73 @@ def test_a_run_over_the_memory_budget_is_refused_and_writes_nothing(runner, cli_
     assert runner.run("MATCH ()-[s:SIMILAR_TO]->() RETURN count(s) AS n") == [{"n": 0}]  # estimating ran nothing
     assert main(["pagerank", "--estimate"]) == 0
     assert "Estimate for pagerank" in capsys.readouterr().out
+
+
+def test_background_retirement_returns_at_the_switch_then_deletes_the_old_run(runner, cli_env, tmp_path,
+                                                                               capsys, monkeypatch):
+    """`linksim similar --retire background` returns once the new run is current; a process of
+    its own then deletes the old run's relationships (and only those) and empties the list."""
+    import time
+
+    load([DATA / "webkb" / "cornell.cites"], runner, show_progress=False)
+    monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
+    monkeypatch.setenv("LINKSIM_HOME", str(tmp_path / "home"))
+    assert main(["-q", "similar", "psimrank", "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert main(["-q", "similar", "psimrank", "--seed", "3", "--retire", "background", "--json"]) == 0
+    second = json.loads(capsys.readouterr().out)
+    assert current_runs(runner) == {"psimrank": [second["id"]]}  # readers see the new run at once
+    deadline = time.monotonic() + 60
+    while relationships(runner) != {("psimrank", second["id"]): second["written"]}:
+        assert time.monotonic() < deadline, relationships(runner)
+        time.sleep(0.5)
+    assert first["id"] < second["id"]
+    retiring = runner.run("MATCH (c:LinksimCurrent {algorithm: 'psimrank'}) RETURN c.retiring AS r")
+    deadline = time.monotonic() + 30
+    while retiring != [{"r": []}]:
+        assert time.monotonic() < deadline, retiring
+        time.sleep(0.5)
+        retiring = runner.run("MATCH (c:LinksimCurrent {algorithm: 'psimrank'}) RETURN c.retiring AS r")
+    log = (tmp_path / "home" / "logs" / "retire-psimrank.log").read_text()
+    assert "relationships deleted" in log and cli_env.password not in log
+
+
+def test_lists_written_for_chosen_source_pages_only(runner, cli_env, tmp_path, capsys, monkeypatch):
+    """--source-pages crawled | pagerank>=Q | @FILE: lists only for those pages, each equal to the
+    list the run over all pages wrote for it (all pages stay candidates)."""
+    load([DATA / "webkb" / "cornell.cites"], runner, show_progress=False)
+    monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
+    lists_query = ("MATCH (c:LinksimCurrent {algorithm: 'psimrank'}) WITH c.run AS run "
+                   "MATCH (p:Page)-[s:SIMILAR_TO {run: run}]->(q:Page) WITH p, s, q ORDER BY s.rank "
+                   "RETURN p.url AS url, collect([q.url, s.score]) AS list")
+
+    def lists():
+        return {row["url"]: row["list"] for row in runner.run(lists_query)}
+
+    assert main(["-q", "similar", "psimrank", "--top-k", "5"]) == 0
+    everything = lists()
+    runner.write("MATCH (p:Page) WHERE id(p) % 3 = 0 SET p.crawled = false")  # counts unchanged: index valid
+    crawled = {row["url"] for row in runner.run("MATCH (p:Page) WHERE p.crawled RETURN p.url AS url")}
+    assert main(["-q", "similar", "psimrank", "--top-k", "5", "--source-pages", "crawled"]) == 0
+    assert lists() == {url: found for url, found in everything.items() if url in crawled}
+
+    assert main(["-q", "pagerank"]) == 0
+    ranks = {row["url"]: row["r"] for row in runner.run("MATCH (p:Page) RETURN p.url AS url, p.pagerank AS r")}
+    high = {url for url, r in ranks.items() if r >= np.quantile(list(ranks.values()), 0.75)}
+    assert main(["-q", "similar", "psimrank", "--top-k", "5", "--source-pages", "pagerank>=0.75"]) == 0
+    assert lists() == {url: found for url, found in everything.items() if url in high}
+
+    chosen = sorted(everything)[:3]
+    (tmp_path / "pages.txt").write_text("# three pages\n" + "\n".join(chosen) + "\n\n")
+    assert main(["-q", "similar", "psimrank", "--top-k", "5", "--source-pages", f"@{tmp_path / 'pages.txt'}"]) == 0
+    assert lists() == {url: everything[url] for url in chosen}
+    capsys.readouterr()
+
+    current = lists()
+    for spec in ("pagerank>=1.5", "popular", f"@{tmp_path / 'missing.txt'}"):
+        assert main(["-q", "similar", "psimrank", "--source-pages", spec]) == 2, spec
+        assert "--source-pages" in capsys.readouterr().err
+    (tmp_path / "unknown.txt").write_text("http://not.in.the.graph/\n")
+    assert main(["-q", "similar", "psimrank", "--source-pages", f"@{tmp_path / 'unknown.txt'}"]) == 2
+    assert "is not a page of the graph" in capsys.readouterr().err
+    assert lists() == current  # a refused run changed nothing
