@@ -188,8 +188,6 @@ def read_edges_fast(path: Path, graph: CrawlGraph, normalize: bool, reverse: boo
         log.info("%s: read line by line (%s)", path, reason)
         return False
     pages.commit()
-    for part in sources:
-        graph._source.frombytes(part.astype(np.int64).tobytes())
-    for part in targets:
-        graph._target.frombytes(part.astype(np.int64).tobytes())
+    for source, target in zip(sources, targets):
+        graph.extend_links(source, target)
     return True

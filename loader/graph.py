@@ -102,6 +102,11 @@ class CrawlGraph:
         if anchor and (source, target) not in self.anchors:
             self.anchors[(source, target)] = anchor
 
+    def extend_links(self, source: np.ndarray, target: np.ndarray) -> None:
+        """Add many links at once (page indices, no anchors)."""
+        self._source.frombytes(np.asarray(source, dtype=np.int64).tobytes())
+        self._target.frombytes(np.asarray(target, dtype=np.int64).tobytes())
+
     @property
     def links_seen(self) -> int:
         return len(self._source)

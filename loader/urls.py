@@ -111,3 +111,14 @@ def host_of(key: str) -> str | None:
     if classify(key) != WEB:
         return None
     return urlsplit(key).hostname
+
+
+def stored_key(url: str) -> str:
+    """``url`` as the loader stores it (normalised web URL, or an identifier as it is); a value
+    that names no page (a non-web or malformed URL) is a :class:`LinksimError`."""
+    from linksim.errors import LinksimError
+
+    kind, key = resolve(url)
+    if kind not in (WEB, IDENTIFIER):
+        raise LinksimError(f"{url!r} is not a page URL ({key if kind == INVALID else 'a non-web link'})")
+    return key

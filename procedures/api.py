@@ -27,18 +27,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from linksim.errors import LinksimError
+from linksim.loader.urls import stored_key
 from linksim.methods import DEFAULT_METHOD, method as registered
-
-
-def _key(url: str) -> str:
-    """``url`` as the loader stores it (normalised web URL, or an identifier as it is)."""
-    from linksim.loader.urls import IDENTIFIER, WEB, resolve
-
-    kind, key = resolve(url)
-    if kind not in (WEB, IDENTIFIER):
-        raise LinksimError(f"{url!r} is not a page URL ({key if kind == 'invalid' else 'a non-web link'})")
-    return key
 
 
 class PageRank:
@@ -188,7 +178,7 @@ class Linksim:
 
         check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, n_fingerprints=n_fingerprints)
         handle = self._handle(method, n_fingerprints, crawled_only)
-        return related_pages(handle, self.runner, _key(url), top_k=top_k, threshold=similarity_cutoff,
+        return related_pages(handle, self.runner, stored_key(url), top_k=top_k, threshold=similarity_cutoff,
                              n_fingerprints=n_fingerprints)
 
     def sim(self, url: str, other: str, method: str = DEFAULT_METHOD, n_fingerprints: int | None = None,
@@ -199,7 +189,7 @@ class Linksim:
 
         check_parameters(n_fingerprints=n_fingerprints)
         handle = self._handle(method, n_fingerprints, crawled_only)
-        return similarity(handle, _key(url), _key(other), n_fingerprints=n_fingerprints)
+        return similarity(handle, stored_key(url), stored_key(other), n_fingerprints=n_fingerprints)
 
     def close(self) -> None:
         self.runner.close()

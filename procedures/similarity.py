@@ -389,7 +389,7 @@ def _write_similar(runner, handle, top_k, cutoff, batch_size, workers, show_prog
     ids = handle.streamed.node_ids
     # Scores mean nothing beyond 12 decimals (ties are decided there); rounding drops the summation
     # noise that would otherwise show in the Browser's captions (0.17011199999999996).
-    lists = _lists(ids[source], ids[target], np.round(score, 12))
+    lists = _Lists(ids[source], ids[target], np.round(score, 12))
     params = {"method": method, "run": record.id}
 
     def write(span: tuple[int, int]) -> dict[str, int]:
@@ -453,9 +453,9 @@ class SourcePages:
         """The pages (indices of the streamed graph) to write lists for."""
         ids = handle.streamed.node_ids  # sorted: page i has the i-th smallest id
         if self.kind == "urls":
-            from linksim.procedures.api import _key
+            from linksim.loader.urls import stored_key
 
-            return np.unique(np.array([handle.page(_key(url)) for url in self.urls], dtype=np.int64))
+            return np.unique(np.array([handle.page(stored_key(url)) for url in self.urls], dtype=np.int64))
         if self.kind == "crawled":
             chosen = np.array(runner.read_one(CRAWLED_PAGES)[0], dtype=np.int64)
         else:
@@ -581,9 +581,6 @@ class _Lists:
         sources = self.source[self.bounds[first:last]].tolist()
         return [[s, t.tolist(), c.tolist()] for s, t, c in zip(sources, targets, scores)]
 
-
-def _lists(source: np.ndarray, target: np.ndarray, score: np.ndarray) -> _Lists:
-    return _Lists(np.asarray(source), np.asarray(target), np.asarray(score))
 
 
 def retire(runner, method: str, keep_run: int, previous=None, retiring=(), batch: int = 50_000) -> int:
