@@ -20,12 +20,14 @@ edge). The index is two small integers per page and fingerprint: ``2·N·V`` in 
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from linksim.parameters import check_fingerprints_asked, check_page, check_query, sampled_parameters
 from linksim.ranking import top_pairs, top_scores
+from linksim.treescan import top_k_one
 
 NO_PARENT = -1
 
@@ -56,10 +58,11 @@ class FingerprintIndex:
     _members: "TreeLayout | None" = field(default=None, repr=False, compare=False)
     _twins: dict = field(default_factory=dict, repr=False, compare=False)
     _twin_memo: tuple = field(default=(), repr=False, compare=False)
+    _scratch: threading.local = field(default_factory=threading.local, repr=False, compare=False)
     _use_twins = True  # answer a twin class's pages from one query (see twin_classes)
     _slice_min = 64  # mean range length from which members are copied as slices
-    _prune_budget = 100_000  # members from which a top-k query reads the early ones first
-    _prune_candidates = 1_000  # most pages scored exactly after the bound
+    _candidate_limit = 2_000  # most pages a top-k query scores by Lemma 2 after its bound
+    _rescore_cost = 5.0  # member reads that scoring one page in one fingerprint by Lemma 2 costs
     _few_members = 16  # members below n / this are summed by sorting, not over all pages
 
     @property
@@ -132,7 +135,13 @@ class FingerprintIndex:
         check_query(decay=decay)
         decay = self.decay if decay is None else decay
         times = self.meeting_times(u, v, n_fingerprints)
-        return float(np.where(times <= self.length, decay ** times.astype(float), 0.0).mean())
+        return score_of_times(np.sort(times), self.powers(decay))
+
+    def powers(self, decay: float) -> np.ndarray:
+        """c^t for t = 0..length, and 0 at length + 1 (never met): every score's terms."""
+        table = decay ** np.arange(self.length + 2, dtype=float)
+        table[self.length + 1] = 0.0
+        return table
 
     # related(u): walk u's tree in each fingerprint graph --------------------------------------
     def _children_of(self, i: int) -> tuple[np.ndarray, np.ndarray]:
@@ -299,51 +308,6 @@ class FingerprintIndex:
         times[pages == u] = 0
         return times
 
-    def _related_pruned(self, u: int, top_k: int, decay: float, threshold: float, count: int,
-                        budget: int, ranges=None) -> list[tuple[int, float]] | None:
-        """Exact top-k from the members that meet u early, when a bound proves the rest cannot
-        enter; None when it cannot be proven (the caller then reads every member).
-
-        Members of ranges with floor <= t give partial scores; in each fingerprint i, any other
-        member meets u no earlier than the smallest floor f_i left out there, so a page can gain
-        at most Σ_i c^(f_i) / N more. If that is below the k-th partial score, the top k are
-        among the pages whose partial score plus that gain reaches it; their exact scores come
-        from Lemma 2.
-        """
-        begin, lengths, owner, floor, constant = self._ranges(u, count) if ranges is None else ranges
-        if int(lengths.sum()) <= budget:
-            return None  # small enough to read whole
-        levels = np.arange(self.length + 1)
-        per_level = np.bincount(floor, weights=lengths, minlength=self.length + 1)
-        fits = np.flatnonzero(np.cumsum(per_level) <= budget)
-        if len(fits) == 0:
-            return None
-        cut = int(levels[fits[-1]])
-        keep = floor <= cut
-        members = self._gather(begin[keep], lengths[keep], owner[keep], floor[keep], constant[keep])
-        powers = np.tile(decay ** np.arange(members.step, dtype=float), len(members.lengths))
-        pages, inverse = np.unique(members.pages, return_inverse=True)
-        partial = np.bincount(inverse.ravel(), weights=powers[members.keyed], minlength=len(pages)) / count
-        if len(pages) < top_k:
-            return None
-        kth = np.partition(partial, len(partial) - top_k)[len(partial) - top_k]
-        # In each fingerprint, a page left out meets u no earlier than the smallest floor left out.
-        earliest = np.full(count, np.inf)
-        np.minimum.at(earliest, owner[~keep], floor[~keep].astype(float))
-        gain = float(np.sum(decay ** earliest[np.isfinite(earliest)])) / count
-        if kth <= threshold or gain >= kth - 1e-12:
-            return None
-        candidates = pages[partial + gain >= kth - 1e-12]
-        if len(candidates) > self._prune_candidates:
-            return None
-        times = self.meeting_times_many(u, candidates, count)
-        table = decay ** np.arange(self.length + 2, dtype=float)
-        table[self.length + 1] = 0.0
-        exact = table[times].mean(axis=1)
-        scores = np.zeros(self.n)
-        scores[candidates] = exact
-        return top_scores(scores, u, top_k, threshold)
-
     def related_all_times(
         self, u: int, n_fingerprints: int | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -431,20 +395,32 @@ class FingerprintIndex:
 
     def _related_one(self, u: int, top_k: int | None, decay: float, threshold: float,
                      count: int) -> list[tuple[int, float]]:
-        ranges = self._ranges(u, count)
-        if top_k is not None and self._prune_budget and int(ranges[1].sum()) > self._prune_budget:
-            found = self._related_pruned(u, top_k, decay, threshold, count, self._prune_budget, ranges)
-            if found is not None:
-                return found
-        members = self._gather(*ranges)
-        powers = np.tile(decay ** np.arange(members.step, dtype=float), len(members.lengths))
-        weights = powers[members.keyed]
-        if len(members.pages) * self._few_members < self.n:  # few members: no pass over all pages
-            pages, inverse = np.unique(members.pages, return_inverse=True)
-            sums = np.bincount(inverse.ravel(), weights=weights, minlength=len(pages)) / count
-            return top_pairs(pages.astype(np.int64), sums, u, top_k, threshold)
-        scores = np.bincount(members.pages, weights=weights, minlength=self.n) / count
-        return top_scores(scores, u, top_k, threshold)
+        powers = self.powers(decay)
+        if top_k is not None:
+            pages, scores, _ = self._top_k_scan(u, top_k, powers, threshold, count)
+            return top_pairs(pages, scores, u, top_k, threshold)
+        # Every member: summed in increasing τ (stable), the order every other path sums in.
+        owner, pages, times = self.related_all_times(u, count)
+        by_time = np.argsort(times, kind="stable")
+        pages, weights = pages[by_time], powers[times[by_time]]
+        if len(pages) * self._few_members < self.n:  # few members: no pass over all pages
+            unique, inverse = np.unique(pages, return_inverse=True)
+            sums = np.bincount(inverse.ravel(), weights=weights, minlength=len(unique)) / count
+            return top_pairs(unique, sums, u, top_k, threshold)
+        return top_scores(np.bincount(pages, weights=weights, minlength=self.n) / count, u, top_k, threshold)
+
+    def _top_k_scan(self, u: int, top_k: int, powers: np.ndarray, threshold: float, count: int):
+        """The compiled level-by-level query (:func:`linksim.treescan.top_k_one`)."""
+        layout = self.layout()
+        scratch = self._scratch
+        if getattr(scratch, "n", None) != self.n:
+            scratch.acc = np.zeros(self.n, dtype=np.float64)
+            scratch.seen = np.zeros(self.n, dtype=np.int32)
+            scratch.touched = np.zeros(self.n, dtype=np.int32)
+            scratch.n = self.n
+        return top_k_one(u, top_k, count, self.length, powers, threshold, self._candidate_limit,
+                         self._rescore_cost, self.parent, self.label, layout.order, layout.position,
+                         layout.size, layout.label, scratch.acc, scratch.seen, scratch.touched)
 
     def tree_sizes(self, u: int | None = None) -> np.ndarray:
         """Sizes of all fingerprint trees (or of u's tree in each fingerprint)."""
@@ -453,6 +429,12 @@ class FingerprintIndex:
         if u is not None:
             return layout.size[rows, layout.root[:, u]].astype(np.int64)
         return layout.size[self.parent == NO_PARENT].astype(np.int64)
+
+
+def score_of_times(times: np.ndarray, powers: np.ndarray) -> float:
+    """The score of one pair from its meeting times in increasing order: c^τ summed one term
+    after another (a cumulative sum, not numpy's pairwise sum), divided by their count."""
+    return float(np.cumsum(powers[times])[-1] / len(times)) if len(times) else 0.0
 
 
 def tree_sizes_by_length(index: FingerprintIndex) -> dict[int, tuple[float, int]]:

@@ -259,8 +259,8 @@ def test_meeting_times_of_many_pages_equal_lemma_2(method: str) -> None:
 
 
 @pytest.mark.parametrize("method", ["simrank", "psimrank"])
-@pytest.mark.parametrize("budget", [40, 80])
-def test_pruned_top_k_equals_reading_every_member(method: str, budget: int) -> None:
+@pytest.mark.parametrize("limit, cost", [(-1, 5.0), (5, 0.0), (10_000, 0.0), (2_000, 5.0)])
+def test_top_k_read_level_by_level_equals_reading_every_member(method: str, limit: int, cost: float) -> None:
     # Clusters of pages linked from the same hubs (high similarity inside), plus random links.
     rng = np.random.default_rng(33)
     source, target = [], []
@@ -272,17 +272,23 @@ def test_pruned_top_k_equals_reading_every_member(method: str, budget: int) -> N
     target += rng.integers(0, 96, 60).tolist()
     graph = LinkGraph.from_edges(np.array(source), np.array(target), 96)
     index = build_index(graph, method, n_fingerprints=30, seed=2)
-    pruned = 0
-    for top_k in (1, 3, 8):
-        index._prune_budget = 0
-        full = {u: index.related(u, top_k=top_k) for u in range(graph.n)}
-        index._prune_budget = budget
+    index._candidate_limit = limit  # -1: the bound never stops the reading
+    index._rescore_cost = cost  # 0: stop as soon as the bound allows
+    index._use_twins = False
+    levels = []
+    for count in (30, 11):
+        powers = index.powers(DECAY)
         for u in range(graph.n):
-            got = index.related(u, top_k=top_k)
-            assert [v for v, _ in got] == [v for v, _ in full[u]]
-            assert np.allclose([s for _, s in got], [s for _, s in full[u]], atol=1e-12)
-            pruned += index._related_pruned(u, top_k, DECAY, 0.0, 30, budget) is not None
-    assert pruned > 0  # the bound did prove some lists
+            every = index.related(u, top_k=None, n_fingerprints=count)  # numpy, every member
+            for top_k in (1, 3, 8):
+                for threshold in (0.0, 0.1):
+                    got = index.related(u, top_k=top_k, threshold=threshold, n_fingerprints=count)
+                    assert got == [(v, s) for v, s in every if s > threshold][:top_k]  # same floats
+                    levels.append(index._top_k_scan(u, top_k, powers, threshold, count)[2])
+    if limit >= 0 and cost == 0:
+        assert min(levels) <= 2  # the bound proved some lists after two levels
+    elif limit < 0:
+        assert min(levels) == index.length + 1  # every member read
 
 
 def test_tree_sizes_by_length_equal_the_walks_meeting_by_then() -> None:

@@ -1,0 +1,228 @@
+"""Compiled top-k query of a fingerprint index, read level by level (numba).
+
+One page u's trees are read in increasing meeting time: with each page's children laid out in
+increasing label order (:class:`linksim.fingerprint_index.TreeLayout`) and labels growing towards
+the root, the members of u's tree in fingerprint i, taken in the order
+
+    u's subtree, then for each ancestor a_j: [a_j, a_{j-1}), then the rest of a_j's subtree,
+
+have non-decreasing τ (u's subtree: the labels of u's children, all below l_1 = label(u); a_j's
+part: l_j, then its later children's labels, all below l_{j+1}). A cursor per fingerprint reads
+the members met at time t at level t. After level t every page not yet read meets u later than t
+in every fingerprint, so scores at most c^(t+1); a read page v gains at most c^(t+1) for each
+fingerprint it was not read in. Once the k-th partial score is above that bound, the top k are
+among the read pages whose bound reaches it, and those are scored exactly by Lemma 2.
+
+Scores are summed in increasing τ (all c^1 terms first, then c^2, ...), here as in
+:meth:`FingerprintIndex.related` and :meth:`FingerprintIndex.sim`, so a score does not depend on
+how its terms were found: the same page pair gets the same float from every path.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+MARGIN = 1e-11  # float slack of the bounds (scores differ in the last bits only if summed apart)
+
+
+@njit(cache=True, nogil=True)
+def _chain(u, i, parent, plabel, length, chain, into):
+    """u's ancestors a_0 = u, a_1, ... in fingerprint i and the labels l_j into them; returns J."""
+    chain[0] = u
+    into[0] = 0
+    x = u
+    depth = 0
+    while depth < length and parent[i, x] >= 0:
+        into[depth + 1] = plabel[i, x]
+        x = parent[i, x]
+        depth += 1
+        chain[depth] = x
+    return depth
+
+
+@njit(cache=True, nogil=True)
+def _segment(i, s, chain, into, position, size):
+    """Segment s of u's members in fingerprint i: (start, stop, floor, constant)."""
+    if s == 0:
+        p = position[i, chain[0]]
+        return p + 1, p + size[i, chain[0]], 0, False
+    j = (s + 1) // 2
+    pa, pb = position[i, chain[j]], position[i, chain[j - 1]]
+    if s % 2 == 1:  # a_j and its children met before a_{j-1}'s branch: τ = l_j
+        return pa, pb, into[j], True
+    return pb + size[i, chain[j - 1]], pa + size[i, chain[j]], into[j], False
+
+
+@njit(cache=True, nogil=True)
+def _exact_score(u, v, count, length, powers, parent, plabel, position, size, chains, intos, depths, times):
+    """sim(u, v) by Lemma 2 in every fingerprint, terms summed in increasing τ."""
+    never = length + 1
+    for i in range(count):
+        times[i] = never
+        pv = position[i, v]
+        for j in range(depths[i] + 1):
+            a = chains[i, j]
+            pa = position[i, a]
+            if pa <= pv < pa + size[i, a]:
+                if v == a:
+                    times[i] = intos[i, j]
+                else:
+                    x = v
+                    while parent[i, x] != a:
+                        x = parent[i, x]
+                    times[i] = max(intos[i, j], plabel[i, x])
+                break
+    times[:count].sort()
+    total = 0.0
+    for i in range(count):
+        if times[i] == never:
+            break
+        total += powers[times[i]]
+    return total / count
+
+
+@njit(cache=True, nogil=True)
+def top_k_one(u, top_k, count, length, powers, threshold, candidate_limit, rescore_cost,
+              parent, plabel, order, position, size, olabel, acc, seen, touched):
+    """The pages that can be among u's ``top_k`` (u excluded) with their exact scores.
+
+    Returns (pages, scores, level): every page whose score is above ``threshold`` and within 1e-12 of
+    the k-th best or better (ties at the k-th place all included; the caller ranks them), and
+    the level after which the bound proved the answer (``length + 1``: every member was read).
+    The bound stops the reading when at most ``candidate_limit`` pages can still enter and
+    scoring them costs less than reading on (``rescore_cost`` member reads per fingerprint).
+    ``acc`` (float64), ``seen`` (int32) and ``touched`` (int32), each of length V, are scratch:
+    zero on entry, zero again on return.
+    """
+    chains = np.empty((count, length + 1), dtype=np.int64)
+    intos = np.zeros((count, length + 1), dtype=np.int64)
+    depths = np.empty(count, dtype=np.int64)
+    seg = np.zeros(count, dtype=np.int64)  # cursor: segment, position, end, running max
+    cur = np.empty(count, dtype=np.int64)
+    end = np.empty(count, dtype=np.int64)
+    run = np.empty(count, dtype=np.int64)
+    const = np.zeros(count, dtype=np.bool_)
+    members = 0  # in all of u's trees (u excluded); the root of each is the chain's top
+    for i in range(count):
+        depths[i] = _chain(u, i, parent, plabel, length, chains[i], intos[i])
+        members += size[i, chains[i, depths[i]]] - 1
+        start, stop, floor, constant = _segment(i, 0, chains[i], intos[i], position, size)
+        cur[i], end[i], run[i], const[i] = start, stop, floor, constant
+    n_touched = 0
+    n_read = 0
+    best = 0.0  # the largest partial sum
+    found_pages = np.empty(0, dtype=np.int64)
+    found_scores = np.empty(0, dtype=np.float64)
+    done = False
+    level = length + 1  # where the answer was proven (length + 1: every member read)
+    for t in range(1, length + 1):
+        for i in range(count):
+            last_segment = 2 * depths[i]
+            while seg[i] <= last_segment:
+                q, stop = cur[i], end[i]
+                if const[i]:
+                    if run[i] > t:
+                        break
+                    tau = run[i]
+                    n_read += stop - q
+                    while q < stop:
+                        w = order[i, q]
+                        if seen[w] == 0:
+                            touched[n_touched] = w
+                            n_touched += 1
+                        acc[w] += powers[tau]
+                        if acc[w] > best:
+                            best = acc[w]
+                        seen[w] += 1
+                        q += 1
+                else:
+                    m = run[i]
+                    while q < stop:
+                        lab = olabel[i, q]
+                        if lab > m:
+                            m = lab
+                        if m > t:
+                            break
+                        w = order[i, q]
+                        if seen[w] == 0:
+                            touched[n_touched] = w
+                            n_touched += 1
+                        acc[w] += powers[m]
+                        if acc[w] > best:
+                            best = acc[w]
+                        seen[w] += 1
+                        q += 1
+                        n_read += 1
+                    run[i] = m
+                    if q < stop:
+                        cur[i] = q
+                        break
+                seg[i] += 1
+                if seg[i] <= last_segment:
+                    start, stop, floor, constant = _segment(i, seg[i], chains[i], intos[i], position, size)
+                    cur[i], end[i], run[i], const[i] = start, stop, floor, constant
+        if t == length:
+            break
+        # Can the pages read so far hold the whole answer?
+        bound = powers[t + 1]  # the most any page gains from one fingerprint it was not read in
+        if threshold < bound and best / count <= bound + MARGIN:
+            continue  # not even the best partial score is above the bound
+        if n_touched >= top_k:
+            values = np.empty(n_touched, dtype=np.float64)
+            for r in range(n_touched):
+                values[r] = acc[touched[r]] / count
+            kth = np.partition(values, n_touched - top_k)[n_touched - top_k]
+        else:
+            kth = -1.0
+        floor_score = max(kth, threshold)
+        if not (kth > bound + MARGIN or threshold >= bound):
+            continue
+        n_candidates = 0
+        for r in range(n_touched):
+            w = touched[r]
+            if (acc[w] + (count - seen[w]) * bound) / count >= floor_score - MARGIN:
+                n_candidates += 1
+        # Scoring a candidate by Lemma 2 costs about `rescore_cost` member reads per fingerprint:
+        # when reading the rest is cheaper, read on (the sums come out exact at the last level).
+        if n_candidates > candidate_limit or n_candidates * count * rescore_cost > members - n_read:
+            continue
+        times = np.empty(count, dtype=np.int64)
+        cand_pages = np.empty(n_candidates, dtype=np.int64)
+        cand_scores = np.empty(n_candidates, dtype=np.float64)
+        c = 0
+        for r in range(n_touched):
+            w = touched[r]
+            if (acc[w] + (count - seen[w]) * bound) / count >= floor_score - MARGIN:
+                cand_pages[c] = w
+                cand_scores[c] = _exact_score(u, w, count, length, powers, parent, plabel, position, size,
+                                              chains, intos, depths, times)
+                c += 1
+        found_pages, found_scores = _best(cand_pages, cand_scores, top_k, threshold)
+        level = t
+        done = True
+        break
+    if not done:  # everything read: the sums are exact
+        pages = np.empty(n_touched, dtype=np.int64)
+        scores = np.empty(n_touched, dtype=np.float64)
+        for r in range(n_touched):
+            pages[r] = touched[r]
+            scores[r] = acc[touched[r]] / count
+        found_pages, found_scores = _best(pages, scores, top_k, threshold)
+    for r in range(n_touched):
+        w = touched[r]
+        acc[w] = 0.0
+        seen[w] = 0
+    return found_pages, found_scores, level
+
+
+@njit(cache=True, nogil=True)
+def _best(pages, scores, top_k, threshold):
+    """Pages above the threshold scoring within 1e-12 of the k-th best or better."""
+    keep = scores > threshold
+    pages, scores = pages[keep], scores[keep]
+    if len(scores) > top_k:
+        kth = np.partition(scores.copy(), len(scores) - top_k)[len(scores) - top_k]
+        keep = scores >= kth - 1e-12
+        pages, scores = pages[keep], scores[keep]
+    return pages, scores
