@@ -23,7 +23,8 @@ feature vector.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
@@ -151,6 +152,7 @@ class PageSimIndex:
     damping: float
     formula: str
     graph_fingerprint: str
+    _scratch: threading.local = field(default_factory=threading.local, repr=False, compare=False)
 
     method = "pagesim"
 
@@ -187,29 +189,11 @@ class PageSimIndex:
         pages = self.by_source.indices[where]
         return pages, _combine(np.repeat(mine, sizes), self.by_source.data[where], formula)
 
-    def scores_of(self, u: int, pages: np.ndarray, formula: str | None = None) -> np.ndarray:
-        """PS(u, v) for many pages v at once, from their feature vectors."""
-        formula = self.formula if formula is None else formula
-        dense = np.zeros(self.n)
-        start, stop = self.by_page.indptr[u], self.by_page.indptr[u + 1]
-        dense[self.by_page.indices[start:stop]] = self.by_page.data[start:stop]
-        where, sizes = _row_entries(self.by_page, pages)
-        owner = np.repeat(np.arange(len(pages)), sizes)
-        values = _combine(dense[self.by_page.indices[where]], self.by_page.data[where], formula)
-        return np.bincount(owner, weights=values, minlength=len(pages))
-
-    _prune_budget = 50_000  # entries read first by a top-k query before bounding the rest
-
     def related(self, u: int, top_k: int | None = 10, threshold: float = 0.0, formula: str | None = None,
                 n_fingerprints: int | None = None) -> list[tuple[int, float]]:
         """Pages most similar to ``u`` (u excluded), best first, ties by page: the paper's online
-        query over the pages reached from the sources of u's feature vector.
-
-        For a top-k query with many entries to read, the sources of u's largest values are read
-        first: a source i adds at most PG(i, u) to any page (min²/max <= min <= PG(i, u)), so if
-        the values left out sum to less than the k-th partial score, the top k are among the pages
-        whose partial score plus that sum reaches it, and only those are scored in full (exact).
-        """
+        query over the pages reached from the sources of u's feature vector (every entry of
+        those sources' rows is read: time linear in their total size)."""
         from linksim.ranking import top_pairs, top_scores
 
         _no_fingerprints(n_fingerprints)
@@ -218,25 +202,22 @@ class PageSimIndex:
         formula = self.formula if formula is None else formula
         start, stop = self.by_page.indptr[u], self.by_page.indptr[u + 1]
         sources, mine = self.by_page.indices[start:stop], self.by_page.data[start:stop]
-        row_sizes = np.diff(self.by_source.indptr)[sources]
-        if top_k is not None and self._prune_budget and row_sizes.sum() > self._prune_budget:
-            order = np.argsort(-mine, kind="stable")
-            taken = max(1, int(np.searchsorted(np.cumsum(row_sizes[order]), self._prune_budget)))
-            head, rest = order[:taken], order[taken:]
-            left = float(mine[rest].sum())
-            pages, values = self._gather_rows(sources[head], mine[head], formula)
-            seen, inverse = np.unique(pages, return_inverse=True)
-            partial = np.bincount(inverse.ravel(), weights=values, minlength=len(seen))
-            partial[seen == u] = 0.0
-            if len(seen) > top_k:
-                kth = np.partition(partial, len(partial) - top_k)[len(partial) - top_k]
-                if left < kth - 1e-12 and kth > threshold:
-                    candidates = seen[partial + left >= kth - 1e-12]
-                    candidates = candidates[candidates != u]
-                    return top_pairs(candidates, self.scores_of(u, candidates, formula), u, top_k, threshold)
-        pages, values = self._gather_rows(sources, mine, formula)
-        scores = np.bincount(pages, weights=values, minlength=self.n)
-        return top_scores(scores, u, top_k, threshold)
+        if top_k is None:
+            pages, values = self._gather_rows(sources, mine, formula)
+            return top_scores(np.bincount(pages, weights=values, minlength=self.n), u, top_k, threshold)
+        pages, scores = self._scan(sources, mine, formula)
+        return top_pairs(pages, scores, u, top_k, threshold)
+
+    def _scan(self, sources: np.ndarray, mine: np.ndarray, formula: str) -> tuple[np.ndarray, np.ndarray]:
+        """The compiled gather (:func:`linksim.treescan.pagesim_scores`): the same sums as numpy's."""
+        from linksim.treescan import pagesim_scores
+
+        scratch = self._scratch
+        if getattr(scratch, "n", None) != self.n:
+            scratch.acc, scratch.touched, scratch.n = np.zeros(self.n), np.zeros(self.n, dtype=np.int32), self.n
+        m = self.by_source
+        return pagesim_scores(sources, mine, m.indptr, m.indices, m.data, formula == "minmax",
+                              scratch.acc, scratch.touched)
 
     # The index store --------------------------------------------------------------------------
     @property

@@ -226,3 +226,37 @@ def _best(pages, scores, top_k, threshold):
         keep = scores >= kth - 1e-12
         pages, scores = pages[keep], scores[keep]
     return pages, scores
+
+
+@njit(cache=True, nogil=True)
+def pagesim_scores(sources, mine, source_indptr, source_indices, source_data, minmax, acc, touched):
+    """PageSim of one page u with every page sharing a source: (pages, scores).
+
+    ``sources`` / ``mine``: u's feature vector (source i, PG(i, u)) in increasing i; every page v
+    of row i gains min(PG(i,u), PG(i,v))^2 / max(...) (``minmax``) or the min (the sum formula),
+    added in increasing i as numpy's gather-and-bincount adds them, so the floats are the same.
+    ``acc`` (float64) and ``touched`` (int32) of length V are scratch, zero on entry and return.
+    """
+    n_touched = 0
+    for s in range(len(sources)):
+        i = sources[s]
+        a = mine[s]
+        for e in range(source_indptr[i], source_indptr[i + 1]):
+            v = source_indices[e]
+            b = source_data[e]
+            low, high = (a, b) if a < b else (b, a)
+            if minmax:
+                value = low * low / high if high > 0 else 0.0
+            else:
+                value = low
+            if acc[v] == 0.0 and value != 0.0:
+                touched[n_touched] = v
+                n_touched += 1
+            acc[v] += value
+    pages = np.empty(n_touched, dtype=np.int64)
+    scores = np.empty(n_touched, dtype=np.float64)
+    for r in range(n_touched):
+        pages[r] = touched[r]
+        scores[r] = acc[touched[r]]
+        acc[touched[r]] = 0.0
+    return pages, scores
