@@ -102,6 +102,11 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
                          help="write lists only for these pages (all pages remain candidates): crawled, "
                          "pagerank>=Q (PageRank at or above the quantile Q in [0, 1) of all pages' ranks; "
                          "run `linksim pagerank` first) or @FILE (URLs, one a line)")
+    similar.add_argument("--max-members", type=checked("max_members"), default=0, metavar="M",
+                         help="simrank, psimrank: read at most M fingerprint-tree members per list (e.g. 50k); "
+                         "a list not proven exact by then is the best of the pages read, each with its exact "
+                         "score, and the summary counts such lists. For crawls whose giant trees make exact "
+                         "lists too slow (see --estimate and the README). Default 0: every list exact")
     similar.add_argument("--json", action="store_true", help="print the run summary as JSON")
     similar.set_defaults(handler=_similar)
 
@@ -198,7 +203,8 @@ def _similar(args: argparse.Namespace) -> int:
         record = ls.similar(args.method).write(
             top_k=args.top_k, similarity_cutoff=args.similarity_cutoff, batch_size=args.batch_size, wait=args.wait,
             rebuild=args.rebuild, crawled_only=args.crawled_only, memory_budget=args.memory_budget,
-            retire=args.retire, source_pages=_source_pages(args.source_pages), **_given(args),
+            retire=args.retire, source_pages=_source_pages(args.source_pages), max_members=args.max_members,
+            **_given(args),
         )
     if args.json:
         print(json.dumps(record.as_dict(), indent=2))
@@ -208,6 +214,8 @@ def _similar(args: argparse.Namespace) -> int:
         f"{record.pages:,} pages in {record.millis / 1000:.1f} s (stream {record.stream_millis / 1000:.1f} s, "
         f"index and top-k {record.compute_millis / 1000:.1f} s, write {record.write_millis / 1000:.1f} s); "
         f"run {record.id} is now current."
+        + (f" {record.lists_cut:,} lists were cut at --max-members {args.max_members:,} (the best of the "
+           "pages read, exact scores)." if record.lists_cut else "")
     )
     return 0
 

@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from linksim.parameters import check_fingerprints_asked, check_page, check_query, sampled_parameters
+from linksim.parameters import (
+    check_fingerprints_asked, check_page, check_parameters, check_query, sampled_parameters,
+)
 from linksim.ranking import top_pairs, top_scores
 from linksim.treescan import top_k_one
 
@@ -63,6 +65,8 @@ class FingerprintIndex:
     _slice_min = 64  # mean range length from which members are copied as slices
     _candidate_limit = 2_000  # most pages a top-k query scores by Lemma 2 after its bound
     _rescore_cost = 5.0  # member reads that scoring one page in one fingerprint by Lemma 2 costs
+    lists_cut = 0  # top-k lists answered so far that the member budget cut (this process)
+    _cut_candidates = 256  # pages scored exactly when the member budget cuts a query
     _few_members = 16  # members below n / this are summed by sorting, not over all pages
 
     @property
@@ -358,31 +362,36 @@ class FingerprintIndex:
         return self._twins[count]
 
     def _related_twin(self, u: int, twins: np.ndarray, top_k: int, decay: float, threshold: float,
-                      count: int) -> list[tuple[int, float]]:
+                      count: int, max_members: int = 0) -> tuple[list[tuple[int, float]], bool]:
         """u's list from its twin class: the other twins first (score c, by page), then the
         pages outside the class as the class's first page sees them (one query per class)."""
         others = twins[twins != u]
         head = [(int(v), decay) for v in others[:top_k]]
         if len(head) == top_k:
-            return head
-        key = (int(twins[0]), top_k, decay, threshold, count)
+            return head, False
+        key = (int(twins[0]), top_k, decay, threshold, count, max_members)
         if not self._twin_memo or self._twin_memo[0] != key:
-            wider = self._related_one(int(twins[0]), top_k + len(others), decay, threshold, count)
+            wider, cut = self._related_one(int(twins[0]), top_k + len(others), decay, threshold, count,
+                                           max_members)
             inside = set(twins.tolist())
-            self._twin_memo = (key, [(v, s) for v, s in wider if v not in inside])
-        return head + self._twin_memo[1][: top_k - len(head)]
+            self._twin_memo = (key, [(v, s) for v, s in wider if v not in inside], cut)
+        return head + self._twin_memo[1][: top_k - len(head)], self._twin_memo[2]
 
     def related(
         self, u: int, top_k: int | None = 10, decay: float | None = None, threshold: float = 0.0,
-        n_fingerprints: int | None = None,
+        n_fingerprints: int | None = None, max_members: int = 0,
     ) -> list[tuple[int, float]]:
         """Pages most similar to ``u`` (u excluded), best first: [(page, score)], ties by page.
 
-        All of u's trees (one per fingerprint) are gathered and decoded at once; time is linear
-        in their total size. ``threshold`` drops scores at or below it. A top-k query for a page
-        with twins (see :meth:`twin_classes`) is answered from its class.
+        A top-k query reads u's trees (one per fingerprint) in increasing meeting time until a
+        bound proves the answer (:func:`linksim.treescan.top_k_one`); without ``top_k`` every
+        member is read. ``threshold`` drops scores at or below it. A top-k query for a page with
+        twins (see :meth:`twin_classes`) is answered from its class. ``max_members`` > 0 caps the
+        members a top-k query reads: a list not proven by then is the best of the pages read,
+        each with its exact score (counted in ``lists_cut``); 0, the default: exact lists.
         """
         check_query(top_k, threshold, decay)
+        check_parameters(max_members=max_members)
         count = check_fingerprints_asked(n_fingerprints, self.n_fingerprints)
         check_page(u, self.n)
         decay = self.decay if decay is None else decay
@@ -390,15 +399,20 @@ class FingerprintIndex:
             klass, indptr, members = self.twin_classes(count)
             if klass[u] >= 0:
                 twins = members[indptr[klass[u]] : indptr[klass[u] + 1]]
-                return self._related_twin(u, twins, top_k, decay, threshold, count)
-        return self._related_one(u, top_k, decay, threshold, count)
+                found, cut = self._related_twin(u, twins, top_k, decay, threshold, count, max_members)
+                self.lists_cut += cut
+                return found
+        found, cut = self._related_one(u, top_k, decay, threshold, count, max_members)
+        self.lists_cut += cut
+        return found
 
     def _related_one(self, u: int, top_k: int | None, decay: float, threshold: float,
-                     count: int) -> list[tuple[int, float]]:
+                     count: int, max_members: int = 0) -> tuple[list[tuple[int, float]], bool]:
+        """u's list, and whether the member budget cut it."""
         powers = self.powers(decay)
         if top_k is not None:
-            pages, scores, _ = self._top_k_scan(u, top_k, powers, threshold, count)
-            return top_pairs(pages, scores, u, top_k, threshold)
+            pages, scores, level = self._top_k_scan(u, top_k, powers, threshold, count, max_members)
+            return top_pairs(pages, scores, u, top_k, threshold), level < 0
         # Every member: summed in increasing τ (stable), the order every other path sums in.
         owner, pages, times = self.related_all_times(u, count)
         by_time = np.argsort(times, kind="stable")
@@ -406,10 +420,11 @@ class FingerprintIndex:
         if len(pages) * self._few_members < self.n:  # few members: no pass over all pages
             unique, inverse = np.unique(pages, return_inverse=True)
             sums = np.bincount(inverse.ravel(), weights=weights, minlength=len(unique)) / count
-            return top_pairs(unique, sums, u, top_k, threshold)
-        return top_scores(np.bincount(pages, weights=weights, minlength=self.n) / count, u, top_k, threshold)
+            return top_pairs(unique, sums, u, top_k, threshold), False
+        return top_scores(np.bincount(pages, weights=weights, minlength=self.n) / count, u, top_k, threshold), False
 
-    def _top_k_scan(self, u: int, top_k: int, powers: np.ndarray, threshold: float, count: int):
+    def _top_k_scan(self, u: int, top_k: int, powers: np.ndarray, threshold: float, count: int,
+                    max_members: int = 0):
         """The compiled level-by-level query (:func:`linksim.treescan.top_k_one`)."""
         layout = self.layout()
         scratch = self._scratch
@@ -419,8 +434,9 @@ class FingerprintIndex:
             scratch.touched = np.zeros(self.n, dtype=np.int32)
             scratch.n = self.n
         return top_k_one(u, top_k, count, self.length, powers, threshold, self._candidate_limit,
-                         self._rescore_cost, self.parent, self.label, layout.order, layout.position,
-                         layout.size, layout.label, scratch.acc, scratch.seen, scratch.touched)
+                         self._rescore_cost, max_members, max(self._cut_candidates, 2 * top_k), self.parent,
+                         self.label, layout.order, layout.position, layout.size, layout.label, scratch.acc,
+                         scratch.seen, scratch.touched)
 
     def tree_sizes(self, u: int | None = None) -> np.ndarray:
         """Sizes of all fingerprint trees (or of u's tree in each fingerprint)."""

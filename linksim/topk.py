@@ -7,21 +7,24 @@ import os
 
 import numpy as np
 
+from linksim.errors import ConfigurationError
 from linksim.progress import Progress
 
 _SHARED: dict = {}  # the index, inherited by forked workers (copy-on-write, never pickled)
 
 
-def _run(task: tuple[np.ndarray, int, float]):
-    pages, top_k, threshold = task
+def _run(task: tuple[np.ndarray, int, float, dict]):
+    pages, top_k, threshold, options = task
     index = _SHARED["index"]
     sources, targets, scores = [], [], []
+    cut_before = getattr(index, "lists_cut", 0)
     for u in pages.tolist():
-        for v, score in index.related(u, top_k=top_k, threshold=threshold):
+        for v, score in index.related(u, top_k=top_k, threshold=threshold, **options):
             sources.append(u)
             targets.append(v)
             scores.append(score)
-    return len(pages), np.array(sources, dtype=np.int64), np.array(targets, dtype=np.int64), np.array(scores)
+    cut = getattr(index, "lists_cut", 0) - cut_before
+    return len(pages), cut, np.array(sources, dtype=np.int64), np.array(targets, dtype=np.int64), np.array(scores)
 
 
 def top_k_all(
@@ -32,6 +35,8 @@ def top_k_all(
     workers: int | None = None,
     chunk: int = 1_000,
     show_progress: bool = True,
+    max_members: int = 0,
+    report: dict | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every page's ``top_k`` related pages with a score above ``threshold``.
 
@@ -41,9 +46,19 @@ def top_k_all(
     An index with twin classes (pages that share their scores, see
     :meth:`linksim.fingerprint_index.FingerprintIndex.twin_classes`) gets each class's pages in a row,
     so that the class is queried once.
+
+    ``max_members`` > 0 (SimRank, PSimRank): the most tree members one list reads (see
+    :meth:`linksim.fingerprint_index.FingerprintIndex.related`); ``report``, if given, receives
+    ``lists_cut``, the lists that budget cut.
     """
     if top_k < 1:
         raise ValueError(f"top_k must be at least 1, got {top_k}")
+    options = {}
+    if max_members:
+        if not hasattr(index, "lists_cut"):
+            raise ConfigurationError(f"--max-members (max_members) applies to simrank and psimrank, not to "
+                                     f"{getattr(index, 'method', type(index).__name__)}")
+        options["max_members"] = max_members
     pages = np.arange(index.n) if pages is None else np.asarray(pages)
     if workers is None:
         workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
@@ -51,23 +66,28 @@ def top_k_all(
     if hasattr(index, "twin_classes"):
         klass = index.twin_classes()[0]  # built here, before the workers fork
         queue = pages[np.argsort(klass[pages], kind="stable")]
-    tasks = [(queue[start : start + chunk], top_k, threshold) for start in range(0, len(queue), chunk)]
+    tasks = [(queue[start : start + chunk], top_k, threshold, options) for start in range(0, len(queue), chunk)]
     parts = []
+    cut = 0
     _SHARED["index"] = index
     try:
         with Progress(len(pages), "top related pages", "pages", enabled=show_progress) as progress:
             if workers > 1 and len(tasks) > 1 and "fork" in multiprocessing.get_all_start_methods():
                 with multiprocessing.get_context("fork").Pool(workers) as pool:
-                    for done, *arrays in pool.imap(_run, tasks):
+                    for done, lists_cut, *arrays in pool.imap(_run, tasks):
                         parts.append(arrays)
+                        cut += lists_cut
                         progress.update(done)
             else:
                 for task in tasks:
-                    done, *arrays = _run(task)
+                    done, lists_cut, *arrays = _run(task)
                     parts.append(arrays)
+                    cut += lists_cut
                     progress.update(done)
     finally:
         _SHARED.clear()
+    if report is not None:
+        report["lists_cut"] = cut
     source = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
     target = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
     score = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0)

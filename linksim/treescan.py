@@ -83,13 +83,18 @@ def _exact_score(u, v, count, length, powers, parent, plabel, position, size, ch
 
 
 @njit(cache=True, nogil=True)
-def top_k_one(u, top_k, count, length, powers, threshold, candidate_limit, rescore_cost,
-              parent, plabel, order, position, size, olabel, acc, seen, touched):
+def top_k_one(u, top_k, count, length, powers, threshold, candidate_limit, rescore_cost, max_members,
+              cut_candidates, parent, plabel, order, position, size, olabel, acc, seen, touched):
     """The pages that can be among u's ``top_k`` (u excluded) with their exact scores.
 
     Returns (pages, scores, level): every page whose score is above ``threshold`` and within 1e-12 of
     the k-th best or better (ties at the k-th place all included; the caller ranks them), and
     the level after which the bound proved the answer (``length + 1``: every member was read).
+    With ``max_members`` > 0, a page whose answer is not proven once that many members are read
+    (checked after each fingerprint's part of a level) stops there, during level t, and gets the
+    best of the ``cut_candidates`` read pages of largest partial score instead, each scored exactly
+    (see :func:`_best_read`); the level comes back as -t. Every score returned is exact; a page not
+    read meets u at t or later in every fingerprint it was not read in, so scores at most c^t.
     The bound stops the reading when at most ``candidate_limit`` pages can still enter and
     scoring them costs less than reading on (``rescore_cost`` member reads per fingerprint).
     ``acc`` (float64), ``seen`` (int32) and ``touched`` (int32), each of length V, are scratch:
@@ -115,7 +120,12 @@ def top_k_one(u, top_k, count, length, powers, threshold, candidate_limit, resco
     found_pages = np.empty(0, dtype=np.int64)
     found_scores = np.empty(0, dtype=np.float64)
     done = False
+    cut = False
     level = length + 1  # where the answer was proven (length + 1: every member read)
+    # The budget is checked after each fingerprint's part of a level. (Shared out evenly, a few
+    # members of every fingerprint, it found 40-60 % of the exact top 10 on a generated 10M-link
+    # crawl instead of 60-73 %: the pages that meet u in the fingerprints read whole are better
+    # candidates than the first members of every fingerprint.)
     for t in range(1, length + 1):
         for i in range(count):
             last_segment = 2 * depths[i]
@@ -126,8 +136,8 @@ def top_k_one(u, top_k, count, length, powers, threshold, candidate_limit, resco
                         break
                     tau = run[i]
                     n_read += stop - q
-                    while q < stop:
-                        w = order[i, q]
+                    for r in range(q, stop):
+                        w = order[i, r]
                         if seen[w] == 0:
                             touched[n_touched] = w
                             n_touched += 1
@@ -135,7 +145,6 @@ def top_k_one(u, top_k, count, length, powers, threshold, candidate_limit, resco
                         if acc[w] > best:
                             best = acc[w]
                         seen[w] += 1
-                        q += 1
                 else:
                     m = run[i]
                     while q < stop:
@@ -162,6 +171,16 @@ def top_k_one(u, top_k, count, length, powers, threshold, candidate_limit, resco
                 if seg[i] <= last_segment:
                     start, stop, floor, constant = _segment(i, seg[i], chains[i], intos[i], position, size)
                     cur[i], end[i], run[i], const[i] = start, stop, floor, constant
+            if 0 < max_members <= n_read < members:
+                cut = True
+                break
+        if cut:  # the budget is spent: the best of the pages read, scored exactly
+            found_pages, found_scores = _best_read(u, top_k, threshold, count, length, powers, cut_candidates,
+                                                   parent, plabel, position, size, chains, intos, depths,
+                                                   acc, touched, n_touched)
+            level = -t
+            done = True
+            break
         if t == length:
             break
         # Can the pages read so far hold the whole answer?
@@ -214,6 +233,42 @@ def top_k_one(u, top_k, count, length, powers, threshold, candidate_limit, resco
         acc[w] = 0.0
         seen[w] = 0
     return found_pages, found_scores, level
+
+
+@njit(cache=True, nogil=True)
+def _best_read(u, top_k, threshold, count, length, powers, n_chosen, parent, plabel, position, size,
+               chains, intos, depths, acc, touched, n_touched):
+    """The answer of a reading stopped by the member budget: the ``n_chosen`` read pages of
+    largest partial score (ties: smaller page first) scored exactly, their best kept."""
+    n = min(n_chosen, n_touched)
+    chosen = np.empty(n, dtype=np.int64)
+    if n == n_touched:
+        for r in range(n):
+            chosen[r] = touched[r]
+    elif n > 0:
+        values = np.empty(n_touched, dtype=np.float64)
+        for r in range(n_touched):
+            values[r] = acc[touched[r]]
+        cut = np.partition(values, n_touched - n)[n_touched - n]  # the n-th largest
+        c = 0
+        tied = []
+        for r in range(n_touched):
+            w = touched[r]
+            if acc[w] > cut:
+                chosen[c] = w
+                c += 1
+            elif acc[w] == cut:
+                tied.append(w)
+        tied.sort()
+        for w in tied[: n - c]:
+            chosen[c] = w
+            c += 1
+    times = np.empty(count, dtype=np.int64)
+    scores = np.empty(n, dtype=np.float64)
+    for c in range(n):
+        scores[c] = _exact_score(u, chosen[c], count, length, powers, parent, plabel, position, size, chains,
+                                 intos, depths, times)
+    return _best(chosen, scores, top_k, threshold)
 
 
 @njit(cache=True, nogil=True)

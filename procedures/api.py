@@ -106,19 +106,19 @@ class Similar:
                        show_progress=client.show_progress, **parameters)
 
     def stream(self, top_k: int = 10, similarity_cutoff: float = 0.0, rebuild: bool = False,
-               crawled_only: bool = False, **parameters) -> pd.DataFrame:
+               crawled_only: bool = False, max_members: int = 0, **parameters) -> pd.DataFrame:
         """Every page's top ``top_k``, written nowhere: DataFrame ``source, target, score, rank``
-        (URLs), every pair."""
+        (URLs), every pair. ``max_members``: see ``linksim similar --max-members``."""
         from linksim.parameters import check_parameters
         from linksim.procedures.similarity import obtain_index
         from linksim.topk import top_k_all
 
-        check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff)
+        check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, max_members=max_members)
         client = self._client
         handle = obtain_index(client.runner, self.method, client.index_root, rebuild=rebuild,
                               crawled_only=crawled_only, show_progress=client.show_progress, **parameters)
         source, target, score, rank = top_k_all(handle.index, top_k=top_k, threshold=similarity_cutoff,
-                                                show_progress=client.show_progress)
+                                                show_progress=client.show_progress, max_members=max_members)
         urls = np.asarray(handle.streamed.urls, dtype=object)
         return pd.DataFrame({"source": urls[source], "target": urls[target], "score": score, "rank": rank})
 

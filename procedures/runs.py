@@ -36,6 +36,7 @@ class RunRecord:
     stream_millis: int = 0
     compute_millis: int = 0
     write_millis: int = 0
+    lists_cut: int = 0  # top-k lists a member budget cut (similar --max-members)
 
     @property
     def millis(self) -> int:

@@ -90,7 +90,8 @@ CREATE (r:LinksimRun {
   id: $id, algorithm: $algorithm, mode: $mode, parameters: $parameters,
   pages: $pages, links: $links, written: $written,
   started: datetime($started), millis: $millis,
-  streamMillis: $stream_millis, computeMillis: $compute_millis, writeMillis: $write_millis
+  streamMillis: $stream_millis, computeMillis: $compute_millis, writeMillis: $write_millis,
+  listsCut: $lists_cut
 })
 SET current.run = $id, current.since = datetime(), current.retiring = retiring
 RETURN previous, retiring
@@ -298,6 +299,7 @@ def similar(
     memory_budget: str | int | None = None,
     retire: str = "wait",
     source_pages=None,
+    max_members: int = 0,
     **given,
 ) -> RunRecord:
     """``linksim similar``: take the method's writer lock, obtain its index (built if needed),
@@ -313,7 +315,10 @@ def similar(
     from linksim.procedures.locks import acquire
 
     registered(method).parameters_for(**given)  # the method's own parameters, checked by the registry
-    check_parameters(top_k=top_k, similarity_cutoff=cutoff, batch_size=batch_size, wait=wait)
+    check_parameters(top_k=top_k, similarity_cutoff=cutoff, batch_size=batch_size, wait=wait,
+                     max_members=max_members)
+    if max_members and method not in ("simrank", "psimrank"):
+        raise ConfigurationError(f"--max-members (max_members) applies to simrank and psimrank, not to {method}")
     if retire not in RETIRE_MODES:
         raise ConfigurationError(f"retire must be one of {', '.join(RETIRE_MODES)}, got {retire!r}")
     source_pages = parse_source_pages(source_pages)
@@ -322,7 +327,8 @@ def similar(
         handle = obtain_index(runner, method, root, rebuild=rebuild, crawled_only=crawled_only,
                               show_progress=show_progress, memory_budget=False, **given)
         return write_similar(runner, handle, top_k=top_k, cutoff=cutoff, batch_size=batch_size,
-                             show_progress=show_progress, lock=lock, retire=retire, source_pages=source_pages)
+                             show_progress=show_progress, lock=lock, retire=retire, source_pages=source_pages,
+                             max_members=max_members)
 
 
 def write_similar(
@@ -337,6 +343,7 @@ def write_similar(
     grace: float | None = None,
     retire: str = "wait",
     source_pages=None,
+    max_members: int = 0,
 ) -> RunRecord:
     """Write every page's top-k related pages as SIMILAR_TO of a new current run (see module).
 
@@ -347,17 +354,17 @@ def write_similar(
     from linksim.parameters import check_parameters
     from linksim.procedures.locks import acquire
 
-    check_parameters(top_k=top_k, similarity_cutoff=cutoff, batch_size=batch_size)
+    check_parameters(top_k=top_k, similarity_cutoff=cutoff, batch_size=batch_size, max_members=max_members)
     if lock is None:
         with acquire(runner, f"similar:{handle.method}") as own:
             return write_similar(runner, handle, top_k, cutoff, batch_size, workers, show_progress, own, grace,
-                                 retire, source_pages)
+                                 retire, source_pages, max_members)
     return _write_similar(runner, handle, top_k, cutoff, batch_size, workers, show_progress, lock, grace, retire,
-                          parse_source_pages(source_pages))
+                          parse_source_pages(source_pages), max_members)
 
 
 def _write_similar(runner, handle, top_k, cutoff, batch_size, workers, show_progress, lock, grace,
-                   retire_mode="wait", source_pages=None) -> RunRecord:
+                   retire_mode="wait", source_pages=None, max_members=0) -> RunRecord:
     from linksim.procedures.runs import record_values
     from linksim.progress import Progress
     from linksim.topk import top_k_all
@@ -368,16 +375,20 @@ def _write_similar(runner, handle, top_k, cutoff, batch_size, workers, show_prog
     record = RunRecord(
         algorithm=method, mode="write",
         parameters=dict(store.parameters_of(handle.index), topK=top_k, similarityCutoff=cutoff,
-                        **({"sourcePages": source_pages.describe()} if source_pages else {})),
+                        **({"sourcePages": source_pages.describe()} if source_pages else {}),
+                        **({"maxMembers": max_members} if max_members else {})),
     )
     pages = source_pages.select(runner, handle) if source_pages else None
     record.pages, record.links = graph.n, graph.m
     record.stream_millis = int(handle.streamed.seconds * 1000)
     began = time.monotonic()
+    counts: dict = {}
     with _answering(handle):
         source, target, score, rank = top_k_all(
             handle.index, top_k=top_k, threshold=cutoff, pages=pages, workers=workers, show_progress=show_progress,
+            max_members=max_members, report=counts,
         )
+    record.lists_cut = counts.get("lists_cut", 0)
     record.compute_millis = int((time.monotonic() - began + handle.build_seconds) * 1000)
 
     began = time.monotonic()

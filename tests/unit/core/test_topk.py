@@ -40,3 +40,33 @@ def test_top_k_all_equals_related_per_page(workers: int, kind: str) -> None:
         assert [(t, v) for t, v, _ in got.get(u, [])] == expected
         assert [r for _, _, r in got.get(u, [])] == list(range(1, len(expected) + 1))
     assert len(got) > 0
+
+
+@pytest.mark.parametrize("kind", ["simrank", "psimrank"])
+def test_a_member_budget_cuts_lists_but_every_score_stays_exact(kind: str) -> None:
+    graph = graph_with_twins(5)
+    index = build_index(graph, kind, 30, seed=2)
+    exact = top_k_all(index, top_k=5, workers=1, show_progress=False)
+    report: dict = {}
+    roomy = top_k_all(index, top_k=5, workers=1, show_progress=False, max_members=10**9, report=report)
+    assert all((a == b).all() for a, b in zip(exact, roomy)) and report["lists_cut"] == 0
+    for workers in (1, 2):
+        report = {}
+        source, target, score, rank = top_k_all(index, top_k=5, workers=workers, chunk=7, show_progress=False,
+                                                max_members=40, report=report)
+        assert 0 < report["lists_cut"] < graph.n  # some lists cut, some proven within the budget
+        for u, v, s in zip(source.tolist(), target.tolist(), score.tolist()):
+            assert s == pytest.approx(index.sim(u, v), abs=1e-12)  # the pages listed: exact scores
+        index._use_twins = False
+        for u in range(graph.n):  # the same lists as one query per page with that budget
+            expected = index.related(u, top_k=5, max_members=40)
+            assert [(int(v), float(s)) for v, s in zip(target[source == u], score[source == u])] == expected
+        index._use_twins = True
+
+
+def test_the_member_budget_is_for_fingerprint_indexes_only() -> None:
+    from linksim.errors import ConfigurationError
+
+    index = build_minhash_index(graph_with_twins(3), 10, seed=1)
+    with pytest.raises(ConfigurationError, match="max-members"):
+        top_k_all(index, top_k=3, workers=1, show_progress=False, max_members=100)
