@@ -43,6 +43,7 @@ class Estimate:
     stages: dict[str, tuple[int, int]]
     parts: dict[str, int]
     disk: dict[str, int] = field(default_factory=dict)
+    on_disk: bool = False  # the index built in memory-mapped files (only one fingerprint in memory)
 
     @property
     def peak_stage(self) -> str:
@@ -66,10 +67,12 @@ class Estimate:
             "bytesMin": self.bytes_min, "bytesMax": self.bytes_max, "peakStage": self.peak_stage,
             "stages": {name: {"bytesMin": low, "bytesMax": high} for name, (low, high) in self.stages.items()},
             "parts": dict(self.parts), "diskBytes": self.disk_bytes, "disk": dict(self.disk),
+            "onDisk": self.on_disk,
         }
 
     def lines(self) -> list[str]:
-        out = [f"Estimate for {self.task} on {self.pages:,} pages and {self.links:,} links:",
+        out = [f"Estimate for {self.task} on {self.pages:,} pages and {self.links:,} links"
+               + (" (index built on disk, memory-mapped):" if self.on_disk else ":"),
                f"  memory: {_size(self.bytes_min)} to {_size(self.bytes_max)} at the peak ({self.peak_stage})"]
         for name, value in sorted(self.parts.items(), key=lambda kv: -kv[1]):
             out.append(f"    {name}: {_size(value)}")
@@ -89,7 +92,8 @@ class Estimate:
         biggest = max(self.parts, key=self.parts.get)
         raise MemoryBudgetExceeded(
             f"{self.task} on {self.pages:,} pages and {self.links:,} links needs at least "
-            f"{_size(self.bytes_min)} of memory (most of it {biggest}, {_size(self.parts[biggest])}), more than "
+            f"{_size(self.bytes_min)} of memory{' even with its index built on disk' if self.on_disk else ''} "
+            f"(most of it {biggest}, {_size(self.parts[biggest])}), more than "
             f"the budget of {_size(budget)}; nothing was started. Raise the budget ({setting}), or use "
             "fewer fingerprints (--fingerprints) or a smaller --top-k; `--estimate` prints the estimate."
         )
@@ -138,8 +142,12 @@ def estimate_pagerank(pages: int, links: int) -> Estimate:
 
 
 def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 100, length: int = 10,
-                   top_k: int | None = None, radius: int = 3) -> Estimate:
-    """``linksim index METHOD`` (``top_k`` None) or ``linksim similar METHOD --top-k K``."""
+                   top_k: int | None = None, radius: int = 3, on_disk: bool = False) -> Estimate:
+    """``linksim index METHOD`` (``top_k`` None) or ``linksim similar METHOD --top-k K``.
+
+    ``on_disk`` (simrank, psimrank): the fingerprints and their layout built into memory-mapped
+    files one fingerprint at a time; memory then holds one fingerprint's rows, and the pages of
+    the files the queries read are the kernel's page cache (reclaimable, not counted)."""
     urls = _urls(pages)
     graph = _graph_parts(pages, links)
     held = sum(graph.values())
@@ -150,10 +158,17 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
         fingerprints = 5 * n_fingerprints * pages  # parent int32 + label int8
         layout = 17 * n_fingerprints * pages  # order, position, size, root int32 + label int8
         walking = 8 * 6 * pages  # the walk positions and choices of one fingerprint
-        index = fingerprints + layout
-        parts["fingerprints (parent, label)"] = fingerprints
-        parts["tree layout"] = layout
-        stored = index
+        stored = fingerprints + layout
+        if on_disk:
+            # One fingerprint's rows and the layout's int64 temporaries of one row.
+            index = (5 + 17) * pages + 8 * 10 * pages
+            parts["one fingerprint's rows (the index is on disk)"] = index
+        else:
+            index = stored
+            parts["fingerprints (parent, label)"] = fingerprints
+            parts["tree layout"] = layout
+    elif on_disk:
+        raise LinksimError(f"{method} indexes are built in memory only")
     elif method == "xjaccard":
         values = 4 * n_fingerprints * length * pages
         inverted = 4 * n_fingerprints * length * (2 * pages + 1)
@@ -181,12 +196,12 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
         lists = top_k * pages
         results = 32 * lists  # source, target (int64), score (float64), rank (int64)
         writing = 24 * lists + 2 * 50_000 * 200  # ids and rounded scores; two batches in flight
-        twins = 24 * pages
+        twins = 24 * pages + 16 * pages  # the twin classes; the queries' score and seen arrays
         parts["top-k lists"] = results
         stages["top-k"] = (urls[0] + held + index + results + twins, urls[1] + held + index + results + twins)
         stages["write"] = (urls[0] + held + index + results + writing, urls[1] + held + index + results + writing)
     task = f"{'similar' if top_k is not None else 'index'} {method}"
-    return Estimate(task, pages, links, stages, parts, disk)
+    return Estimate(task, pages, links, stages, parts, disk, on_disk)
 
 
 def parse_bytes(text: str | int | None) -> int | None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -61,6 +62,7 @@ class FingerprintIndex:
     _twins: dict = field(default_factory=dict, repr=False, compare=False)
     _twin_memo: tuple = field(default=(), repr=False, compare=False)
     _scratch: threading.local = field(default_factory=threading.local, repr=False, compare=False)
+    _directory: "Path | None" = field(default=None, repr=False, compare=False)  # built on disk there
     _use_twins = True  # answer a twin class's pages from one query (see twin_classes)
     _slice_min = 64  # mean range length from which members are copied as slices
     _candidate_limit = 2_000  # most pages a top-k query scores by Lemma 2 after its bound
@@ -186,7 +188,7 @@ class FingerprintIndex:
     def layout(self) -> "TreeLayout":
         """The trees in preorder (built once, on first use): what related() reads."""
         if self._members is None:
-            self._members = TreeLayout.build(self.parent, self.label, self.length)
+            self._members = TreeLayout.build(self.parent, self.label, self.length, self._directory)
         return self._members
 
     def _chain(self, u: int, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -433,10 +435,11 @@ class FingerprintIndex:
             scratch.seen = np.zeros(self.n, dtype=np.int32)
             scratch.touched = np.zeros(self.n, dtype=np.int32)
             scratch.n = self.n
+        arrays = [np.asarray(a) for a in (self.parent, self.label, layout.order, layout.position, layout.size,
+                                          layout.label)]  # memory-mapped ones as plain views
         return top_k_one(u, top_k, count, self.length, powers, threshold, self._candidate_limit,
-                         self._rescore_cost, max_members, max(self._cut_candidates, 2 * top_k), self.parent,
-                         self.label, layout.order, layout.position, layout.size, layout.label, scratch.acc,
-                         scratch.seen, scratch.touched)
+                         self._rescore_cost, max_members, max(self._cut_candidates, 2 * top_k), *arrays,
+                         scratch.acc, scratch.seen, scratch.touched)
 
     def tree_sizes(self, u: int | None = None) -> np.ndarray:
         """Sizes of all fingerprint trees (or of u's tree in each fingerprint)."""
@@ -507,13 +510,20 @@ class TreeLayout:
         return sum(a.nbytes for a in (self.order, self.position, self.size, self.label, self.root))
 
     @classmethod
-    def build(cls, parent: np.ndarray, label: np.ndarray, length: int) -> "TreeLayout":
+    def build(cls, parent: np.ndarray, label: np.ndarray, length: int, directory=None) -> "TreeLayout":
+        """One fingerprint at a time; with ``directory``, into memory-mapped files there."""
+        from linksim.walks import new_array
+
         count, n = parent.shape
         shape = (count, n)
-        order, position = np.empty(shape, np.int32), np.empty(shape, np.int32)
-        size, ordered_label, roots = np.empty(shape, np.int32), np.empty(shape, np.int8), np.empty(shape, np.int32)
+        order, position = new_array(directory, "layout_order", shape, np.int32), new_array(
+            directory, "layout_position", shape, np.int32)
+        size, ordered_label = new_array(directory, "layout_size", shape, np.int32), new_array(
+            directory, "layout_label", shape, np.int8)
+        roots = new_array(directory, "layout_root", shape, np.int32)
         pages = np.arange(n, dtype=np.int64)
         for i in range(count):
+            row_label = np.asarray(label[i])
             up = parent[i].astype(np.int64)
             has = up != NO_PARENT
             # Depth by pointer jumping (paths have at most `length` edges).
@@ -521,7 +531,7 @@ class TreeLayout:
             root = np.where(has, up, pages)
             depth[has] = 1
             for _ in range(length):
-                more = parent[i][root] != NO_PARENT
+                more = up[root] != NO_PARENT
                 if not more.any():
                     break
                 depth += more
@@ -535,7 +545,7 @@ class TreeLayout:
                 np.add.at(sub, up[level], sub[level])
             # Offsets among siblings: by (parent, label, page); roots by page.
             child = pages[has]
-            siblings = child[np.lexsort((child, label[i][child], up[child]))]
+            siblings = child[np.lexsort((child, row_label[child], up[child]))]
             sizes = sub[siblings]
             group_start = np.r_[True, up[siblings][1:] != up[siblings][:-1]] if len(siblings) else np.zeros(0, bool)
             before = np.cumsum(sizes) - sizes
@@ -547,8 +557,8 @@ class TreeLayout:
             for d in range(1, len(bounds) - 1):
                 level = by_depth[bounds[d] : bounds[d + 1]]
                 where[level] = where[up[level]] + 1 + offset[level]
-            position[i] = where
-            order[i, where] = pages
-            size[i] = sub
-            ordered_label[i] = label[i][order[i]]
+            row_order = np.empty(n, dtype=np.int32)
+            row_order[where] = pages
+            position[i], order[i], size[i] = where, row_order, sub
+            ordered_label[i] = row_label[row_order]
         return cls(order, position, size, ordered_label, roots)

@@ -58,7 +58,8 @@ class Method:
         Monte Carlo (fingerprints, a seed) or exact.
     build : callable
         ``build(graph, parameters, show_progress=False)`` -> index, parameters complete (see
-        :meth:`parameters_for`).
+        :meth:`parameters_for`); SimRank's and PSimRank's also take ``directory=`` to build
+        into memory-mapped files there (:func:`linksim.walks.build_index`).
     restore : callable
         ``restore(meta, arrays)`` -> index, from the store.
     exact : callable or None
@@ -105,11 +106,11 @@ class Method:
 
 
 def _fingerprints(kind: str):
-    def build(graph: LinkGraph, p: dict, show_progress: bool = False):
+    def build(graph: LinkGraph, p: dict, show_progress: bool = False, directory=None):
         from linksim.walks import build_index
 
         return build_index(graph, kind, int(p["n_fingerprints"]), int(p["length"]), int(p["seed"]), float(p["decay"]),
-                           show_progress=show_progress)
+                           show_progress=show_progress, directory=directory)
 
     return build
 

@@ -152,6 +152,47 @@ def _write_npy(path: Path, array: np.ndarray) -> None:
 
 
 @contextmanager
+def build_directory(root: Path, method: str):
+    """A scratch folder in the store for an index built on disk (same file system, so that the
+    save moves its files); removed afterwards, and those of builds whose process died."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    for leftover in root.glob(f".build-{method}-*"):
+        try:
+            os.kill(int(leftover.name.split("-")[2]), 0)
+        except ProcessLookupError:
+            shutil.rmtree(leftover, ignore_errors=True)
+        except (ValueError, IndexError, PermissionError):
+            pass
+    directory = Path(tempfile.mkdtemp(prefix=f".build-{method}-{os.getpid()}-", dir=root))
+    try:
+        yield directory
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _move_built(array: np.ndarray, path: Path) -> bool:
+    """Move an array built on disk (a whole ``.npy`` memory-mapped for writing, see
+    :func:`linksim.walks.new_array`) to ``path`` instead of copying it; False if it is not one
+    or lives on another file system."""
+    if not isinstance(array, np.memmap) or array.mode not in ("w+", "r+") or not array.filename:
+        return False
+    source = Path(array.filename)
+    if source.suffix != ".npy" or array.offset + array.nbytes != source.stat().st_size:
+        return False
+    array.flush()
+    with open(source, "rb+") as handle:
+        os.fsync(handle.fileno())
+    try:
+        os.rename(source, path)
+    except OSError as error:
+        if error.errno == errno.EXDEV:
+            return False
+        raise
+    return True
+
+
+@contextmanager
 def _save_lock(root: Path, method: str):
     """One save of a method's index at a time in this store (another process waits)."""
     with open(root / f".{method}.lock", "a") as handle:
@@ -218,8 +259,9 @@ def _save(index, root: Path, method: str, graph_pages: int, graph_links: int, ex
     try:
         for name, array in arrays.items():
             path = staging / f"{name}.npy"
-            array = np.ascontiguousarray(array)
-            _write_npy(path, array)
+            if not _move_built(array, path):
+                array = np.ascontiguousarray(array)
+                _write_npy(path, array)
             stat = path.stat()
             meta["arrays"][name] = {
                 "dtype": str(array.dtype), "shape": list(array.shape), "blake2b": _digest(array),

@@ -3,6 +3,8 @@ fingerprint graphs (Fogaras & Rácz 2005, Section 2.1.1; PSimRank's coupling, Se
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from linksim.digest import graph_fingerprint
@@ -55,6 +57,7 @@ def build_index(
     seed: int = 0,
     decay: float = 0.6,
     show_progress: bool = False,
+    directory: Path | None = None,
 ) -> FingerprintIndex:
     """Build the fingerprint graphs (the 2005 paper's Algorithm 2, vectorised over all pages).
 
@@ -69,13 +72,20 @@ def build_index(
         Same seed, same graph -> same index, bit for bit.
     decay : float
         c, kept with the index as the default of its queries (the walks do not depend on it).
+    directory : Path, optional
+        Build on disk: the fingerprint graphs (and, when first asked for, their tree layout) go
+        to memory-mapped ``.npy`` files there, one fingerprint at a time, so that memory holds
+        one fingerprint's walks, not the N x V arrays. The same arrays as in memory, bit for bit.
     """
     _check(n_fingerprints, length, decay, method)
-    parent = np.full((n_fingerprints, graph.n), NO_PARENT, dtype=np.int32)
-    label = np.zeros((n_fingerprints, graph.n), dtype=np.int8)
+    shape = (n_fingerprints, graph.n)
+    parent = new_array(directory, "parent", shape, np.int32)
+    label = new_array(directory, "label", shape, np.int8)
     progress = Progress(n_fingerprints, f"{method} fingerprints", "fingerprints", enabled=show_progress)
     for i, steps in enumerate(walk_choices(graph, n_fingerprints, length, seed, method)):
         progress.update(1)
+        row_parent = np.full(graph.n, NO_PARENT, dtype=np.int32)
+        row_label = np.zeros(graph.n, dtype=np.int8)
         # Active walks: one per group of coalesced walks, represented by its smallest start page.
         active = np.arange(graph.n, dtype=np.int64)
         position = active.copy()
@@ -91,8 +101,20 @@ def build_index(
             np.minimum.at(smallest, position, active)
             representative = smallest[position]
             met = representative != active
-            parent[i, active[met]] = representative[met]
-            label[i, active[met]] = step
+            row_parent[active[met]] = representative[met]
+            row_label[active[met]] = step
             active, position = active[~met], position[~met]
+        parent[i], label[i] = row_parent, row_label
     progress.close()
-    return FingerprintIndex(parent, label, method, length, seed, graph_fingerprint(graph), decay)
+    index = FingerprintIndex(parent, label, method, length, seed, graph_fingerprint(graph), decay)
+    index._directory = directory
+    return index
+
+
+def new_array(directory: Path | None, name: str, shape: tuple[int, ...], dtype) -> np.ndarray:
+    """An array to fill: in memory, or a memory-mapped ``name.npy`` in ``directory``."""
+    if directory is None:
+        return np.empty(shape, dtype=dtype)
+    from numpy.lib.format import open_memmap
+
+    return open_memmap(Path(directory) / f"{name}.npy", mode="w+", dtype=dtype, shape=shape)

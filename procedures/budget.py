@@ -33,7 +33,11 @@ def _counts(runner) -> tuple[int, int]:
     return int(state["pages"]), int(state["links"])
 
 
-def estimate_run(runner, task: str, method: str | None = None, top_k: int | None = None, **parameters) -> Estimate:
+ON_DISK = ("simrank", "psimrank")  # the methods whose index can be built in memory-mapped files
+
+
+def estimate_run(runner, task: str, method: str | None = None, top_k: int | None = None, on_disk: bool = False,
+                 **parameters) -> Estimate:
     """The estimate of ``task`` (``pagerank``, ``index`` or ``similar``) on the graph in Neo4j now
     (its page and link counts; with --crawled-only the whole graph is counted, an upper bound)."""
     pages, links = _counts(runner)
@@ -43,12 +47,19 @@ def estimate_run(runner, task: str, method: str | None = None, top_k: int | None
 
     values = registered(method).parameters_for(**parameters)
     sized = {k: values[k] for k in ("n_fingerprints", "length", "radius") if k in values}
-    return estimate_index(method, pages, links, top_k=top_k if task == "similar" else None, **sized)
+    return estimate_index(method, pages, links, top_k=top_k if task == "similar" else None, on_disk=on_disk,
+                          **sized)
 
 
 def check_memory(runner, task: str, budget: str | int | None = None, method: str | None = None,
                  top_k: int | None = None, **parameters) -> Estimate:
-    """Estimate ``task`` and refuse it (``MemoryBudgetExceeded``, exit 8) when it cannot fit."""
+    """Estimate ``task`` and refuse it (``MemoryBudgetExceeded``, exit 8) when it cannot fit.
+
+    A SimRank or PSimRank index that does not fit in memory is built on disk when that fits
+    (the estimate returned says so: ``on_disk``); only when neither fits is the run refused."""
+    limit = memory_budget(budget)
     estimate = estimate_run(runner, task, method, top_k, **parameters)
-    estimate.check(memory_budget(budget), SETTING)
+    if limit is not None and estimate.bytes_min > limit and task != "pagerank" and method in ON_DISK:
+        estimate = estimate_run(runner, task, method, top_k, on_disk=True, **parameters)
+    estimate.check(limit, SETTING)
     return estimate

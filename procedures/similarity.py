@@ -187,20 +187,22 @@ def obtain_index(
     crawled_only: bool = False,
     show_progress: bool = True,
     memory_budget: str | int | None | bool = None,
+    on_disk: bool = False,
     **given,
 ) -> IndexHandle:
     """The index of ``method`` with the given parameters (None: the papers' default) for the graph
     in Neo4j, streamed for it: the stored one if it was built from the same links and URLs (its
     recorded graph state then brought up to date), else built and stored. For ``index`` and
     ``similar``; queries open the stored index without reading the graph (:func:`open_index`).
-    ``memory_budget``: see :mod:`linksim.procedures.budget` (False: checked by the caller).
+    ``memory_budget``: see :mod:`linksim.procedures.budget` (False: checked by the caller, who
+    passes ``on_disk``: build the index into memory-mapped files, when only that fits).
     """
     entry = registered(method)
     parameters = entry.parameters_for(**given)  # checked before the graph is read
     if streamed is None and memory_budget is not False:
         from linksim.procedures.budget import check_memory
 
-        check_memory(runner, "index", memory_budget, method, **given)
+        on_disk = check_memory(runner, "index", memory_budget, method, **given).on_disk
     if streamed is None:
         streamed = stream_link_graph(runner, crawled_only=crawled_only, show_progress=show_progress)
     graph = streamed.graph
@@ -216,12 +218,23 @@ def obtain_index(
     log.info("building the %s index of %s pages (%s)", method, f"{graph.n:,}",
              ", ".join(f"{k}={v}" for k, v in parameters.items()))
     began = time.monotonic()
-    index = entry.build(graph, parameters, show_progress=show_progress)
+    if on_disk:
+        with store.build_directory(root, method) as directory:
+            log.info("building on disk (memory-mapped, in %s): the index does not fit the memory budget", directory)
+            index = entry.build(graph, parameters, show_progress=show_progress, directory=directory)
+            index.layout()  # built on disk too, before the save moves the files
+            path = _save_built(index, root, method, graph, streamed, crawled_only, time.monotonic() - began)
+    else:
+        index = entry.build(graph, parameters, show_progress=show_progress)
+        path = _save_built(index, root, method, graph, streamed, crawled_only, time.monotonic() - began)
     seconds = time.monotonic() - began
-    path = store.save(index, root, method, graph.n, graph.m, extra={"buildSeconds": round(seconds, 3)},
-                      urls=streamed.urls, state=streamed.state, crawled_only=crawled_only)
     log.info("built in %.1f s, stored in %s", seconds, path)
     return IndexHandle(method, index, root, True, seconds, streamed, path)
+
+
+def _save_built(index, root: Path, method: str, graph, streamed, crawled_only: bool, seconds: float) -> Path:
+    return store.save(index, root, method, graph.n, graph.m, extra={"buildSeconds": round(seconds, 3)},
+                      urls=streamed.urls, state=streamed.state, crawled_only=crawled_only)
 
 
 def open_index(runner, method: str, root: Path, crawled_only: bool | None = None, state: dict | None = None,
@@ -322,10 +335,10 @@ def similar(
     if retire not in RETIRE_MODES:
         raise ConfigurationError(f"retire must be one of {', '.join(RETIRE_MODES)}, got {retire!r}")
     source_pages = parse_source_pages(source_pages)
-    check_memory(runner, "similar", memory_budget, method, top_k=top_k, **given)
+    on_disk = check_memory(runner, "similar", memory_budget, method, top_k=top_k, **given).on_disk
     with acquire(runner, f"similar:{method}", wait=wait) as lock:
         handle = obtain_index(runner, method, root, rebuild=rebuild, crawled_only=crawled_only,
-                              show_progress=show_progress, memory_budget=False, **given)
+                              show_progress=show_progress, memory_budget=False, on_disk=on_disk, **given)
         return write_similar(runner, handle, top_k=top_k, cutoff=cutoff, batch_size=batch_size,
                              show_progress=show_progress, lock=lock, retire=retire, source_pages=source_pages,
                              max_members=max_members)

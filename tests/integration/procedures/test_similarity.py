@@ -238,6 +238,32 @@ def test_a_run_over_the_memory_budget_is_refused_and_writes_nothing(runner, cli_
     assert "Estimate for pagerank" in capsys.readouterr().out
 
 
+def test_an_index_over_the_budget_is_built_on_disk_with_the_same_results(runner, cli_env, tmp_path, capsys,
+                                                                         monkeypatch):
+    """A budget below the in-memory estimate but above the on-disk one: `similar` builds the index
+    into memory-mapped files and writes the same SIMILAR_TO lists as a run with the index in memory."""
+    load([DATA / "webkb" / "texas.cites"], runner, show_progress=False)
+    monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
+    query = ("MATCH (c:LinksimCurrent {algorithm: 'psimrank'}) MATCH (p)-[s:SIMILAR_TO {run: c.run}]->(q) "
+             "RETURN p.url AS p, q.url AS q, s.score AS score, s.rank AS rank ORDER BY p, rank")
+    assert main(["-q", "similar", "psimrank", "--top-k", "5"]) == 0
+    capsys.readouterr()
+    in_memory = runner.run(query)
+    assert main(["similar", "psimrank", "--top-k", "5", "--estimate", "--json"]) == 0
+    estimate = json.loads(capsys.readouterr().out)
+    assert not estimate["onDisk"]
+    budget = str(estimate["bytesMin"] - 1)  # the index no longer fits in memory
+    assert main(["similar", "psimrank", "--top-k", "5", "--estimate", "--json", "--memory-budget", budget]) == 0
+    assert json.loads(capsys.readouterr().out)["bytesMin"] == estimate["bytesMin"]  # --estimate: the in-memory one
+    assert main(["similar", "psimrank", "--top-k", "5", "--rebuild", "--memory-budget", budget]) == 0
+    output = capsys.readouterr()
+    assert "building on disk" in output.err + output.out
+    assert runner.run(query) == in_memory and len(in_memory) > 100
+    assert not list((tmp_path / "indexes").rglob(".build-*"))  # the scratch folder went with the save
+    stored = list((tmp_path / "indexes").rglob("layout_order.npy"))
+    assert len(stored) == 1
+
+
 def test_background_retirement_returns_at_the_switch_then_deletes_the_old_run(runner, cli_env, tmp_path,
                                                                                capsys, monkeypatch):
     """`linksim similar --retire background` returns once the new run is current; a process of

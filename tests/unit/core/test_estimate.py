@@ -66,3 +66,21 @@ def test_budget_sizes(text, value):
 def test_bad_budget_sizes_are_refused(text):
     with pytest.raises(LinksimError, match="budget"):
         parse_bytes(text)
+
+
+def test_an_index_built_on_disk_is_estimated_without_its_arrays():
+    """Built into memory-mapped files, the index's N x V arrays leave the memory estimate (one
+    fingerprint's rows remain) and stay in the disk estimate; only SimRank and PSimRank can."""
+    pages, links = 11_000_000, 100_000_000
+    for name in ("simrank", "psimrank"):
+        memory = estimate_index(name, pages, links, top_k=10)
+        disk = estimate_index(name, pages, links, top_k=10, on_disk=True)
+        assert disk.on_disk and not memory.on_disk
+        held = memory.parts["fingerprints (parent, label)"] + memory.parts["tree layout"]
+        rows = disk.parts["one fingerprint's rows (the index is on disk)"]
+        assert memory.bytes_min - disk.bytes_min == held - rows and rows < held / 20
+        assert disk.disk == memory.disk  # the same files on disk
+        assert disk.bytes_max < 12 * 2**30 < memory.bytes_min  # the 100M-link crawl: 12 GiB only on disk
+        assert "built on disk" in disk.lines()[0]
+    with pytest.raises(LinksimError, match="in memory only"):
+        estimate_index("xjaccard", pages, links, on_disk=True)
