@@ -5,7 +5,7 @@ into a Neo4j instance of its own (`scale-<size>`), then `linksim pagerank`, `lin
 (N = 100, L = 10), `linksim similar simrank --top-k 10` for all pages and 1,000 related-pages
 Cypher queries. Each stage runs as a `linksim` command in a new process; the script polls the
 process tree for its peak RSS (the JVM and forked workers included, which `time -v` does not see),
-and prints per stage: wall time, linksim's peak RSS beside its estimate (`--estimate`), Neo4j's
+and prints per stage: wall time, linksim's peak RSS (and PSS, anonymous) beside its estimate (`--estimate`), Neo4j's
 RSS, heap and page cache settings, the store's and the index's size on disk; then a log-log fit of
 time against links per stage (the growth exponent).
 
@@ -44,13 +44,17 @@ def parse_size(text: str) -> int:
 
 
 class Peak:
-    """Polls the RSS of a process and its children (every 0.2 s) while it runs."""
+    """Polls the RSS of a process and its children (every 0.2 s) while it runs; also their PSS
+    (pages shared by forked workers counted once, file pages of memory-mapped indexes in
+    proportion) and their anonymous memory (RSS less file-backed and shared pages)."""
 
     def __init__(self, pid: int) -> None:
         import psutil
 
         self.root = psutil.Process(pid)
         self.peak = 0
+        self.peak_pss = 0
+        self.peak_anon = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
         self._thread.start()
@@ -61,13 +65,18 @@ class Peak:
         while not self._stop.is_set():
             try:
                 tree = [self.root, *self.root.children(recursive=True)]
-                total = 0
+                total = pss = anon = 0
                 for process in tree:
                     try:
-                        total += process.memory_info().rss
+                        full = process.memory_full_info()
+                        total += full.rss
+                        pss += full.pss
+                        anon += full.rss - full.shared
                     except psutil.Error:
                         pass
                 self.peak = max(self.peak, total)
+                self.peak_pss = max(self.peak_pss, pss)
+                self.peak_anon = max(self.peak_anon, anon)
             except psutil.Error:
                 return
             self._stop.wait(0.2)
@@ -89,8 +98,8 @@ def run_stage(command: list[str], env: dict, log: Path) -> dict:
         out, _ = process.communicate()
         rss = peak.stop()
         handle.write(out)
-    return {"seconds": round(time.monotonic() - began, 1), "peakRss": rss, "exit": process.returncode,
-            "output": out[-4000:]}
+    return {"seconds": round(time.monotonic() - began, 1), "peakRss": rss, "peakPss": peak.peak_pss,
+            "peakAnon": peak.peak_anon, "exit": process.returncode, "output": out[-4000:]}
 
 
 def neo4j_rss(home: Path, instance: str) -> int:
@@ -116,6 +125,11 @@ def main() -> None:
     parser.add_argument("--redo", nargs="*", default=[], choices=STAGES, help="run these stages again")
     parser.add_argument("--only", nargs="*", choices=STAGES, help="run only these stages")
     parser.add_argument("--keep-server", action="store_true", help="leave the instances running")
+    parser.add_argument("--max-members", default="0",
+                        help="similar --max-members (members one top-k list reads; default 0: exact lists)")
+    parser.add_argument("--memory-budget", default="none",
+                        help="LINKSIM_MEMORY_BUDGET of the runs (default none; e.g. 12G: indexes over it are "
+                        "built on disk)")
     args = parser.parse_args()
 
     from linksim.server.settings import linksim_home
@@ -138,7 +152,7 @@ def main() -> None:
         done = results.setdefault(label, {})
         env = dict(os.environ, LINKSIM_INSTANCE=instance, LINKSIM_HEAP=args.heap, LINKSIM_PAGECACHE=args.pagecache,
                    LINKSIM_BOLT_PORT=str(free_port()), LINKSIM_HTTP_PORT=str(free_port()),
-                   LINKSIM_INDEX_DIR=str(folder / f"indexes-{label}"), LINKSIM_MEMORY_BUDGET="none")
+                   LINKSIM_INDEX_DIR=str(folder / f"indexes-{label}"), LINKSIM_MEMORY_BUDGET=args.memory_budget)
         for key in ("NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD", "NEO4J_PASSWORD_FILE", "NEO4J_DATABASE"):
             env.pop(key, None)
         log = folder / f"scale-{label}.log"
@@ -175,8 +189,10 @@ def main() -> None:
                 result["estimate"] = json.loads(estimate["output"]) if estimate["exit"] == 0 else None
             elif stage == "similar":
                 estimate = run_stage([linksim, "similar", "simrank", "--top-k", "10", "--estimate", "--json"], env, log)
-                result = run_stage([linksim, "similar", "simrank", "--top-k", "10", "--json"], env, log)
+                result = run_stage([linksim, "similar", "simrank", "--top-k", "10", "--max-members", args.max_members,
+                                    "--json"], env, log)
                 result["estimate"] = json.loads(estimate["output"]) if estimate["exit"] == 0 else None
+                result["maxMembers"] = args.max_members
             else:
                 result = run_stage([sys.executable, str(Path(__file__).resolve().parent / "_scale_queries.py"),
                                     "--count", "1000"], env, log)
@@ -196,8 +212,8 @@ def report(results: dict, heap: str, pagecache: str) -> None:
     import numpy as np
 
     print(f"\nNeo4j heap {heap}, page cache {pagecache} (linksim neo4j start --heap/--pagecache)")
-    print(f"{'size':>6} {'stage':>9} {'exit':>4} {'seconds':>8} {'peak RSS':>9} {'estimate':>17} "
-          f"{'Neo4j RSS':>9} {'store':>8} {'index':>8}")
+    print(f"{'size':>6} {'stage':>9} {'exit':>4} {'seconds':>8} {'peak RSS':>9} {'PSS':>7} {'anon':>7} "
+          f"{'estimate':>17} {'Neo4j RSS':>9} {'store':>8} {'index':>8}")
     gib = 2**30
     for label, stages in results.items():
         for stage in STAGES:
@@ -207,7 +223,7 @@ def report(results: dict, heap: str, pagecache: str) -> None:
             est = r.get("estimate")
             estimate = f"{est['bytesMin'] / gib:.2f}-{est['bytesMax'] / gib:.2f} GiB" if est else ""
             print(f"{label:>6} {stage:>9} {r['exit']:>4} {r['seconds']:>8.0f} {r['peakRss'] / gib:>8.2f}G "
-                  f"{estimate:>17} {r.get('neo4jRss', 0) / gib:>8.2f}G {r.get('storeBytes', 0) / gib:>7.2f}G "
+                  f"{r.get('peakPss', 0) / gib:>6.2f}G {r.get('peakAnon', 0) / gib:>6.2f}G {estimate:>17} {r.get('neo4jRss', 0) / gib:>8.2f}G {r.get('storeBytes', 0) / gib:>7.2f}G "
                   f"{r.get('indexBytes', 0) / gib:>7.2f}G")
     print("\ngrowth: seconds ~ links^b (log-log least squares over the sizes that succeeded)")
     for stage in STAGES[1:]:

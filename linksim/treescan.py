@@ -54,6 +54,17 @@ def _segment(i, s, chain, into, position, size):
     return pb + size[i, chain[j - 1]], pa + size[i, chain[j]], into[j], False
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _add(w, value, acc, seen, touched, n_touched, best):
+    """Page w meets u once more, adding ``value``: (pages touched, largest partial sum)."""
+    if seen[w] == 0:
+        touched[n_touched] = w
+        n_touched += 1
+    acc[w] += value
+    seen[w] += 1
+    return n_touched, max(best, acc[w])
+
+
 @njit(cache=True, nogil=True)
 def _exact_score(u, v, count, length, powers, parent, plabel, position, size, chains, intos, depths, times):
     """sim(u, v) by Lemma 2 in every fingerprint, terms summed in increasing τ."""
@@ -137,14 +148,7 @@ def top_k_one(u, top_k, count, length, powers, threshold, candidate_limit, resco
                     tau = run[i]
                     n_read += stop - q
                     for r in range(q, stop):
-                        w = order[i, r]
-                        if seen[w] == 0:
-                            touched[n_touched] = w
-                            n_touched += 1
-                        acc[w] += powers[tau]
-                        if acc[w] > best:
-                            best = acc[w]
-                        seen[w] += 1
+                        n_touched, best = _add(order[i, r], powers[tau], acc, seen, touched, n_touched, best)
                 else:
                     m = run[i]
                     while q < stop:
@@ -153,14 +157,7 @@ def top_k_one(u, top_k, count, length, powers, threshold, candidate_limit, resco
                             m = lab
                         if m > t:
                             break
-                        w = order[i, q]
-                        if seen[w] == 0:
-                            touched[n_touched] = w
-                            n_touched += 1
-                        acc[w] += powers[m]
-                        if acc[w] > best:
-                            best = acc[w]
-                        seen[w] += 1
+                        n_touched, best = _add(order[i, q], powers[m], acc, seen, touched, n_touched, best)
                         q += 1
                         n_read += 1
                     run[i] = m
