@@ -4,9 +4,11 @@ Issue 15's targets: <= 100 s on a first run (index built), <= 120 s on a rerun (
 previous run's relationships retired), SIMILAR_TO written at >= 120,000 relationships/s. Prints
 each stage (stream, index build, top-k, write, switch + grace, retirement) and the write and
 delete rates, beside an anchor: the server alone creating and deleting the same number of
-relationships from a query with no parameters (what Cypher writes cost here without a client).
+relationships from a query with no parameters (what Cypher writes cost here without a client);
+with ``--gds``, also GDS's own batched writer: ``gds.knn.write`` top 10 on the PageRank of the
+pages (a cheap computation, so that its ``writeMillis`` measures the writer), relationships/s.
 
-    .venv/bin/python benchmarks/similar.py [--data ../shared/data] [--instance bench]
+    .venv/bin/python benchmarks/similar.py [--data ../shared/data] [--instance bench] [--gds]
 """
 
 from __future__ import annotations
@@ -69,17 +71,36 @@ def anchor(runner, relationships: int) -> None:
           f"delete {relationships / deleted:,.0f}/s")
 
 
+def gds_anchor(runner) -> None:
+    """GDS writing top-10 lists with its own writer: gds.knn.write on one node property."""
+    runner.run("CALL gds.graph.drop('linksim_write', false) YIELD graphName RETURN graphName")
+    runner.run("CALL gds.graph.project('linksim_write', 'Page', 'LINKS_TO') YIELD nodeCount RETURN nodeCount")
+    runner.run("CALL gds.pageRank.mutate('linksim_write', {mutateProperty: 'pr'}) YIELD nodePropertiesWritten "
+               "RETURN nodePropertiesWritten")
+    rows = runner.run("CALL gds.knn.write('linksim_write', {nodeProperties: ['pr'], topK: 10, concurrency: 2, "
+                      "writeRelationshipType: 'GDS_SIMILAR', writeProperty: 'score', writeConcurrency: 2}) "
+                      "YIELD relationshipsWritten, writeMillis, computeMillis "
+                      "RETURN relationshipsWritten, writeMillis, computeMillis")
+    written, millis = rows[0]["relationshipsWritten"], rows[0]["writeMillis"]
+    print(f"anchor, GDS's writer (gds.knn.write top 10, one property): {written:,} relationships in "
+          f"{millis / 1000:.1f} s, {written / (millis / 1000):,.0f}/s (compute {rows[0]['computeMillis'] / 1000:.1f} s)")
+    runner.run("CALL gds.graph.drop('linksim_write', false) YIELD graphName RETURN graphName")
+    runner.write_autocommit("MATCH ()-[s:GDS_SIMILAR]->() CALL (s) { DELETE s } IN TRANSACTIONS OF 50000 ROWS")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--instance", default="bench")
     parser.add_argument("--no-anchor", action="store_true")
+    parser.add_argument("--gds", action="store_true", help="also the GDS writer anchor (installs GDS)")
+    parser.add_argument("--only-anchors", action="store_true", help="skip the linksim runs")
     args = parser.parse_args()
 
     from linksim.procedures import QueryRunner
 
     path = args.data / "cnr-2000" / "cnr-2000.edges.tsv.gz"
-    server, connection = bench_server(args.instance)
+    server, connection = bench_server(args.instance, gds=args.gds)
     root = Path(tempfile.mkdtemp(prefix="linksim-bench-similar-"))
     try:
         with QueryRunner.connect(connection) as runner:
@@ -89,6 +110,11 @@ def main() -> None:
             from linksim.procedures.budget import estimate_run
 
             estimate = estimate_run(runner, "similar", "simrank", top_k=10)
+            if args.only_anchors:
+                anchor(runner, 3_255_491)
+                if args.gds:
+                    gds_anchor(runner)
+                return
             first = one_run(runner, root, "first run (index built)")
             rerun = one_run(runner, root, "rerun (index reused, previous run retired)")
             background = one_run(runner, root, "rerun with --retire background (the old run deleted after it returns)",
@@ -101,6 +127,8 @@ def main() -> None:
             print(f"  background retirement finished {time.perf_counter() - began:.0f} s after the command returned")
             if not args.no_anchor:
                 anchor(runner, 3_255_491)
+            if args.gds:
+                gds_anchor(runner)
             print(f"estimate of similar simrank --top-k 10: {estimate.bytes_min / 2**20:,.0f} to "
                   f"{estimate.bytes_max / 2**20:,.0f} MiB (peak stage {estimate.peak_stage}); measured peak "
                   f"RSS of this process: {peak_mib():,.0f} MiB")
