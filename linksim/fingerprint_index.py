@@ -30,7 +30,7 @@ from linksim.parameters import (
     check_fingerprints_asked, check_page, check_parameters, check_query, sampled_parameters,
 )
 from linksim.ranking import top_pairs, top_scores
-from linksim.treescan import top_k_one
+from linksim.treescan import read_only, top_k_one
 
 NO_PARENT = -1
 
@@ -435,10 +435,11 @@ class FingerprintIndex:
             scratch.seen = np.zeros(self.n, dtype=np.int32)
             scratch.touched = np.zeros(self.n, dtype=np.int32)
             scratch.n = self.n
-        arrays = [np.asarray(a) for a in (self.parent, self.label, layout.order, layout.position, layout.size,
-                                          layout.label)]  # memory-mapped ones as plain views
-        return top_k_one(u, top_k, count, self.length, powers, threshold, self._candidate_limit,
-                         self._rescore_cost, max_members, max(self._cut_candidates, 2 * top_k), *arrays,
+        arrays = [read_only(a) for a in (self.parent, self.label, layout.order, layout.position, layout.size,
+                                          layout.label)]
+        return top_k_one(int(u), int(top_k), int(count), int(self.length), powers, float(threshold),
+                         int(self._candidate_limit), float(self._rescore_cost), int(max_members),
+                         int(max(self._cut_candidates, 2 * top_k)), *arrays,
                          scratch.acc, scratch.seen, scratch.touched)
 
     def tree_sizes(self, u: int | None = None) -> np.ndarray:

@@ -210,14 +210,15 @@ class PageSimIndex:
 
     def _scan(self, sources: np.ndarray, mine: np.ndarray, formula: str) -> tuple[np.ndarray, np.ndarray]:
         """The compiled gather (:func:`linksim.treescan.pagesim_scores`): the same sums as numpy's."""
-        from linksim.treescan import pagesim_scores
+        from linksim.treescan import pagesim_scores, read_only
 
         scratch = self._scratch
         if getattr(scratch, "n", None) != self.n:
             scratch.acc, scratch.touched, scratch.n = np.zeros(self.n), np.zeros(self.n, dtype=np.int32), self.n
         m = self.by_source
-        return pagesim_scores(sources, mine, m.indptr, m.indices, m.data, formula == "minmax",
-                              scratch.acc, scratch.touched)
+        arrays = (sources.astype(np.int64), mine, m.indptr.astype(np.int64, copy=False),
+                  m.indices.astype(np.int32, copy=False), m.data)
+        return pagesim_scores(*(read_only(a) for a in arrays), formula == "minmax", scratch.acc, scratch.touched)
 
     # The index store --------------------------------------------------------------------------
     @property

@@ -26,6 +26,16 @@ from numba import njit
 MARGIN = 1e-11  # float slack of the bounds (scores differ in the last bits only if summed apart)
 
 
+def read_only(array: np.ndarray) -> np.ndarray:
+    """A plain, read-only view, as every index array is passed here: indexes built in memory and
+    indexes opened from the store (read-only memory maps) then call with the same argument types,
+    so that numba compiles each function once per installation (its cache), not once per kind of
+    array, each compilation holding the interpreter for 20 s or more."""
+    view = np.asarray(array).view()
+    view.flags.writeable = False
+    return view
+
+
 @njit(cache=True, nogil=True)
 def _chain(u, i, parent, plabel, length, chain, into):
     """u's ancestors a_0 = u, a_1, ... in fingerprint i and the labels l_j into them; returns J."""
@@ -312,3 +322,20 @@ def pagesim_scores(sources, mine, source_indptr, source_indices, source_data, mi
         scores[r] = acc[touched[r]]
         acc[touched[r]] = 0.0
     return pages, scores
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the queries for the argument types every index passes,
+    on a two-page index: a run calls this before it takes a writer lock, so that a first
+    compilation (20 s or more, holding the interpreter) cannot starve the lock's heartbeat."""
+    parent = read_only(np.array([[-1, 0]], dtype=np.int32))
+    label = read_only(np.array([[0, 1]], dtype=np.int8))
+    order = read_only(np.array([[0, 1]], dtype=np.int32))
+    position = read_only(np.array([[0, 1]], dtype=np.int32))
+    size = read_only(np.array([[2, 1]], dtype=np.int32))
+    powers = np.array([1.0, 0.5, 0.0])
+    acc, seen, touched = np.zeros(2), np.zeros(2, dtype=np.int32), np.zeros(2, dtype=np.int32)
+    top_k_one(0, 1, 1, 1, powers, 0.0, 10, 5.0, 0, 4, parent, label, order, position, size, label, acc, seen, touched)
+    sources, values = read_only(np.array([0], dtype=np.int64)), read_only(np.array([0.5]))
+    indptr, indices = read_only(np.array([0, 1], dtype=np.int64)), read_only(np.array([1], dtype=np.int32))
+    pagesim_scores(sources, values, indptr, indices, values, True, np.zeros(2), np.zeros(2, dtype=np.int32))

@@ -336,6 +336,9 @@ def similar(
         raise ConfigurationError(f"retire must be one of {', '.join(RETIRE_MODES)}, got {retire!r}")
     source_pages = parse_source_pages(source_pages)
     on_disk = check_memory(runner, "similar", memory_budget, method, top_k=top_k, **given).on_disk
+    from linksim.treescan import warm_up
+
+    warm_up()  # a first compilation of the queries happens here, not while the lock is held
     with acquire(runner, f"similar:{method}", wait=wait) as lock:
         handle = obtain_index(runner, method, root, rebuild=rebuild, crawled_only=crawled_only,
                               show_progress=show_progress, memory_budget=False, on_disk=on_disk, **given)
