@@ -111,7 +111,8 @@ def main() -> None:
 
             estimate = estimate_run(runner, "similar", "simrank", top_k=10)
             if args.only_anchors:
-                anchor(runner, 3_255_491)
+                if not args.no_anchor:
+                    anchor(runner, 3_255_491)
                 if args.gds:
                     gds_anchor(runner)
                 return
