@@ -63,6 +63,7 @@ class FingerprintIndex:
     _twin_memo: tuple = field(default=(), repr=False, compare=False)
     _scratch: threading.local = field(default_factory=threading.local, repr=False, compare=False)
     _directory: "Path | None" = field(default=None, repr=False, compare=False)  # built on disk there
+    _query_arrays: tuple = field(default=(), repr=False, compare=False)  # what top_k_one reads
     _use_twins = True  # answer a twin class's pages from one query (see twin_classes)
     _slice_min = 64  # mean range length from which members are copied as slices
     _candidate_limit = 2_000  # most pages a top-k query scores by Lemma 2 after its bound
@@ -435,11 +436,12 @@ class FingerprintIndex:
             scratch.seen = np.zeros(self.n, dtype=np.int32)
             scratch.touched = np.zeros(self.n, dtype=np.int32)
             scratch.n = self.n
-        arrays = [read_only(a) for a in (self.parent, self.label, layout.order, layout.position, layout.size,
-                                          layout.label)]
+        if not self._query_arrays:
+            self._query_arrays = tuple(read_only(a) for a in (self.parent, self.label, layout.order,
+                                                               layout.position, layout.size, layout.label))
         return top_k_one(int(u), int(top_k), int(count), int(self.length), powers, float(threshold),
                          int(self._candidate_limit), float(self._rescore_cost), int(max_members),
-                         int(max(self._cut_candidates, 2 * top_k)), *arrays,
+                         int(max(self._cut_candidates, 2 * top_k)), *self._query_arrays,
                          scratch.acc, scratch.seen, scratch.touched)
 
     def tree_sizes(self, u: int | None = None) -> np.ndarray:

@@ -62,6 +62,9 @@ class Method:
         into memory-mapped files there (:func:`linksim.walks.build_index`).
     restore : callable
         ``restore(meta, arrays)`` -> index, from the store.
+    fingerprint_trees : bool
+        The index is fingerprint graphs read as trees (SimRank, PSimRank): it can be built into
+        memory-mapped files (``build(..., directory=)``) and its top-k takes ``max_members``.
     exact : callable or None
         ``exact(graph, decay, length, each=None)`` -> dense n x n scores (small graphs), or None
         where the index is exact itself.
@@ -75,6 +78,7 @@ class Method:
     build: Callable = None
     restore: Callable = None
     exact: Callable | None = None
+    fingerprint_trees: bool = False  # SimRank-like: built on disk on demand, --max-members applies
 
     @property
     def parameter_names(self) -> tuple[str, ...]:
@@ -164,13 +168,13 @@ METHODS: dict[str, Method] = {m.name: m for m in (
         "simrank", "SimRank",
         "SimRank = E[c^tau], tau the first meeting time of two reversed random walks, by coalescing "
         "walks stored as fingerprint graphs (Fogaras & Racz 2004/2005)",
-        dict(_MONTE_CARLO), True, _fingerprints("simrank"), _restore_fingerprints, _exact("simrank"),
+        dict(_MONTE_CARLO), True, _fingerprints("simrank"), _restore_fingerprints, _exact("simrank"), True,
     ),
     Method(
         "psimrank", "PSimRank",
         "PSimRank: reversed random walks coupled by a random permutation per step, so that they meet "
         "with the Jaccard similarity of the in-sets (Fogaras & Racz 2005)",
-        dict(_MONTE_CARLO), True, _fingerprints("psimrank"), _restore_fingerprints, _exact("psimrank"),
+        dict(_MONTE_CARLO), True, _fingerprints("psimrank"), _restore_fingerprints, _exact("psimrank"), True,
     ),
     Method(
         "xjaccard", "extended Jaccard",

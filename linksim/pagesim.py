@@ -153,6 +153,7 @@ class PageSimIndex:
     formula: str
     graph_fingerprint: str
     _scratch: threading.local = field(default_factory=threading.local, repr=False, compare=False)
+    _query_arrays: tuple = field(default=(), repr=False, compare=False)  # by_source as _scan passes it
 
     method = "pagesim"
 
@@ -215,10 +216,12 @@ class PageSimIndex:
         scratch = self._scratch
         if getattr(scratch, "n", None) != self.n:
             scratch.acc, scratch.touched, scratch.n = np.zeros(self.n), np.zeros(self.n, dtype=np.int32), self.n
-        m = self.by_source
-        arrays = (sources.astype(np.int64), mine, m.indptr.astype(np.int64, copy=False),
-                  m.indices.astype(np.int32, copy=False), m.data)
-        return pagesim_scores(*(read_only(a) for a in arrays), formula == "minmax", scratch.acc, scratch.touched)
+        if not self._query_arrays:  # converted once, not per query
+            m = self.by_source
+            self._query_arrays = tuple(read_only(a) for a in (
+                m.indptr.astype(np.int64, copy=False), m.indices.astype(np.int32, copy=False), m.data))
+        return pagesim_scores(read_only(sources.astype(np.int64)), read_only(mine), *self._query_arrays,
+                              formula == "minmax", scratch.acc, scratch.touched)
 
     # The index store --------------------------------------------------------------------------
     @property

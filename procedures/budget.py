@@ -33,14 +33,14 @@ def _counts(runner) -> tuple[int, int]:
     return int(state["pages"]), int(state["links"])
 
 
-ON_DISK = ("simrank", "psimrank")  # the methods whose index can be built in memory-mapped files
-
-
-def estimate_run(runner, task: str, method: str | None = None, top_k: int | None = None, on_disk: bool = False,
-                 **parameters) -> Estimate:
+def estimate_run(runner, task: str, method: str | None = None, top_k: int | None = None, **parameters) -> Estimate:
     """The estimate of ``task`` (``pagerank``, ``index`` or ``similar``) on the graph in Neo4j now
     (its page and link counts; with --crawled-only the whole graph is counted, an upper bound)."""
-    pages, links = _counts(runner)
+    return _estimate(*_counts(runner), task, method, top_k, **parameters)
+
+
+def _estimate(pages: int, links: int, task: str, method: str | None, top_k: int | None, on_disk: bool = False,
+              **parameters) -> Estimate:
     if task == "pagerank":
         return estimate_pagerank(pages, links)
     from linksim.methods import method as registered
@@ -57,9 +57,12 @@ def check_memory(runner, task: str, budget: str | int | None = None, method: str
 
     A SimRank or PSimRank index that does not fit in memory is built on disk when that fits
     (the estimate returned says so: ``on_disk``); only when neither fits is the run refused."""
+    from linksim.methods import method as registered
+
     limit = memory_budget(budget)
-    estimate = estimate_run(runner, task, method, top_k, **parameters)
-    if limit is not None and estimate.bytes_min > limit and task != "pagerank" and method in ON_DISK:
-        estimate = estimate_run(runner, task, method, top_k, on_disk=True, **parameters)
+    counts = _counts(runner)
+    estimate = _estimate(*counts, task, method, top_k, **parameters)
+    if limit is not None and estimate.bytes_min > limit and task != "pagerank" and registered(method).fingerprint_trees:
+        estimate = _estimate(*counts, task, method, top_k, on_disk=True, **parameters)
     estimate.check(limit, SETTING)
     return estimate

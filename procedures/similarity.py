@@ -24,6 +24,7 @@ relationships intact; the next writer of the method cleans up.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -218,23 +219,18 @@ def obtain_index(
     log.info("building the %s index of %s pages (%s)", method, f"{graph.n:,}",
              ", ".join(f"{k}={v}" for k, v in parameters.items()))
     began = time.monotonic()
-    if on_disk:
-        with store.build_directory(root, method) as directory:
+    with store.build_directory(root, method) if on_disk else contextlib.nullcontext() as directory:
+        if directory is None:
+            index = entry.build(graph, parameters, show_progress=show_progress)
+        else:
             log.info("building on disk (memory-mapped, in %s): the index does not fit the memory budget", directory)
             index = entry.build(graph, parameters, show_progress=show_progress, directory=directory)
             index.layout()  # built on disk too, before the save moves the files
-            path = _save_built(index, root, method, graph, streamed, crawled_only, time.monotonic() - began)
-    else:
-        index = entry.build(graph, parameters, show_progress=show_progress)
-        path = _save_built(index, root, method, graph, streamed, crawled_only, time.monotonic() - began)
-    seconds = time.monotonic() - began
+        seconds = time.monotonic() - began
+        path = store.save(index, root, method, graph.n, graph.m, extra={"buildSeconds": round(seconds, 3)},
+                          urls=streamed.urls, state=streamed.state, crawled_only=crawled_only)
     log.info("built in %.1f s, stored in %s", seconds, path)
     return IndexHandle(method, index, root, True, seconds, streamed, path)
-
-
-def _save_built(index, root: Path, method: str, graph, streamed, crawled_only: bool, seconds: float) -> Path:
-    return store.save(index, root, method, graph.n, graph.m, extra={"buildSeconds": round(seconds, 3)},
-                      urls=streamed.urls, state=streamed.state, crawled_only=crawled_only)
 
 
 def open_index(runner, method: str, root: Path, crawled_only: bool | None = None, state: dict | None = None,
@@ -330,7 +326,7 @@ def similar(
     registered(method).parameters_for(**given)  # the method's own parameters, checked by the registry
     check_parameters(top_k=top_k, similarity_cutoff=cutoff, batch_size=batch_size, wait=wait,
                      max_members=max_members)
-    if max_members and method not in ("simrank", "psimrank"):
+    if max_members and not registered(method).fingerprint_trees:
         raise ConfigurationError(f"--max-members (max_members) applies to simrank and psimrank, not to {method}")
     if retire not in RETIRE_MODES:
         raise ConfigurationError(f"retire must be one of {', '.join(RETIRE_MODES)}, got {retire!r}")
