@@ -9,6 +9,7 @@ import numpy as np
 from linksim.digest import graph_fingerprint
 from linksim.graph import LinkGraph
 from linksim.progress import Progress
+from linksim.randomness import order_keys, spread_min, stream_key
 from linksim.parameters import check_fingerprints_asked, check_page, check_parameters, check_query, sampled_parameters
 from linksim.ranking import top_scores
 
@@ -17,8 +18,9 @@ from linksim.ranking import top_scores
 class MinHashIndex:
     """Min-hash fingerprints ``fp_k`` (k = 1..length) of every page (2005 paper, Algorithm 3).
 
-    ``values[i, k-1, u] = min σ_i over I_k(u)``, where ``I_k(u)`` holds the pages that reach ``u``
-    in at most ``k`` links, ``u`` itself included (papers README). Then
+    ``values[i, k-1, u]`` is the page of ``I_k(u)`` first in the random order σ_i (its
+    ``argmin``; two pages share a min-hash exactly when they share it), where ``I_k(u)`` holds
+    the pages that reach ``u`` in at most ``k`` links, ``u`` itself included (papers README). Then
     ``xjac(u, v) = E[Σ_k c^k (1 − c) · 1{fp_k(u) = fp_k(v)}]``.
 
     The inverted index (``order``, ``indptr``: per fingerprint and k, the pages sorted by value and
@@ -112,17 +114,17 @@ def build_minhash_index(
 ) -> MinHashIndex:
     """``fp_k(u) = min(fp_{k-1}(u), min over in-neighbours of fp_{k-1})``, one edge scan a step."""
     check_parameters(n_fingerprints=n_fingerprints, length=length, decay=decay, seed=seed)
-    rng = np.random.default_rng(seed)
     values = np.empty((n_fingerprints, length, graph.n), dtype=np.int32)
-    source, target = graph.edges()
     progress = Progress(n_fingerprints, "xjaccard fingerprints", "fingerprints", enabled=show_progress)
     for i in range(n_fingerprints):
         progress.update(1)
-        current = rng.permutation(graph.n).astype(np.int32)  # σ: page -> rank in a random order
+        # σ: the random order of fingerprint i drawn page by page (linksim.randomness), so that a
+        # partitioned build (Spark) draws the same; a key's low 32 bits are its page.
+        current = order_keys(np.uint64(stream_key(seed, i, 0)), graph.n)
         for k in range(length):
-            following = current.copy()
-            np.minimum.at(following, target, current[source])
-            values[i, k] = following
+            following = np.empty_like(current)
+            spread_min(graph.in_indptr, graph.in_indices, current, following)
+            values[i, k] = following & 0xFFFFFFFF  # the minimising page itself
             current = following
     progress.close()
     return MinHashIndex(values, length, seed, graph_fingerprint(graph), decay)

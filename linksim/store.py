@@ -39,7 +39,7 @@ import numpy as np
 from linksim.errors import LinksimError
 
 FORMAT = "linksim-index"
-FORMAT_VERSION = 2  # 2: a digest, size and modification time per array
+FORMAT_VERSION = 3  # 2: a digest, size and modification time per array; 3: hash-based draws (linksim.randomness)
 
 
 class IndexStoreError(LinksimError):

@@ -13,6 +13,7 @@ from linksim.fingerprint_index import NO_PARENT, FingerprintIndex
 from linksim.graph import LinkGraph
 from linksim.parameters import check_parameters
 from linksim.progress import Progress
+from linksim.randomness import smallest_choices, stream_key, uniform_choices
 
 METHODS = ("simrank", "psimrank")
 
@@ -23,30 +24,24 @@ def _check(n_fingerprints: int, length: int, decay: float, method: str) -> None:
         raise ConfigurationError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
 
 
-def _choices(graph: LinkGraph, rng: np.random.Generator, method: str) -> np.ndarray:
-    """One step's choice per page: where a walk standing on the page goes (-1: no in-link)."""
-    in_degree = graph.in_degree
-    choice = np.full(graph.n, NO_PARENT, dtype=np.int64)
-    has = np.flatnonzero(in_degree > 0)
-    if method == "simrank":
-        offsets = (rng.random(len(has)) * in_degree[has]).astype(np.int64)
-        choice[has] = graph.in_indices[graph.in_indptr[has] + offsets]
-        return choice
-    order = rng.permutation(graph.n)  # σ(page) = its position in a random order
-    keys = order[graph.in_indices]
-    starts = graph.in_indptr[has]
-    smallest = np.minimum.reduceat(keys, starts)  # segments of pages with in-links are non-empty
-    inverse = np.empty(graph.n, dtype=np.int64)
-    inverse[order] = np.arange(graph.n)
-    choice[has] = inverse[smallest]
+def step_choices(graph: LinkGraph, method: str, seed: int, fingerprint: int, step: int) -> np.ndarray:
+    """Where a walk standing on each page goes at ``step`` (1..L) of ``fingerprint`` (-1: no
+    in-link): a pure function of (seed, fingerprint, step, page), see :mod:`linksim.randomness`."""
+    return choices_of(graph, method, stream_key(seed, fingerprint, step), np.arange(graph.n, dtype=np.int64))
+
+
+def choices_of(graph: LinkGraph, method: str, key: int, pages: np.ndarray) -> np.ndarray:
+    """The choices of ``pages`` in the stream ``key`` (only the pages walks stand on are drawn)."""
+    choice = np.empty(len(pages), dtype=np.int64)
+    draw = uniform_choices if method == "simrank" else smallest_choices
+    draw(np.uint64(key), pages, graph.in_indptr, graph.in_indices, choice)
     return choice
 
 
 def walk_choices(graph: LinkGraph, n_fingerprints: int, length: int, seed: int, method: str):
     """Yield, per fingerprint, the list of its ``length`` choice arrays (same draws as the index)."""
-    rng = np.random.default_rng(seed)
-    for _ in range(n_fingerprints):
-        yield [_choices(graph, rng, method) for _ in range(length)]
+    for i in range(n_fingerprints):
+        yield [step_choices(graph, method, seed, i, step) for step in range(1, length + 1)]
 
 
 def build_index(
@@ -82,15 +77,16 @@ def build_index(
     parent = new_array(directory, "parent", shape, np.int32)
     label = new_array(directory, "label", shape, np.int8)
     progress = Progress(n_fingerprints, f"{method} fingerprints", "fingerprints", enabled=show_progress)
-    for i, steps in enumerate(walk_choices(graph, n_fingerprints, length, seed, method)):
+    for i in range(n_fingerprints):
         progress.update(1)
         row_parent = np.full(graph.n, NO_PARENT, dtype=np.int32)
         row_label = np.zeros(graph.n, dtype=np.int8)
-        # Active walks: one per group of coalesced walks, represented by its smallest start page.
+        # Active walks: one per group of coalesced walks, represented by its smallest start page;
+        # they stand on distinct pages, and only those pages' choices are drawn.
         active = np.arange(graph.n, dtype=np.int64)
         position = active.copy()
-        for step, choice in enumerate(steps, start=1):
-            position = choice[position]
+        for step in range(1, length + 1):
+            position = choices_of(graph, method, stream_key(seed, i, step), position)
             moving = position != NO_PARENT
             active, position = active[moving], position[moving]
             if len(active) == 0:

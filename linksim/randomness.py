@@ -1,0 +1,140 @@
+"""Random choices as pure functions of (seed, fingerprint, step, page).
+
+Every random number of the fingerprint indexes is ``draw(stream_key(seed, fingerprint, step), page)``:
+SplitMix64's finaliser (Steele, Lea & Flood 2014) applied to ``key + page·γ``, that is the
+``page``-th output of a SplitMix64 generator started at ``key``, where the key itself mixes in
+the seed, the fingerprint and the step. Nothing depends on the order in which pages are visited,
+so a build that splits the pages into partitions (Spark, :mod:`linksim.spark`) draws the very same
+numbers as the numpy build and gives the same index bit for bit.
+
+What the numbers choose (the single-machine kernels below and the Spark jobs implement exactly
+this, on unsigned 64-bit words):
+
+- SimRank, the in-neighbour of page ``p`` at ``offset = ((h >> 32) · in_degree(p)) >> 32`` in
+  its sorted in-link list (a uniform choice; Lemire's multiply-shift, bias below 2^-32·degree);
+- PSimRank, the in-neighbour ``q`` of smallest order key ``(draw(key, q) >> 33) << 32 | q``: a
+  random order of all pages (31 random bits, ties impossible: the page is in the low 32 bits),
+  fresh at each step, in place of the 2005 paper's random permutation;
+- extended Jaccard, the page of smallest order key among the pages reaching ``u`` in at most
+  ``k`` links (a min-hash keeps the minimising page itself, the key's low 32 bits).
+
+Pages are numbered below 2^31 (the index stores them as int32).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, uint64
+
+MASK = (1 << 64) - 1
+GAMMA = 0x9E3779B97F4A7C15  # 2^64 / golden ratio, SplitMix64's increment
+MIX_1 = 0xBF58476D1CE4E5B9
+MIX_2 = 0x94D049BB133111EB
+
+
+def mix64(z: int) -> int:
+    """SplitMix64's finaliser on a Python int (taken modulo 2^64)."""
+    z &= MASK
+    z = ((z ^ (z >> 30)) * MIX_1) & MASK
+    z = ((z ^ (z >> 27)) * MIX_2) & MASK
+    return z ^ (z >> 31)
+
+
+def stream_key(seed: int, *parts: int) -> int:
+    """The key of one stream of draws: ``stream_key(seed, fingerprint, step)``."""
+    key = mix64(seed + GAMMA)
+    for part in parts:
+        key = mix64(key ^ ((part + 1) * GAMMA))
+    return key
+
+
+def signed(word: int) -> int:
+    """An unsigned 64-bit word as the signed 64-bit integer of the same bits (Spark's long)."""
+    return word - (1 << 64) if word >= 1 << 63 else word
+
+
+@njit(inline="always")
+def _mix(z):
+    z = (z ^ (z >> uint64(30))) * uint64(MIX_1)
+    z = (z ^ (z >> uint64(27))) * uint64(MIX_2)
+    return z ^ (z >> uint64(31))
+
+
+@njit(inline="always")
+def _draw(key, page):
+    return _mix(key + uint64(page) * uint64(GAMMA))
+
+
+@njit(inline="always")
+def _order_key(key, page):
+    # 31 random bits above the page's 32: a random order of the pages with no ties, and a
+    # non-negative signed 64-bit integer (Spark compares longs as signed).
+    return np.int64(((_draw(key, page) >> uint64(33)) << uint64(32)) | uint64(page))
+
+
+@njit(cache=True, nogil=True)
+def draws(key, n):
+    """``draw(key, p)`` for the pages ``0 .. n-1`` (uint64)."""
+    out = np.empty(n, dtype=np.uint64)
+    k = uint64(key)
+    for p in range(n):
+        out[p] = _draw(k, p)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def order_keys(key, n):
+    """The pages' places in the random order of stream ``key``: ``(draw >> 33) << 32 | page``
+    (int64; the page is the low 32 bits)."""
+    out = np.empty(n, dtype=np.int64)
+    k = uint64(key)
+    for p in range(n):
+        out[p] = _order_key(k, p)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def uniform_choices(key, pages, in_indptr, in_indices, choice):
+    """SimRank: for each of ``pages``, one uniform in-neighbour (``choice``, -1 without in-link)."""
+    k = uint64(key)
+    for j in range(len(pages)):
+        p = pages[j]
+        begin = in_indptr[p]
+        degree = in_indptr[p + 1] - begin
+        if degree == 0:
+            choice[j] = -1
+            continue
+        h = _draw(k, p)
+        offset = ((h >> uint64(32)) * uint64(degree)) >> uint64(32)
+        choice[j] = in_indices[begin + np.int64(offset)]
+
+
+@njit(cache=True, nogil=True)
+def smallest_choices(key, pages, in_indptr, in_indices, choice):
+    """PSimRank: for each of ``pages``, the in-neighbour first in the random order of this stream
+    (:func:`order_keys`), -1 without in-link."""
+    k = uint64(key)
+    for j in range(len(pages)):
+        p = pages[j]
+        begin, end = in_indptr[p], in_indptr[p + 1]
+        if begin == end:
+            choice[j] = -1
+            continue
+        best = _order_key(k, in_indices[begin])
+        for i in range(begin + 1, end):
+            o = _order_key(k, in_indices[i])
+            if o < best:
+                best = o
+        choice[j] = best & np.int64(0xFFFFFFFF)
+
+
+@njit(cache=True, nogil=True)
+def spread_min(in_indptr, in_indices, current, following):
+    """``following[p] = min(current[p], current[q] for every in-neighbour q of p)``."""
+    for p in range(len(in_indptr) - 1):
+        best = current[p]
+        for i in range(in_indptr[p], in_indptr[p + 1]):
+            value = current[in_indices[i]]
+            if value < best:
+                best = value
+        following[p] = best
