@@ -50,7 +50,7 @@ def connection_from_args(args: argparse.Namespace):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from linksim.cli import browser_cmd, demo_cmd, evaluate_cmd, generate_cmd, load_cmd, neo4j_cmd, pagerank_cmd, report_cmd, similarity_cmd
+    from linksim.cli import browser_cmd, demo_cmd, evaluate_cmd, generate_cmd, load_cmd, neo4j_cmd, pagerank_cmd, report_cmd, similarity_cmd, spark_cmd
 
     parser = argparse.ArgumentParser(
         prog="linksim",
@@ -73,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     generate_cmd.register(commands, connection_options())
     pagerank_cmd.register(commands, connection_options())
     similarity_cmd.register(commands, connection_options())
+    spark_cmd.register(commands, connection_options())
     evaluate_cmd.register(commands, connection_options())
     report_cmd.register(commands, connection_options())
     browser_cmd.register(commands, connection_options())

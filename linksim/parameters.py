@@ -102,6 +102,8 @@ _ALL = (
     Parameter("links", "--links", int, 10, 10_000_000_000),
     Parameter("out_exponent", "--out-exponent", float, 2.0, 10.0, low_open=True),
     Parameter("in_exponent", "--in-exponent", float, 2.0, 10.0, low_open=True),
+    Parameter("partitions", "--partitions", int, 1, 100_000),  # Spark jobs' partitions
+    Parameter("write_partitions", "--write-partitions", int, 1, 1_000),  # Spark connector writers
 )
 
 #: Every parameter by its Python name (the one vocabulary: ``linksim.parameters.PARAMETERS``).

@@ -372,6 +372,15 @@ def _open(meta: dict, method: str, mmap: bool, verify: bool) -> StoredIndex:
     return StoredIndex(_assemble(method, meta, arrays), meta, pages, directory)
 
 
+def open_path(path: Path, mmap: bool = True):
+    """The index stored in the folder ``path`` (as :func:`save` returned it), memory-mapped: what a
+    Spark task opens to answer its share of the pages (:func:`linksim.spark.top_k_lists`)."""
+    path = Path(path)
+    meta = json.loads((path / "meta.json").read_text())
+    check(meta, meta["method"])
+    return _open(dict(meta, path=str(path)), meta["method"], mmap, verify=False).index
+
+
 def _matching(root: Path, method: str, crawled_only: bool | None, expected: dict) -> tuple[list[dict], list[dict]]:
     """(indexes of ``method`` whose parameters fit ``expected``, all of the method)."""
     everything = stored(root, method)

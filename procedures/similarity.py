@@ -41,7 +41,7 @@ from linksim.digest import graph_fingerprint
 from linksim.errors import ConfigurationError, LinksimError
 from linksim.methods import method as registered
 from linksim.inflight import in_flight
-from linksim.procedures.runs import RunRecord
+from linksim.procedures.runs import RunRecord, record_values
 from linksim.procedures.stream import StreamedGraph, stream_link_graph
 
 log = logging.getLogger(__name__)
@@ -377,7 +377,6 @@ def write_similar(
 
 def _write_similar(runner, handle, top_k, cutoff, batch_size, workers, show_progress, lock, grace,
                    retire_mode="wait", source_pages=None, max_members=0) -> RunRecord:
-    from linksim.procedures.runs import record_values
     from linksim.progress import Progress
     from linksim.topk import top_k_all
     from linksim.procedures.schema import apply_schema
@@ -403,33 +402,48 @@ def _write_similar(runner, handle, top_k, cutoff, batch_size, workers, show_prog
     record.lists_cut = counts.get("lists_cut", 0)
     record.compute_millis = int((time.monotonic() - began + handle.build_seconds) * 1000)
 
+    ids = handle.streamed.node_ids
+    # Scores mean nothing beyond 12 decimals (ties are decided there); rounding drops the summation
+    # noise that would otherwise show in the Browser's captions (0.17011199999999996).
+    lists = _Lists(ids[source], ids[target], np.round(score, 12))
+
+    def write_lists(run: int) -> int:
+        params = {"method": method, "run": run}
+
+        def write(span: tuple[int, int]) -> dict[str, int]:
+            lock.check()
+            return runner.write(WRITE_SIMILAR, dict(params, rows=lists.rows(*span)))
+
+        # Two batches in flight: the driver encodes one while the server writes the other.
+        with Progress(len(source), f"writing SIMILAR_TO ({method})", "relationships",
+                      enabled=show_progress) as progress:
+            for (first, last), counters in in_flight(iter(lists.batches(batch_size)), write, workers=2):
+                size = lists.size(first, last)
+                if counters.get("relationships_created", 0) != size:
+                    raise LinksimError(
+                        f"wrote {counters.get('relationships_created', 0)} of {size} SIMILAR_TO "
+                        "relationships of a batch: pages were deleted while linksim ran; run it again"
+                    )
+                progress.update(size)
+        return len(source)
+
+    return publish_run(runner, lock, record, write_lists, grace, retire_mode, batch_size)
+
+
+def publish_run(runner, lock, record: RunRecord, write_lists, grace: float | None = None, retire_mode: str = "wait",
+                batch_size: int = 50_000) -> RunRecord:
+    """Steps 2 to 4 of the protocol (see module) for a writer holding the method's ``lock``: a new
+    run id, ``write_lists(run)`` creates the relationships with ``run`` (and returns how many),
+    the switch, then the retirement of the other runs. Shared by ``linksim similar`` and
+    ``linksim spark similar`` (whose relationships the Spark connector writes)."""
+    method = record.algorithm
     began = time.monotonic()
     rows, _ = runner.write_returning(ALLOCATE_RUN, {"lock": lock.name, "owner": lock.owner, "algorithm": method})
     if not rows:
         lock.lost.set()
         lock.check()
     record.id = int(rows[0][0])
-    ids = handle.streamed.node_ids
-    # Scores mean nothing beyond 12 decimals (ties are decided there); rounding drops the summation
-    # noise that would otherwise show in the Browser's captions (0.17011199999999996).
-    lists = _Lists(ids[source], ids[target], np.round(score, 12))
-    params = {"method": method, "run": record.id}
-
-    def write(span: tuple[int, int]) -> dict[str, int]:
-        lock.check()
-        return runner.write(WRITE_SIMILAR, dict(params, rows=lists.rows(*span)))
-
-    # Two batches in flight: the driver encodes one while the server writes the other.
-    with Progress(len(source), f"writing SIMILAR_TO ({method})", "relationships", enabled=show_progress) as progress:
-        for (first, last), counters in in_flight(iter(lists.batches(batch_size)), write, workers=2):
-            size = lists.size(first, last)
-            if counters.get("relationships_created", 0) != size:
-                raise LinksimError(
-                    f"wrote {counters.get('relationships_created', 0)} of {size} SIMILAR_TO "
-                    "relationships of a batch: pages were deleted while linksim ran; run it again"
-                )
-            progress.update(size)
-    record.written = len(source)
+    record.written = write_lists(record.id)
     record.write_millis = int((time.monotonic() - began) * 1000)
     lock.check()
     rows, _ = runner.write_returning(MAKE_CURRENT, dict(record_values(record), lock=lock.name, owner=lock.owner))

@@ -1,0 +1,161 @@
+"""``linksim spark pagerank|index|similar``: the indexes built on Apache Spark."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from linksim.cli.options import add_wait, checked
+
+SPARK_METHODS = ("simrank", "psimrank", "xjaccard")
+
+
+def _spark_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "spark", "Where the jobs run. Needs `pip install 'linksim[spark]'` (pyspark and the Neo4j connector, "
+        "whose jars are fetched from Maven Central at the first run).")
+    group.add_argument("--master", default="local[2]",
+                       help="Spark master: local[N] (this machine, N cores), spark://HOST:PORT, yarn (default local[2])")
+    group.add_argument("--partitions", type=checked("partitions"), default=4,
+                       help="partitions of the jobs' data (spark.sql.shuffle.partitions; default 4, "
+                       "2-4 per core of the cluster is usual)")
+
+
+def _build_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("index", "As for `linksim index`; unset parameters take the papers' defaults.")
+    group.add_argument("--index-dir", type=Path, metavar="DIR",
+                       help="index store (env LINKSIM_INDEX_DIR); on a cluster, a folder every executor reads")
+    group.add_argument("--fingerprints", type=checked("n_fingerprints"), metavar="N", dest="n_fingerprints",
+                       help="number of fingerprints N")
+    group.add_argument("--length", type=checked("length"), metavar="L", help="walk length / neighbourhood depth L")
+    group.add_argument("--decay", type=checked("decay"), metavar="C", help="decay factor c, in (0, 1)")
+    group.add_argument("--seed", type=checked("seed"), help="random seed >= 0 (same seed: the same index as "
+                       "`linksim index`, bit for bit)")
+
+
+def register(commands: argparse._SubParsersAction, connection: argparse.ArgumentParser) -> None:
+    spark = commands.add_parser(
+        "spark", help="build PageRank and the similarity indexes on Apache Spark",
+        description="The same computations as `linksim pagerank`, `linksim index` and `linksim similar`, run as "
+        "Spark jobs: the graph is read from Neo4j and the results written back through the Neo4j Connector "
+        "for Apache Spark. Random choices are functions of (seed, fingerprint, step, page), so the index is the "
+        "one `linksim index` builds for the same seed, whatever the partitioning.",
+    )
+    actions = spark.add_subparsers(dest="spark_command", metavar="ACTION", required=True)
+
+    pagerank = actions.add_parser("pagerank", parents=[connection], help="PageRank on Spark, written to each page",
+                                  description="PageRank (uniform teleport, dangling pages' rank spread uniformly, "
+                                  "as `linksim pagerank`) computed on Spark and written to --write-property.")
+    _spark_options(pagerank)
+    pagerank.add_argument("--damping", type=checked("damping"), default=0.85, help="damping factor (default 0.85)")
+    pagerank.add_argument("--tol", type=checked("tol"), default=1e-6, help="L1 residual to stop at (default 1e-6)")
+    pagerank.add_argument("--max-iter", type=checked("max_iter"), default=100, help="most iterations (default 100)")
+    pagerank.add_argument("--write-property", default="pagerank", help="node property (default pagerank)")
+    add_wait(pagerank, "PageRank write of the same property")
+    pagerank.add_argument("--json", action="store_true", help="print the summary as JSON")
+    pagerank.set_defaults(handler=_pagerank)
+
+    index = actions.add_parser("index", parents=[connection], help="build a similarity index on Spark",
+                               description="Build the index of METHOD on Spark and store it in the index store, "
+                               "where `linksim related` and `linksim similar` find it.")
+    index.add_argument("method", metavar="METHOD", choices=SPARK_METHODS, help=" | ".join(SPARK_METHODS))
+    _spark_options(index)
+    _build_options(index)
+    index.add_argument("--parquet", metavar="DIR", help="also write the index arrays there as Parquet")
+    index.add_argument("--json", action="store_true", help="print the index description as JSON")
+    index.set_defaults(handler=_index)
+
+    similar = actions.add_parser(
+        "similar", parents=[connection], help="every page's related pages on Spark, written as SIMILAR_TO",
+        description="As `linksim similar`: the index (built on Spark unless a matching one is stored), every "
+        "page's top-k computed by Spark tasks that each answer a range of pages from the stored index, written "
+        "through the connector as a new run made current in one transaction (readers never see a mix or nothing).",
+        epilog="Exit codes: 0 written, 2 bad option, 3 Neo4j error, 6 index store problem, 7 another run of the "
+        "method holds its lock.",
+    )
+    similar.add_argument("method", metavar="METHOD", choices=SPARK_METHODS, help=" | ".join(SPARK_METHODS))
+    _spark_options(similar)
+    _build_options(similar)
+    similar.add_argument("--top-k", type=checked("top_k"), default=10, help="related pages per page (default 10)")
+    similar.add_argument("--similarity-cutoff", type=checked("similarity_cutoff"), default=0.0,
+                         help="write only scores above this, in [0, 1) (default 0)")
+    similar.add_argument("--max-members", type=checked("max_members"), default=0, metavar="M",
+                         help="as for `linksim similar` (simrank, psimrank; default 0: every list exact)")
+    similar.add_argument("--rebuild", action="store_true", help="rebuild the index first")
+    similar.add_argument("--write-partitions", type=checked("write_partitions"), default=1,
+                         help="connector writers at once (default 1: parallel writers of one graph lock the same "
+                         "hub pages and deadlock, retried)")
+    similar.add_argument("--retire", choices=("wait", "background"), default="wait",
+                         help="the previous run's relationships: as for `linksim similar`")
+    add_wait(similar, "`linksim similar` of the same method")
+    similar.add_argument("--json", action="store_true", help="print the run summary as JSON")
+    similar.set_defaults(handler=_similar)
+
+
+def _given(args: argparse.Namespace) -> dict:
+    from linksim.methods import METHODS
+
+    takes = METHODS[args.method].parameter_names
+    return {name: getattr(args, name) for name in takes if getattr(args, name, None) is not None}
+
+
+def _context(args: argparse.Namespace):
+    from linksim.cli.main import connection_from_args
+    from linksim.procedures.api import index_root
+    from linksim.procedures.runner import QueryRunner
+
+    connection = connection_from_args(args)
+    root = index_root(connection.uri, connection.database, getattr(args, "index_dir", None))
+    return connection, root, QueryRunner.connect(connection)
+
+
+def _pagerank(args: argparse.Namespace) -> int:
+    from linksim.procedures.spark import spark_pagerank
+
+    connection, _, runner = _context(args)
+    with runner:
+        summary = spark_pagerank(runner, connection, args.master, args.partitions, args.damping, args.tol,
+                                 args.max_iter, args.write_property, wait=args.wait)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        state = "converged" if summary["converged"] else "did NOT converge"
+        print(f"PageRank on Spark ({args.master}) of {summary['pages']:,} pages and {summary['links']:,} links: "
+              f"{state} after {summary['iterations']} iterations (residual {summary['residual']:.3g}) in "
+              f"{summary['compute_seconds']:.1f} s; written to {summary['property']} in {summary['write_seconds']:.1f} s")
+    return 0
+
+
+def _index(args: argparse.Namespace) -> int:
+    from linksim.procedures.spark import spark_index
+
+    connection, root, runner = _context(args)
+    with runner:
+        meta = spark_index(runner, connection, root, args.method, args.master, args.partitions,
+                           parquet=args.parquet, **_given(args))
+    if args.json:
+        print(json.dumps(meta, indent=2, default=str))
+        return 0
+    parameters = ", ".join(f"{k}={v}" for k, v in meta["parameters"].items())
+    print(f"{args.method} index ({parameters}) of {meta['graph']['pages']:,} pages and {meta['graph']['links']:,} "
+          f"links: built on Spark ({args.master}) in {meta['build_seconds']:.1f} s; stored in {meta['path']}")
+    return 0
+
+
+def _similar(args: argparse.Namespace) -> int:
+    from linksim.procedures.spark import spark_similar
+
+    connection, root, runner = _context(args)
+    with runner:
+        record = spark_similar(runner, connection, root, args.method, args.master, args.partitions, args.top_k,
+                               args.similarity_cutoff, args.max_members, args.write_partitions, wait=args.wait,
+                               retire=args.retire, rebuild=args.rebuild, **_given(args))
+    if args.json:
+        from dataclasses import asdict
+
+        print(json.dumps(asdict(record), indent=2, default=str))
+        return 0
+    print(f"{args.method} on Spark ({args.master}): wrote {record.written:,} SIMILAR_TO relationships (run "
+          f"{record.id}); compute {record.compute_millis / 1000:.1f} s, write {record.write_millis / 1000:.1f} s")
+    return 0

@@ -1,0 +1,331 @@
+"""The indexes built on Apache Spark: the same definitions as the numpy core, the same numbers.
+
+Each job takes the link graph as a DataFrame of dense page indices ``(src, dst)`` (duplicates
+merged, no self-links: what :class:`linksim.graph.LinkGraph` holds) and the number of pages ``n``.
+
+- :func:`pagerank`: the power iteration of :func:`linksim.pagerank.pagerank` (uniform teleport,
+  dangling mass spread uniformly, L1 residual, normalised to 1 every step), one join of the
+  ranks with the links per iteration, in double precision.
+- :func:`fingerprint_graphs`: SimRank / PSimRank coalescing reversed walks, all N fingerprints
+  at once (the 2005 paper's N-way parallelism): a row per active walk ``(fp, start, pos)``; a
+  step joins the walks with the in-links of the pages they stand on, draws the choice from
+  (seed, fingerprint, step, page) exactly as :mod:`linksim.randomness` does (SplitMix64 in
+  Spark's 64-bit integer arithmetic, which wraps like the unsigned one when ANSI mode is off),
+  then groups the walks by new position: the smallest start of each group goes on, the others
+  get their fingerprint-graph edge ``(parent, label = step)``. Nothing depends on how the rows
+  are partitioned, so the arrays equal :func:`linksim.walks.build_index`'s bit for bit.
+- :func:`minhash`: extended-Jaccard min-hash fingerprints, one join of the current minima with
+  the links per step (2005 paper, Algorithm 3), equal to :func:`linksim.minhash.build_minhash_index`.
+- :func:`top_k_lists`: every page's top-k, the pages shared out to Spark tasks, each task
+  answering its pages from the stored index with the single-machine compiled query (the
+  fingerprint trees read level by level with the exact bound c^(t+1), then Lemma 2): no pair of
+  a giant tree is generated, and the lists are the single machine's, float for float.
+
+pyspark is imported only here (``pip install 'linksim[spark]'``); the core stays usable without it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from linksim.errors import ConfigurationError
+from linksim.fingerprint_index import NO_PARENT
+from linksim.randomness import GAMMA, MIX_1, MIX_2, signed, stream_key
+
+
+def _functions():
+    try:
+        from pyspark.sql import functions
+    except ImportError:  # pragma: no cover - the message is the point
+        raise ConfigurationError("Spark is not installed: pip install 'linksim[spark]'") from None
+    return functions
+
+
+IVY_SETTINGS = """<ivysettings>
+  <settings defaultResolver="central"/>
+  <caches defaultCacheDir="{cache}"/>
+  <resolvers><ibiblio name="central" m2compatible="true" root="https://repo1.maven.org/maven2/"/></resolvers>
+</ivysettings>
+"""
+
+
+def session(master: str = "local[2]", partitions: int = 4, packages: tuple[str, ...] = (), ivy_dir=None,
+            app_name: str = "linksim", config: dict | None = None):
+    """A SparkSession for linksim's jobs: ``spark.sql.shuffle.partitions`` = ``partitions`` (the
+    default 200 makes each small shuffle of local mode slow), ANSI mode off (the hashing wraps on
+    purpose), no web UI, the driver on loopback in local mode. ``packages``: Maven coordinates
+    resolved from Maven Central alone (Spark's Ivy, told not to look in ``~/.m2``, whose partial
+    downloads break it) into ``ivy_dir``. An active session is reused: its settings are checked."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise ConfigurationError("Spark is not installed: pip install 'linksim[spark]'") from None
+    from pathlib import Path
+
+    builder = (SparkSession.builder.master(master).appName(app_name)
+               .config("spark.sql.shuffle.partitions", str(partitions))
+               .config("spark.default.parallelism", str(partitions))
+               .config("spark.sql.ansi.enabled", "false")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.adaptive.enabled", "false"))
+    if master.startswith("local"):
+        import os
+        import sys
+
+        # The tasks' Python is this one (with linksim and numpy), not the first `python3` on PATH.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+    if packages:
+        ivy = Path(ivy_dir).expanduser()
+        ivy.mkdir(parents=True, exist_ok=True)
+        settings = ivy / "ivysettings.xml"
+        settings.write_text(IVY_SETTINGS.format(cache=ivy / "cache"))
+        builder = (builder.config("spark.jars.packages", ",".join(packages))
+                   .config("spark.jars.ivy", str(ivy)).config("spark.jars.ivySettings", str(settings)))
+    for key, value in (config or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+    spark.conf.set("spark.sql.ansi.enabled", "false")
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def edges_frame(spark, graph, partitions: int = 4):
+    """A :class:`LinkGraph`'s links as a DataFrame ``(src, dst)`` of ``partitions`` partitions."""
+    import pandas as pd
+
+    source, target = graph.edges()
+    frame = pd.DataFrame({"src": source.astype(np.int32), "dst": target.astype(np.int32)})
+    return spark.createDataFrame(frame, "src int, dst int").repartition(partitions)
+
+
+# SplitMix64 in Spark Column arithmetic ------------------------------------------------------------
+def _mix(z):
+    F = _functions()
+    z = z.bitwiseXOR(F.shiftrightunsigned(z, 30)) * F.lit(signed(MIX_1))
+    z = z.bitwiseXOR(F.shiftrightunsigned(z, 27)) * F.lit(signed(MIX_2))
+    return z.bitwiseXOR(F.shiftrightunsigned(z, 31))
+
+
+def draw_column(key, page):
+    """``draw(key, page)`` of :mod:`linksim.randomness` as a Spark long Column (same 64 bits)."""
+    F = _functions()
+    return _mix(key + page.cast("long") * F.lit(signed(GAMMA)))
+
+
+def order_key_column(key, page):
+    """``(draw >> 33) << 32 | page``: a page's place in the stream's random order (non-negative)."""
+    F = _functions()
+    return F.shiftleft(F.shiftrightunsigned(draw_column(key, page), 33), 32).bitwiseOR(page.cast("long"))
+
+
+def _keys(spark, seed: int, fingerprints: int, step: int):
+    """The stream key of each fingerprint at ``step``: ``(fp, key)``, a small table to broadcast."""
+    F = _functions()
+    rows = [(i, signed(stream_key(seed, i, step))) for i in range(fingerprints)]
+    return F.broadcast(spark.createDataFrame(rows, "fp int, key long"))
+
+
+def _check_spark_settings(spark) -> None:
+    if spark.conf.get("spark.sql.ansi.enabled", "false").lower() == "true":
+        raise ConfigurationError("linksim's Spark jobs need spark.sql.ansi.enabled=false (64-bit hashing wraps "
+                                 "around on purpose); linksim.procedures.spark.session sets it")
+
+
+def _materialise(frame, partitions: int):
+    """Cut the lineage of an iterated frame (each step builds on the last) and keep it in memory."""
+    return frame.localCheckpoint(eager=True)
+
+
+# PageRank -------------------------------------------------------------------------------------------
+@dataclass
+class SparkPageRank:
+    ranks: np.ndarray  # float64, one per page
+    iterations: int
+    converged: bool
+    residual: float
+    seconds: float
+
+
+def pagerank(edges, n: int, damping: float = 0.85, tol: float = 1e-6, max_iter: int = 100,
+             partitions: int = 4, log=None) -> SparkPageRank:
+    """PageRank with uniform teleport and dangling spread (see module); ``edges``: ``(src, dst)``."""
+    F = _functions()
+    from linksim.parameters import check_parameters
+
+    check_parameters(damping=damping, tol=tol, max_iter=max_iter)
+    spark = edges.sparkSession
+    _check_spark_settings(spark)
+    began = time.monotonic()
+    degree = edges.groupBy("src").agg(F.count("*").alias("degree"))
+    links = _materialise(
+        edges.join(degree, "src").select("src", "dst", (F.lit(1.0) / F.col("degree")).alias("weight")), partitions
+    )
+    pages = spark.range(n).select(F.col("id").cast("int").alias("page"))
+    flagged = pages.join(degree.withColumnRenamed("src", "page"), "page", "left")
+    ranks = _materialise(flagged.select("page", F.lit(1.0 / n).alias("rank"), F.col("degree").isNull().alias("dangling")),
+                         partitions)
+    lost = ranks.where("dangling").agg(F.sum("rank")).first()[0] or 0.0  # the dangling pages' rank
+    residual, converged, iteration = float("inf"), False, 0
+    for iteration in range(1, max_iter + 1):
+        received = (links.join(ranks.select(F.col("page").alias("src"), "rank"), "src")
+                    .groupBy("dst").agg(F.sum(F.col("rank") * F.col("weight")).alias("received")))
+        following = _materialise(
+            ranks.join(received.withColumnRenamed("dst", "page"), "page", "left")
+            .select("page", "dangling", F.col("rank").alias("before"),
+                    (F.lit(damping) * F.coalesce(F.col("received"), F.lit(0.0)) + F.lit((1.0 - damping) / n)
+                     + F.lit(damping * lost / n)).alias("rank")),
+            partitions,
+        )
+        # Normalised to a total of exactly 1, as the numpy path does; then the L1 residual.
+        total, lost = following.agg(F.sum("rank"), F.sum(F.when(F.col("dangling"), F.col("rank")))).first()
+        lost = (lost or 0.0) / total
+        ranks = following.select("page", "dangling", "before", (F.col("rank") / F.lit(total)).alias("rank"))
+        residual = ranks.agg(F.sum(F.abs(F.col("rank") - F.col("before")))).first()[0]
+        if log:
+            log(f"PageRank iteration {iteration}: residual {residual:.3g}")
+        if residual < tol:
+            converged = True
+            break
+    values = np.zeros(n, dtype=np.float64)
+    frame = ranks.toPandas()
+    values[frame["page"].to_numpy()] = frame["rank"].to_numpy()
+    return SparkPageRank(values, iteration, converged, residual, time.monotonic() - began)
+
+
+# Fingerprint graphs -------------------------------------------------------------------------------------
+def in_links(edges, partitions: int):
+    """``(dst, offset, src)``: each page's in-links in increasing source order, numbered from 0 (the
+    order of :attr:`LinkGraph.in_indices`), and ``(page, degree)``."""
+    F = _functions()
+    from pyspark.sql import Window
+
+    numbered = edges.select("src", "dst", (F.row_number().over(Window.partitionBy("dst").orderBy("src")) - 1)
+                            .alias("offset"))
+    numbered = _materialise(numbered, partitions)
+    degree = _materialise(numbered.groupBy(F.col("dst").alias("pos")).agg(F.count("*").alias("degree")), partitions)
+    return numbered, degree
+
+
+def fingerprint_graphs(edges, n: int, method: str, n_fingerprints: int, length: int, seed: int,
+                       partitions: int = 4, log=None) -> tuple[np.ndarray, np.ndarray]:
+    """``(parent, label)`` arrays, (N, n) int32 and int8, of :func:`linksim.walks.build_index`."""
+    F = _functions()
+    from pyspark.sql import Window
+
+    from linksim.parameters import check_parameters
+
+    check_parameters(n_fingerprints=n_fingerprints, length=length, seed=seed)
+    if method not in ("simrank", "psimrank"):
+        raise ConfigurationError(f"fingerprint graphs are built for simrank and psimrank, not {method!r}")
+    spark = edges.sparkSession
+    _check_spark_settings(spark)
+    numbered, degree = in_links(edges, partitions)
+    fps = spark.range(n_fingerprints).select(F.col("id").cast("int").alias("fp"))
+    walks = _materialise(
+        fps.crossJoin(spark.range(n).select(F.col("id").cast("int").alias("start")))
+        .select("fp", "start", F.col("start").alias("pos")),
+        partitions,
+    )
+    met_parts = []
+    for step in range(1, length + 1):
+        keyed = walks.join(_keys(spark, seed, n_fingerprints, step), "fp")
+        if method == "simrank":
+            h = draw_column(F.col("key"), F.col("pos"))
+            chosen = (keyed.join(degree, "pos")  # a walk on a page without in-links stops
+                      .select("fp", "start", "pos",
+                              F.shiftright(F.shiftrightunsigned(h, 32) * F.col("degree"), 32).alias("offset"))
+                      .join(numbered.withColumnRenamed("dst", "pos"), ["pos", "offset"])
+                      .select("fp", "start", F.col("src").alias("pos")))
+        else:
+            chosen = (keyed.join(numbered.select(F.col("dst").alias("pos"), "src"), "pos")
+                      .select("fp", "start", order_key_column(F.col("key"), F.col("src")).alias("order"))
+                      .groupBy("fp", "start").agg(F.min("order").alias("order"))
+                      .select("fp", "start", (F.col("order").bitwiseAND(F.lit(0xFFFFFFFF))).cast("int").alias("pos")))
+        grouped = chosen.withColumn("first", F.min("start").over(Window.partitionBy("fp", "pos")))
+        grouped = _materialise(grouped, partitions)
+        met_parts.append(grouped.where(F.col("start") != F.col("first"))
+                         .select("fp", "start", F.col("first").alias("parent"), F.lit(step).cast("byte").alias("label")))
+        met_parts[-1] = _materialise(met_parts[-1], partitions)
+        walks = _materialise(grouped.where(F.col("start") == F.col("first")).select("fp", "start", "pos"), partitions)
+        if log:
+            log(f"{method} step {step}: {walks.count():,} walks go on")
+        if walks.isEmpty():
+            break
+    parent = np.full((n_fingerprints, n), NO_PARENT, dtype=np.int32)
+    label = np.zeros((n_fingerprints, n), dtype=np.int8)
+    for part in met_parts:
+        frame = part.toPandas()
+        fp, start = frame["fp"].to_numpy(), frame["start"].to_numpy()
+        parent[fp, start] = frame["parent"].to_numpy()
+        label[fp, start] = frame["label"].to_numpy()
+    return parent, label
+
+
+# Extended Jaccard -------------------------------------------------------------------------------------
+def minhash(edges, n: int, n_fingerprints: int, length: int, seed: int, partitions: int = 4,
+            log=None) -> np.ndarray:
+    """``values`` (N, length, n) int32 of :func:`linksim.minhash.build_minhash_index`."""
+    F = _functions()
+    from linksim.parameters import check_parameters
+
+    check_parameters(n_fingerprints=n_fingerprints, length=length, seed=seed)
+    spark = edges.sparkSession
+    _check_spark_settings(spark)
+    pages = spark.range(n).select(F.col("id").cast("int").alias("page"))
+    current = _materialise(
+        pages.crossJoin(_keys(spark, seed, n_fingerprints, 0))
+        .select("fp", "page", order_key_column(F.col("key"), F.col("page")).alias("value")),
+        partitions,
+    )
+    links = edges.select(F.col("src").alias("page"), F.col("dst"))
+    values = np.empty((n_fingerprints, length, n), dtype=np.int32)
+    for k in range(length):
+        spread = current.join(links, "page").select("fp", F.col("dst").alias("page"), "value")
+        current = _materialise(current.unionByName(spread).groupBy("fp", "page").agg(F.min("value").alias("value")),
+                               partitions)
+        frame = current.select("fp", "page", F.col("value").bitwiseAND(F.lit(0xFFFFFFFF)).cast("int").alias("v")).toPandas()
+        values[frame["fp"].to_numpy(), k, frame["page"].to_numpy()] = frame["v"].to_numpy()
+        if log:
+            log(f"xjaccard step {k + 1} of {length}")
+    return values
+
+
+# All-pages top-k -------------------------------------------------------------------------------------
+def top_k_lists(spark, index_path: str, n: int, top_k: int = 10, threshold: float = 0.0, max_members: int = 0,
+                partitions: int = 4):
+    """Every page's top-k as a DataFrame ``(source, target, score, rank)``, from the index stored
+    in ``index_path`` (a folder every executor reads: local disk in local mode, a shared file
+    system on a cluster). Each task opens the index (memory-mapped) and answers a contiguous range
+    of pages with :func:`linksim.topk.top_k_all` (one worker per task)."""
+    from pyspark.sql import types as T
+
+    from linksim.parameters import check_parameters
+
+    check_parameters(top_k=top_k, similarity_cutoff=threshold, max_members=max_members)
+    bounds = np.linspace(0, n, partitions + 1).astype(np.int64).tolist()
+    spans = [(bounds[i], bounds[i + 1]) for i in range(partitions) if bounds[i + 1] > bounds[i]]
+
+    def answer(rows):
+        from linksim.store import open_path
+        from linksim.topk import top_k_all
+
+        index = open_path(index_path)
+        for first, last in rows:
+            source, target, score, rank = top_k_all(
+                index, top_k=top_k, threshold=threshold, pages=np.arange(first, last, dtype=np.int64), workers=1,
+                show_progress=False, max_members=max_members,
+            )
+            for row in zip(source.tolist(), target.tolist(), score.tolist(), rank.tolist()):
+                yield row
+
+    schema = T.StructType([
+        T.StructField("source", T.IntegerType(), False), T.StructField("target", T.IntegerType(), False),
+        T.StructField("score", T.DoubleType(), False), T.StructField("rank", T.IntegerType(), False),
+    ])
+    rdd = spark.sparkContext.parallelize(spans, len(spans)).mapPartitions(answer)
+    return spark.createDataFrame(rdd, schema)

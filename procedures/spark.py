@@ -1,0 +1,286 @@
+"""The Spark path: the link graph read from Neo4j through the Neo4j Connector for Apache Spark,
+the indexes built by the Spark jobs of :mod:`linksim.spark`, the results written back through the
+connector (``pagerank``; ``SIMILAR_TO`` with the run-swap protocol of
+:mod:`linksim.procedures.similarity`) and the index saved in the linksim index store, where
+``linksim related`` finds it as it finds a local one.
+
+Versions (``pip install 'linksim[spark]'``): pyspark 4.x (Scala 2.13, Java 17) with the connector
+``org.neo4j:neo4j-connector-apache-spark_2.13:5.3.8_for_spark_3``, the newest connector Maven
+Central serves; its Scala 2.12 builds for pyspark 3.5 need a ``_common`` artifact that Maven
+Central does not serve (measured), so the Scala 2.13 pair is the one that resolves and runs here.
+The jars are resolved by Spark's Ivy from Maven Central into ``$LINKSIM_HOME/ivy`` at the first
+session (about 30 s), from there afterwards.
+
+The connector reads with fixed Cypher (no value of a user's is put in a query); the values the
+writes need (method, run id, property name) travel as columns of the rows, read as ``event.*``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from linksim.errors import ConfigurationError, LinksimError
+from linksim.methods import method as registered
+
+log = logging.getLogger(__name__)
+
+CONNECTOR = "org.neo4j:neo4j-connector-apache-spark_2.13:5.3.8_for_spark_3"
+SOURCE = "org.neo4j.spark.DataSource"
+SPARK_METHODS = ("simrank", "psimrank", "xjaccard")
+
+# id() is what stream_link_graph numbers pages by (page i: the i-th smallest id), so both paths
+# give the same page numbers, the same graph fingerprint and so the same index.
+READ_PAGES = "MATCH (p:Page) RETURN id(p) AS id, p.url AS url"
+READ_LINKS = "MATCH (a:Page)-[:LINKS_TO]->(b:Page) WHERE a <> b RETURN id(a) AS s, id(b) AS t"
+
+WRITE_PAGERANK = "MATCH (p) WHERE id(p) = event.id SET p[event.property] = event.rank"
+
+WRITE_SIMILAR = """
+MATCH (a) WHERE id(a) = event.source
+MATCH (b) WHERE id(b) = event.target
+CREATE (a)-[:SIMILAR_TO {score: event.score, method: event.method, rank: event.rank, run: event.run}]->(b)
+"""
+
+COUNT_RUN = "MATCH ()-[s:SIMILAR_TO {run: $run}]->() RETURN count(s) AS written"
+
+
+def session(master: str = "local[2]", partitions: int = 4, config: dict | None = None):
+    """A SparkSession with the Neo4j connector (see module) and linksim's settings."""
+    from linksim import spark as jobs
+    from linksim.server.settings import linksim_home
+
+    return jobs.session(master, partitions, packages=(CONNECTOR,), ivy_dir=linksim_home() / "ivy", config=config)
+
+
+def _options(connection) -> dict[str, str]:
+    return {
+        "url": connection.uri, "database": connection.database, "authentication.type": "basic",
+        "authentication.basic.username": connection.user, "authentication.basic.password": connection.password,
+    }
+
+
+@dataclass
+class SparkGraph:
+    """The graph as read through the connector: ``edges`` ``(src, dst)`` of dense page numbers,
+    ``pages`` ``(page, id)`` (Neo4j's internal id of page ``page``), ``n`` pages."""
+
+    edges: object
+    pages: object
+    n: int
+    m: int
+    seconds: float
+
+
+def read_graph(spark, connection, partitions: int = 4) -> SparkGraph:
+    """Pages and links through the connector, numbered as :func:`stream_link_graph` numbers them."""
+    from pyspark.sql import functions as F
+
+    began = time.monotonic()
+    reader = spark.read.format(SOURCE).options(**_options(connection))
+    raw = reader.option("query", READ_PAGES).load().select(F.col("id").cast("long"))
+    ids = raw.rdd.map(lambda row: row[0]).sortBy(lambda x: x).zipWithIndex()
+    pages = spark.createDataFrame(ids, "id long, page long").select(F.col("page").cast("int"), "id")
+    pages = pages.localCheckpoint(eager=True)
+    n = pages.count()
+    links = reader.option("query", READ_LINKS).load()
+    edges = (links.join(pages.select(F.col("id").alias("s"), F.col("page").alias("src")), "s")
+             .join(pages.select(F.col("id").alias("t"), F.col("page").alias("dst")), "t")
+             .select("src", "dst").distinct().repartition(partitions).localCheckpoint(eager=True))
+    m = edges.count()
+    seconds = time.monotonic() - began
+    log.info("read %s pages and %s links through the Neo4j connector in %.1f s", f"{n:,}", f"{m:,}", seconds)
+    return SparkGraph(edges, pages, n, m, seconds)
+
+
+def _check_method(method: str) -> None:
+    registered(method)
+    if method not in SPARK_METHODS:
+        raise ConfigurationError(f"the Spark jobs build {', '.join(SPARK_METHODS)}; {method} is built by "
+                                 f"`linksim index {method}`")
+
+
+def build_index(spark, graph: SparkGraph, method: str, partitions: int = 4, **given):
+    """The index of ``method`` built by Spark (arrays equal to the numpy build's), and the parameters."""
+    from linksim import spark as jobs
+    from linksim.fingerprint_index import FingerprintIndex
+    from linksim.minhash import MinHashIndex
+
+    _check_method(method)
+    parameters = registered(method).parameters_for(**given)
+    say = log.info
+    if method == "xjaccard":
+        values = jobs.minhash(graph.edges, graph.n, parameters["n_fingerprints"], parameters["length"],
+                              parameters["seed"], partitions, log=say)
+        return MinHashIndex(values, parameters["length"], parameters["seed"], "", parameters["decay"]), parameters
+    parent, label = jobs.fingerprint_graphs(graph.edges, graph.n, method, parameters["n_fingerprints"],
+                                            parameters["length"], parameters["seed"], partitions, log=say)
+    return FingerprintIndex(parent, label, method, parameters["length"], parameters["seed"], "",
+                            parameters["decay"]), parameters
+
+
+def spark_index(runner, connection, root, method: str, master: str = "local[2]", partitions: int = 4,
+                spark=None, parquet: str | None = None, graph: SparkGraph | None = None, **given) -> dict:
+    """``linksim spark index``: read the graph through the connector, build the index on Spark,
+    store it (and, with ``parquet``, write its arrays there as Parquet). Returns the stored
+    index's description."""
+    from linksim import store
+    from linksim.digest import graph_fingerprint
+    from linksim.procedures.stream import graph_state
+
+    _check_method(method)
+    registered(method).parameters_for(**given)  # checked before Spark starts
+    spark = spark or session(master, partitions)
+    state = graph_state(runner)  # before reading: a load meanwhile makes the index stale, never wrong
+    graph = graph or read_graph(spark, connection, partitions)
+    if graph.n == 0:
+        raise LinksimError("the database has no pages: load a crawl first (`linksim load`)")
+    began = time.monotonic()
+    index, parameters = build_index(spark, graph, method, partitions, **given)
+    seconds = time.monotonic() - began
+    local = _local_graph(runner, graph)
+    index.graph_fingerprint = graph_fingerprint(local)
+    if parquet:
+        _write_parquet(spark, index, parquet)
+    path = store.save(index, root, method, local.n, local.m,
+                      extra={"buildSeconds": round(seconds, 3), "builtBy": f"spark {spark.version} {master}"},
+                      urls=local.keys, state=state)
+    log.info("built on Spark in %.1f s, stored in %s", seconds, path)
+    return dict(store.describe_path(path, method), built=True, build_seconds=seconds, read_seconds=graph.seconds)
+
+
+def _local_graph(runner, graph: SparkGraph):
+    """The graph in the driver, as :class:`LinkGraph` with its URLs: what the index store records
+    (graph fingerprint, page URLs) so that `linksim related` finds the index."""
+    from linksim.graph import LinkGraph
+    from linksim.procedures.stream import PAGES
+
+    ids, urls = runner.read_one(PAGES, {"all_pages": True})
+    edges = graph.edges.toPandas()
+    if len(ids) != graph.n:
+        raise LinksimError("the pages changed while Spark read them: run it again when no load runs")
+    return LinkGraph.from_edges(edges["src"].to_numpy(), edges["dst"].to_numpy(), graph.n, keys=urls)
+
+
+def _write_parquet(spark, index, folder: str) -> None:
+    """The index arrays as Parquet: ``(fp, page, parent, label)`` or ``(fp, step, page, value)``."""
+    import pandas as pd
+
+    if hasattr(index, "parent"):
+        fp, page = np.nonzero(index.parent >= 0)
+        frame = pd.DataFrame({"fp": fp.astype(np.int32), "page": page.astype(np.int32),
+                              "parent": index.parent[fp, page], "label": index.label[fp, page]})
+    else:
+        fp, step, page = np.indices(index.values.shape).reshape(3, -1)
+        frame = pd.DataFrame({"fp": fp.astype(np.int32), "step": (step + 1).astype(np.int8),
+                              "page": page.astype(np.int32), "value": index.values.reshape(-1)})
+    spark.createDataFrame(frame).write.mode("overwrite").parquet(folder)
+
+
+def spark_pagerank(runner, connection, master: str = "local[2]", partitions: int = 4, damping: float = 0.85,
+                   tol: float = 1e-6, max_iter: int = 100, write_property: str = "pagerank", spark=None,
+                   wait: float = 0.0) -> dict:
+    """``linksim spark pagerank``: PageRank on Spark, written through the connector to every page."""
+    from pyspark.sql import functions as F
+
+    from linksim import spark as jobs
+    from linksim.procedures.locks import acquire
+    from linksim.procedures.pagerank import _check_property
+
+    write_property = _check_property(write_property)
+    spark = spark or session(master, partitions)
+    with acquire(runner, f"pagerank:{write_property}", wait=wait):
+        graph = read_graph(spark, connection, partitions)
+        result = jobs.pagerank(graph.edges, graph.n, damping, tol, max_iter, partitions, log=log.info)
+        began = time.monotonic()
+        ranks = spark.createDataFrame([(i, float(r)) for i, r in enumerate(result.ranks)], "page int, rank double")
+        rows = (ranks.join(graph.pages, "page").select("id", "rank", F.lit(write_property).alias("property")))
+        _write(rows, connection, WRITE_PAGERANK, partitions)
+        write_seconds = time.monotonic() - began
+    return {"pages": graph.n, "links": graph.m, "iterations": result.iterations, "converged": result.converged,
+            "residual": result.residual, "compute_seconds": result.seconds, "write_seconds": write_seconds,
+            "read_seconds": graph.seconds, "property": write_property}
+
+
+def _write(frame, connection, query: str, partitions: int) -> None:
+    (frame.repartition(partitions).write.format(SOURCE).mode("Append").options(**_options(connection))
+     .option("query", query).option("batch.size", "5000").option("transaction.retries", "10").save())
+
+
+def spark_similar(runner, connection, root, method: str, master: str = "local[2]", partitions: int = 4,
+                  top_k: int = 10, cutoff: float = 0.0, max_members: int = 0, write_partitions: int = 1,
+                  wait: float = 0.0, retire: str = "wait", spark=None, rebuild: bool = False, **given):
+    """``linksim spark similar``: the method's index (built on Spark unless a matching one is
+    stored for the graph), every page's top-k on Spark (:func:`linksim.spark.top_k_lists`), the
+    relationships written through the connector as a new run, made current in one transaction."""
+    from pyspark.sql import functions as F
+
+    from linksim import spark as jobs
+    from linksim import store
+    from linksim.parameters import check_parameters
+    from linksim.procedures.locks import acquire
+    from linksim.procedures.runs import RunRecord
+    from linksim.procedures.schema import apply_schema
+    from linksim.procedures.similarity import publish_run
+    from linksim.procedures.stream import graph_state
+
+    _check_method(method)
+    check_parameters(top_k=top_k, similarity_cutoff=cutoff, max_members=max_members)
+    parameters = registered(method).parameters_for(**given)
+    spark = spark or session(master, partitions)
+    with acquire(runner, f"similar:{method}", wait=wait) as lock:
+        began = time.monotonic()
+        state = graph_state(runner)
+        graph = read_graph(spark, connection, partitions)
+        found = None if rebuild else _stored(root, method, parameters, state)
+        if found is None:
+            described = spark_index(runner, connection, root, method, master, partitions, spark=spark, graph=graph,
+                                    **given)
+            path, built_seconds = described["path"], described["build_seconds"]
+        else:
+            path, built_seconds = found["path"], 0.0
+            log.info("using the stored %s index in %s", method, path)
+        meta = store.describe_path(path, method)
+        apply_schema(runner)
+        lists = jobs.top_k_lists(spark, path, graph.n, top_k, cutoff, max_members, partitions)
+        lists = lists.localCheckpoint(eager=True)
+        compute_seconds = time.monotonic() - began
+        rows = (lists.join(graph.pages.select(F.col("page").alias("source"), F.col("id").alias("source_id")), "source")
+                .join(graph.pages.select(F.col("page").alias("target"), F.col("id").alias("target_id")), "target")
+                .select(F.col("source_id").alias("source"), F.col("target_id").alias("target"),
+                        F.round("score", 12).alias("score"), "rank", F.lit(method).alias("method")))
+        expected = lists.count()
+        record = RunRecord(algorithm=method, mode="write",
+                           parameters=dict(meta["parameters"], topK=top_k, similarityCutoff=cutoff,
+                                           engine=f"spark {master}",
+                                           **({"maxMembers": max_members} if max_members else {})))
+        record.pages, record.links = meta["graph"]["pages"], meta["graph"]["links"]
+        record.stream_millis = int(graph.seconds * 1000)
+        record.compute_millis = int((compute_seconds + built_seconds) * 1000)
+
+        def write_lists(run: int) -> int:
+            lock.check()
+            # One writer partition by default: relationships of many partitions at once lock the
+            # same hub pages in turn and deadlock (retried, but slower).
+            _write(rows.withColumn("run", F.lit(run)), connection, WRITE_SIMILAR, write_partitions)
+            lock.check()
+            written = runner.run(COUNT_RUN, {"run": run})[0]["written"]
+            if written != expected:
+                raise LinksimError(f"the connector wrote {written:,} of {expected:,} SIMILAR_TO relationships: "
+                                   "pages were deleted while linksim ran; run it again (the current run is untouched)")
+            return written
+
+        return publish_run(runner, lock, record, write_lists, retire_mode=retire)
+
+
+def _stored(root, method: str, parameters: dict, state: dict):
+    from linksim import store
+
+    meta = store.describe(root, method, parameters)
+    if meta is None or meta.get("graphState") != state:
+        return None
+    store.check(meta, method)
+    return meta
