@@ -100,23 +100,18 @@ def _given(args: argparse.Namespace) -> dict:
     return {name: getattr(args, name) for name in takes if getattr(args, name, None) is not None}
 
 
-def _context(args: argparse.Namespace):
-    from linksim.cli.main import connection_from_args
-    from linksim.procedures.api import index_root
-    from linksim.procedures.runner import QueryRunner
+def _spark(args: argparse.Namespace):
+    from linksim.procedures.api import connect
 
-    connection = connection_from_args(args)
-    root = index_root(connection.uri, connection.database, getattr(args, "index_dir", None))
-    return connection, root, QueryRunner.connect(connection)
+    ls = connect(uri=args.uri, user=args.user, password_file=args.password_file, database=args.database,
+                 index_dir=getattr(args, "index_dir", None), show_progress=not args.quiet)
+    return ls, ls.spark(args.master, args.partitions)
 
 
 def _pagerank(args: argparse.Namespace) -> int:
-    from linksim.procedures.spark import spark_pagerank
-
-    connection, _, runner = _context(args)
-    with runner:
-        summary = spark_pagerank(runner, connection, args.master, args.partitions, args.damping, args.tol,
-                                 args.max_iter, args.write_property, wait=args.wait)
+    ls, spark = _spark(args)
+    with ls:
+        summary = spark.pagerank(args.damping, args.tol, args.max_iter, args.write_property, wait=args.wait)
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
@@ -128,12 +123,9 @@ def _pagerank(args: argparse.Namespace) -> int:
 
 
 def _index(args: argparse.Namespace) -> int:
-    from linksim.procedures.spark import spark_index
-
-    connection, root, runner = _context(args)
-    with runner:
-        meta = spark_index(runner, connection, root, args.method, args.master, args.partitions,
-                           parquet=args.parquet, **_given(args))
+    ls, spark = _spark(args)
+    with ls:
+        meta = spark.index(args.method, parquet=args.parquet, **_given(args))
     if args.json:
         print(json.dumps(meta, indent=2, default=str))
         return 0
@@ -144,17 +136,13 @@ def _index(args: argparse.Namespace) -> int:
 
 
 def _similar(args: argparse.Namespace) -> int:
-    from linksim.procedures.spark import spark_similar
-
-    connection, root, runner = _context(args)
-    with runner:
-        record = spark_similar(runner, connection, root, args.method, args.master, args.partitions, args.top_k,
-                               args.similarity_cutoff, args.max_members, args.write_partitions, wait=args.wait,
-                               retire=args.retire, rebuild=args.rebuild, **_given(args))
+    ls, spark = _spark(args)
+    with ls:
+        record = spark.similar(args.method, args.top_k, args.similarity_cutoff, args.max_members,
+                               args.write_partitions, wait=args.wait, retire=args.retire, rebuild=args.rebuild,
+                               **_given(args))
     if args.json:
-        from dataclasses import asdict
-
-        print(json.dumps(asdict(record), indent=2, default=str))
+        print(json.dumps(record.as_dict(), indent=2, default=str))
         return 0
     print(f"{args.method} on Spark ({args.master}): wrote {record.written:,} SIMILAR_TO relationships (run "
           f"{record.id}); compute {record.compute_millis / 1000:.1f} s, write {record.write_millis / 1000:.1f} s")

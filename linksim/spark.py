@@ -123,14 +123,16 @@ def order_key_column(key, page):
     return F.shiftleft(F.shiftrightunsigned(draw_column(key, page), 33), 32).bitwiseOR(page.cast("long"))
 
 
-def _keys(spark, seed: int, fingerprints: int, step: int):
+def _keys(spark, seed: int, fingerprints: range, step: int):
     """The stream key of each fingerprint at ``step``: ``(fp, key)``, a small table to broadcast."""
     F = _functions()
-    rows = [(i, signed(stream_key(seed, i, step))) for i in range(fingerprints)]
+    rows = [(i, signed(stream_key(seed, i, step))) for i in fingerprints]
     return F.broadcast(spark.createDataFrame(rows, "fp int, key long"))
 
 
-def _check_spark_settings(spark) -> None:
+def _check_spark_settings(spark, partitions: int | None = None) -> None:
+    if partitions is not None:  # the joins and groupings of the job make this many partitions
+        spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
     if spark.conf.get("spark.sql.ansi.enabled", "false").lower() == "true":
         raise ConfigurationError("linksim's Spark jobs need spark.sql.ansi.enabled=false (64-bit hashing wraps "
                                  "around on purpose); linksim.procedures.spark.session sets it")
@@ -159,7 +161,7 @@ def pagerank(edges, n: int, damping: float = 0.85, tol: float = 1e-6, max_iter: 
 
     check_parameters(damping=damping, tol=tol, max_iter=max_iter)
     spark = edges.sparkSession
-    _check_spark_settings(spark)
+    _check_spark_settings(spark, partitions)
     began = time.monotonic()
     degree = edges.groupBy("src").agg(F.count("*").alias("degree"))
     links = _materialise(
@@ -181,11 +183,15 @@ def pagerank(edges, n: int, damping: float = 0.85, tol: float = 1e-6, max_iter: 
                      + F.lit(damping * lost / n)).alias("rank")),
             partitions,
         )
-        # Normalised to a total of exactly 1, as the numpy path does; then the L1 residual.
-        total, lost = following.agg(F.sum("rank"), F.sum(F.when(F.col("dangling"), F.col("rank")))).first()
+        # One pass: the total (the ranks are then normalised to exactly 1, as the numpy path does),
+        # the dangling pages' share, and the L1 residual (before the division by a total within
+        # 1e-15 of 1: the same residual to that precision).
+        total, lost, residual = following.agg(
+            F.sum("rank"), F.sum(F.when(F.col("dangling"), F.col("rank"))),
+            F.sum(F.abs(F.col("rank") - F.col("before"))),
+        ).first()
         lost = (lost or 0.0) / total
-        ranks = following.select("page", "dangling", "before", (F.col("rank") / F.lit(total)).alias("rank"))
-        residual = ranks.agg(F.sum(F.abs(F.col("rank") - F.col("before")))).first()[0]
+        ranks = following.select("page", "dangling", (F.col("rank") / F.lit(total)).alias("rank"))
         if log:
             log(f"PageRank iteration {iteration}: residual {residual:.3g}")
         if residual < tol:
@@ -212,8 +218,26 @@ def in_links(edges, partitions: int):
 
 
 def fingerprint_graphs(edges, n: int, method: str, n_fingerprints: int, length: int, seed: int,
-                       partitions: int = 4, log=None) -> tuple[np.ndarray, np.ndarray]:
-    """``(parent, label)`` arrays, (N, n) int32 and int8, of :func:`linksim.walks.build_index`."""
+                       partitions: int = 4, log=None, stats: dict | None = None,
+                       batch: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(parent, label)`` arrays, (N, n) int32 and int8, of :func:`linksim.walks.build_index`.
+    ``stats``, if given, receives ``walk_steps``: the walks that took a step, summed over steps.
+    ``batch``: fingerprints walked at once (default all N): the first step holds ``batch · n``
+    walks, so a crawl too large for the cluster's memory at N is walked in batches (same arrays)."""
+    if batch is not None and batch < n_fingerprints:
+        parent = np.empty((n_fingerprints, n), dtype=np.int32)
+        label = np.empty((n_fingerprints, n), dtype=np.int8)
+        for first in range(0, n_fingerprints, batch):
+            last = min(first + batch, n_fingerprints)
+            parent[first:last], label[first:last] = _fingerprint_graphs(
+                edges, n, method, range(first, last), length, seed, partitions, log, stats)
+        return parent, label
+    return _fingerprint_graphs(edges, n, method, range(n_fingerprints), length, seed, partitions, log, stats)
+
+
+def _fingerprint_graphs(edges, n: int, method: str, fingerprints: range, length: int, seed: int,
+                        partitions: int, log, stats: dict | None) -> tuple[np.ndarray, np.ndarray]:
+    n_fingerprints = len(fingerprints)
     F = _functions()
     from pyspark.sql import Window
 
@@ -223,17 +247,18 @@ def fingerprint_graphs(edges, n: int, method: str, n_fingerprints: int, length: 
     if method not in ("simrank", "psimrank"):
         raise ConfigurationError(f"fingerprint graphs are built for simrank and psimrank, not {method!r}")
     spark = edges.sparkSession
-    _check_spark_settings(spark)
+    _check_spark_settings(spark, partitions)
     numbered, degree = in_links(edges, partitions)
-    fps = spark.range(n_fingerprints).select(F.col("id").cast("int").alias("fp"))
+    fps = spark.range(fingerprints.start, fingerprints.stop).select(F.col("id").cast("int").alias("fp"))
     walks = _materialise(
         fps.crossJoin(spark.range(n).select(F.col("id").cast("int").alias("start")))
         .select("fp", "start", F.col("start").alias("pos")),
         partitions,
     )
     met_parts = []
+    walk_steps = 0
     for step in range(1, length + 1):
-        keyed = walks.join(_keys(spark, seed, n_fingerprints, step), "fp")
+        keyed = walks.join(_keys(spark, seed, fingerprints, step), "fp")
         if method == "simrank":
             h = draw_column(F.col("key"), F.col("pos"))
             chosen = (keyed.join(degree, "pos")  # a walk on a page without in-links stops
@@ -246,21 +271,30 @@ def fingerprint_graphs(edges, n: int, method: str, n_fingerprints: int, length: 
                       .select("fp", "start", order_key_column(F.col("key"), F.col("src")).alias("order"))
                       .groupBy("fp", "start").agg(F.min("order").alias("order"))
                       .select("fp", "start", (F.col("order").bitwiseAND(F.lit(0xFFFFFFFF))).cast("int").alias("pos")))
-        grouped = chosen.withColumn("first", F.min("start").over(Window.partitionBy("fp", "pos")))
-        grouped = _materialise(grouped, partitions)
+        grouped = _materialise(chosen.withColumn("first", F.min("start").over(Window.partitionBy("fp", "pos"))),
+                               partitions)
         met_parts.append(grouped.where(F.col("start") != F.col("first"))
                          .select("fp", "start", F.col("first").alias("parent"), F.lit(step).cast("byte").alias("label")))
-        met_parts[-1] = _materialise(met_parts[-1], partitions)
-        walks = _materialise(grouped.where(F.col("start") == F.col("first")).select("fp", "start", "pos"), partitions)
-        if log:
-            log(f"{method} step {step}: {walks.count():,} walks go on")
-        if walks.isEmpty():
+        walks = grouped.where(F.col("start") == F.col("first")).select("fp", "start", "pos")
+        if log or stats is not None:
+            moved, going_on = grouped.agg(F.count("*"), F.sum((F.col("start") == F.col("first")).cast("long"))).first()
+            walk_steps += moved
+            if log:
+                log(f"{method} step {step}: {going_on or 0:,} walks go on")
+            if not going_on:
+                break
+        elif walks.isEmpty():
             break
+    if stats is not None:
+        stats["walk_steps"] = stats.get("walk_steps", 0) + walk_steps
     parent = np.full((n_fingerprints, n), NO_PARENT, dtype=np.int32)
     label = np.zeros((n_fingerprints, n), dtype=np.int8)
-    for part in met_parts:
-        frame = part.toPandas()
-        fp, start = frame["fp"].to_numpy(), frame["start"].to_numpy()
+    if met_parts:
+        met = met_parts[0]
+        for part in met_parts[1:]:
+            met = met.unionByName(part)
+        frame = met.toPandas()
+        fp, start = frame["fp"].to_numpy() - fingerprints.start, frame["start"].to_numpy()
         parent[fp, start] = frame["parent"].to_numpy()
         label[fp, start] = frame["label"].to_numpy()
     return parent, label
@@ -275,10 +309,10 @@ def minhash(edges, n: int, n_fingerprints: int, length: int, seed: int, partitio
 
     check_parameters(n_fingerprints=n_fingerprints, length=length, seed=seed)
     spark = edges.sparkSession
-    _check_spark_settings(spark)
+    _check_spark_settings(spark, partitions)
     pages = spark.range(n).select(F.col("id").cast("int").alias("page"))
     current = _materialise(
-        pages.crossJoin(_keys(spark, seed, n_fingerprints, 0))
+        pages.crossJoin(_keys(spark, seed, range(n_fingerprints), 0))
         .select("fp", "page", order_key_column(F.col("key"), F.col("page")).alias("value")),
         partitions,
     )

@@ -11,6 +11,10 @@ ls.similar("psimrank").write(top_k=10)       # -> RunRecord of the new current S
 ls.similar("psimrank").stream(top_k=10)      # -> DataFrame: source, target, score, rank (every pair)
 ls.related("https://en.wikipedia.org/wiki/Paris", top_k=20)   # -> DataFrame: rank, url, title, score, pagerank
 ls.sim(url_a, url_b, method="xjaccard")      # -> float
+sp = ls.spark(master="local[2]")             # the same on Apache Spark (pip install 'linksim[spark]')
+sp.pagerank()                                # -> dict; the pagerank property written through the connector
+sp.index("simrank", n_fingerprints=100)      # -> dict: the stored index, equal to ls.similar(...).index()'s
+sp.similar("psimrank", top_k=10)             # -> RunRecord, SIMILAR_TO written through the connector
 ```
 
 Keyword names are those of the command line's flags (``top_k`` for ``--top-k``); URLs are
@@ -131,12 +135,59 @@ class Similar:
                 "score": dict(zip(("min", "p50", "p90", "max"), map(float, quantiles)))}
 
 
+class Spark:
+    """``ls.spark(master, partitions)``: PageRank, indexes and SIMILAR_TO built on Apache Spark
+    (:mod:`linksim.procedures.spark`); the session starts at the first call and is kept."""
+
+    def __init__(self, client: "Linksim", master: str = "local[2]", partitions: int = 4) -> None:
+        from linksim.parameters import check_parameters
+
+        check_parameters(partitions=partitions)
+        self._client, self.master, self.partitions = client, master, partitions
+        self._session = None
+
+    @property
+    def session(self):
+        from linksim.procedures.spark import session
+
+        if self._session is None:
+            self._session = session(self.master, self.partitions)
+        return self._session
+
+    def pagerank(self, damping: float = 0.85, tol: float = 1e-6, max_iter: int = 100, write_property: str = "pagerank",
+                 wait: float = 0.0) -> dict:
+        from linksim.procedures.spark import spark_pagerank
+
+        c = self._client
+        return spark_pagerank(c.runner, c.connection, self.master, self.partitions, damping, tol, max_iter,
+                              write_property, spark=self.session, wait=wait)
+
+    def index(self, method: str, parquet: str | None = None, **parameters) -> dict:
+        from linksim.procedures.spark import spark_index
+
+        c = self._client
+        return spark_index(c.runner, c.connection, c.index_root, method, self.master, self.partitions,
+                           spark=self.session, parquet=parquet, **parameters)
+
+    def similar(self, method: str, top_k: int = 10, similarity_cutoff: float = 0.0, max_members: int = 0,
+                write_partitions: int = 1, wait: float = 0.0, retire: str = "wait", rebuild: bool = False,
+                **parameters):
+        from linksim.procedures.spark import spark_similar
+
+        c = self._client
+        return spark_similar(c.runner, c.connection, c.index_root, method, self.master, self.partitions, top_k,
+                             similarity_cutoff, max_members, write_partitions, wait=wait, retire=retire,
+                             spark=self.session, rebuild=rebuild, **parameters)
+
+
 class Linksim:
     """A connection to one database of one Neo4j server and its index store."""
 
-    def __init__(self, runner, index_root: Path, show_progress: bool = True, local_server=None) -> None:
+    def __init__(self, runner, index_root: Path, show_progress: bool = True, local_server=None,
+                 connection=None) -> None:
         self.runner, self.index_root, self.show_progress = runner, Path(index_root), show_progress
         self.local_server = local_server
+        self.connection = connection  # what the Spark connector connects with
         self.pagerank = PageRank(self)
         self._open: dict = {}
 
@@ -153,6 +204,10 @@ class Linksim:
     # Similarity ---------------------------------------------------------------------------------
     def similar(self, method: str = DEFAULT_METHOD) -> Similar:
         return Similar(self, method)
+
+    def spark(self, master: str = "local[2]", partitions: int = 4) -> Spark:
+        """The Spark path: ``master`` local[N], spark://HOST:PORT or yarn."""
+        return Spark(self, master, partitions)
 
     def _handle(self, method: str, n_fingerprints: int | None, crawled_only: bool):
         """The stored index for queries, kept open between calls; every call checks in one
@@ -228,4 +283,5 @@ def connect(uri: str | None = None, user: str | None = None, password_file: str 
 
         local = LocalServer(LocalServer(ServerSettings.from_env()).running_settings())
     runner = QueryRunner.connect(connection)
-    return Linksim(runner, index_root(connection.uri, connection.database, index_dir), show_progress, local)
+    return Linksim(runner, index_root(connection.uri, connection.database, index_dir), show_progress, local,
+                   connection)

@@ -1,0 +1,94 @@
+"""The Spark jobs (really run, local mode) against the numpy core: the same arrays bit for bit,
+whatever the partitioning; PageRank within 1e-9; the same top-k lists."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from linksim import spark as jobs
+from linksim.graph import LinkGraph
+from linksim.minhash import build_minhash_index
+from linksim.pagerank import pagerank
+from linksim.randomness import draws, order_keys, stream_key
+from linksim.walks import build_index
+
+
+def random_graph(seed: int, n: int = 150, m: int = 700) -> LinkGraph:
+    rng = np.random.default_rng(seed)
+    # A few hubs get many in-links (coalescing early), some pages none (walks stop).
+    target = np.where(rng.random(m) < 0.3, rng.integers(0, 5, m), rng.integers(0, n - 10, m))
+    return LinkGraph.from_edges(rng.integers(0, n, m), target, n)
+
+
+def test_hash_columns_equal_the_compiled_draws(spark) -> None:
+    from pyspark.sql import functions as F
+
+    key = stream_key(2026, 3, 7)
+    frame = spark.range(1_000).select(
+        jobs.draw_column(F.lit(jobs.signed(key)), F.col("id")).alias("draw"),
+        jobs.order_key_column(F.lit(jobs.signed(key)), F.col("id")).alias("order"),
+    ).toPandas()
+    np.testing.assert_array_equal(frame["draw"].to_numpy().view(np.uint64), draws(np.uint64(key), 1_000))
+    np.testing.assert_array_equal(frame["order"].to_numpy(), order_keys(np.uint64(key), 1_000))
+
+
+@pytest.mark.parametrize("partitions", [1, 2, 7])
+@pytest.mark.parametrize("method", ["simrank", "psimrank"])
+def test_fingerprint_graphs_equal_numpy_bit_for_bit(spark, method: str, partitions: int) -> None:
+    graph = random_graph(partitions)
+    edges = jobs.edges_frame(spark, graph, partitions)
+    # With 2 partitions, the fingerprints walked one batch at a time: the same arrays again.
+    parent, label = jobs.fingerprint_graphs(edges, graph.n, method, 2, 5, seed=11, partitions=partitions,
+                                            batch=1 if partitions == 2 else None)
+    index = build_index(graph, method, 2, 5, seed=11)
+    assert (index.parent >= 0).sum() > graph.n  # walks did meet: the comparison says something
+    np.testing.assert_array_equal(parent, index.parent)
+    np.testing.assert_array_equal(label, index.label)
+
+
+def test_minhash_equals_numpy(spark) -> None:
+    graph = random_graph(5)
+    values = jobs.minhash(jobs.edges_frame(spark, graph, 7), graph.n, 3, 3, seed=4, partitions=7)
+    np.testing.assert_array_equal(values, build_minhash_index(graph, 3, 3, seed=4).values)
+
+
+def test_pagerank_within_1e9_of_numpy(spark) -> None:
+    graph = random_graph(6)
+    assert (graph.out_degree == 0).any()  # dangling pages: their rank is spread
+    result = jobs.pagerank(jobs.edges_frame(spark, graph, 2), graph.n, tol=1e-10, max_iter=300, partitions=2)
+    reference = pagerank(graph, tol=1e-10, max_iter=300, dtype=np.float64)
+    assert result.converged and result.iterations == reference.iterations
+    assert np.abs(result.ranks - reference.ranks).sum() < 1e-9
+    assert abs(result.ranks.sum() - 1.0) < 1e-12
+
+
+def test_top_k_lists_of_spark_tasks_equal_the_single_machine(spark, tmp_path) -> None:
+    from linksim import store
+    from linksim.topk import top_k_all
+
+    graph = random_graph(7)
+    index = build_index(graph, "psimrank", 20, 6, seed=1)
+    index.graph_fingerprint = "g"
+    path = store.save(index, tmp_path, "psimrank", graph.n, graph.m)
+    frame = jobs.top_k_lists(spark, str(path), graph.n, top_k=5, partitions=3).toPandas()
+    frame = frame.sort_values(["source", "rank"])
+    source, target, score, rank = top_k_all(index, top_k=5, show_progress=False, workers=1)
+    assert len(frame) == len(source) > 0
+    np.testing.assert_array_equal(frame["source"], source)
+    np.testing.assert_array_equal(frame["target"], target)
+    np.testing.assert_array_equal(frame["score"], score)
+    np.testing.assert_array_equal(frame["rank"], rank)
+
+
+def test_ansi_mode_is_refused(spark) -> None:
+    from linksim.errors import ConfigurationError
+
+    graph = random_graph(8)
+    edges = jobs.edges_frame(spark, graph, 1)
+    spark.conf.set("spark.sql.ansi.enabled", "true")
+    try:
+        with pytest.raises(ConfigurationError, match="ansi"):
+            jobs.fingerprint_graphs(edges, graph.n, "simrank", 1, 2, seed=0, partitions=1)
+    finally:
+        spark.conf.set("spark.sql.ansi.enabled", "false")
