@@ -63,6 +63,9 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     _spark_options(index)
     _build_options(index)
     index.add_argument("--parquet", metavar="DIR", help="also write the index arrays there as Parquet")
+    index.add_argument("--edges", metavar="FILE",
+                       help="build from this edge list instead of Neo4j (Parquet with columns src, dst, or a "
+                       "text file of two page numbers a line, gzip or not); needs --parquet, the only output")
     index.add_argument("--json", action="store_true", help="print the index description as JSON")
     index.set_defaults(handler=_index)
 
@@ -109,8 +112,10 @@ def _spark(args: argparse.Namespace):
 
 
 def _pagerank(args: argparse.Namespace) -> int:
+    from linksim.procedures.spark import spark_errors
+
     ls, spark = _spark(args)
-    with ls:
+    with ls, spark_errors():
         summary = spark.pagerank(args.damping, args.tol, args.max_iter, args.write_property, wait=args.wait)
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -123,8 +128,13 @@ def _pagerank(args: argparse.Namespace) -> int:
 
 
 def _index(args: argparse.Namespace) -> int:
+    from linksim.procedures.spark import spark_errors
+
+    if args.edges:
+        with spark_errors():
+            return _index_from_file(args)
     ls, spark = _spark(args)
-    with ls:
+    with ls, spark_errors():
         meta = spark.index(args.method, parquet=args.parquet, **_given(args))
     if args.json:
         print(json.dumps(meta, indent=2, default=str))
@@ -135,9 +145,27 @@ def _index(args: argparse.Namespace) -> int:
     return 0
 
 
+def _index_from_file(args: argparse.Namespace) -> int:
+    from linksim.errors import ConfigurationError
+    from linksim.procedures.spark import index_from_file, session
+
+    if not args.parquet:
+        raise ConfigurationError("--edges builds without Neo4j: give --parquet DIR, where the index arrays go")
+    meta = index_from_file(session(args.master, args.partitions), args.edges, args.method, args.parquet,
+                           args.partitions, **_given(args))
+    if args.json:
+        print(json.dumps(meta, indent=2, default=str))
+        return 0
+    print(f"{args.method} index of {meta['graph']['pages']:,} pages and {meta['graph']['links']:,} links from "
+          f"{args.edges}: built on Spark ({args.master}) in {meta['build_seconds']:.1f} s; arrays in {args.parquet}")
+    return 0
+
+
 def _similar(args: argparse.Namespace) -> int:
+    from linksim.procedures.spark import spark_errors
+
     ls, spark = _spark(args)
-    with ls:
+    with ls, spark_errors():
         record = spark.similar(args.method, args.top_k, args.similarity_cutoff, args.max_members,
                                args.write_partitions, wait=args.wait, retire=args.retire, rebuild=args.rebuild,
                                **_given(args))

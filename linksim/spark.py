@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from linksim.errors import ConfigurationError
+from linksim.errors import ConfigurationError, LinksimError
 from linksim.fingerprint_index import NO_PARENT
 from linksim.randomness import GAMMA, MIX_1, MIX_2, signed, stream_key
 
@@ -101,6 +101,44 @@ def edges_frame(spark, graph, partitions: int = 4):
     source, target = graph.edges()
     frame = pd.DataFrame({"src": source.astype(np.int32), "dst": target.astype(np.int32)})
     return spark.createDataFrame(frame, "src int, dst int").repartition(partitions)
+
+
+class EdgeListError(LinksimError):
+    """An edge list that cannot be read as links between page numbers."""
+
+    exit_code = 4
+
+
+def read_edges(spark, path: str, partitions: int = 4):
+    """``(edges, n)`` from a crawl's edge list of page numbers: Parquet (columns ``src``, ``dst``)
+    or text (``.tsv``, ``.txt``, ``.edges``, gzip or not: two integers a line, ``#`` comments),
+    the format of ``../shared/data/cnr-2000``. Pages are ``0 .. max``; duplicates and self-links
+    are dropped, as :meth:`LinkGraph.from_edges` does, so the index equals the one numpy builds
+    from the same file."""
+    F = _functions()
+    from pathlib import Path
+
+    name = Path(path).name.lower()
+    if "://" not in str(path) and not Path(path).exists():
+        raise EdgeListError(f"{path}: no such file")
+    if name.endswith(".parquet") or Path(path).is_dir():
+        raw = spark.read.parquet(str(path))
+        if not {"src", "dst"} <= set(raw.columns):
+            raise EdgeListError(f"{path}: a Parquet edge list needs columns src and dst, has {raw.columns}")
+        raw = raw.select(F.col("src").cast("long"), F.col("dst").cast("long"), F.lit(None).cast("string").alias("line"))
+    else:
+        raw = spark.read.csv(str(path), sep="\t", comment="#", schema="src long, dst long, line string",
+                             columnNameOfCorruptRecord="line")
+    bad = raw.where(F.col("src").isNull() | F.col("dst").isNull() | F.col("line").isNotNull() | (F.col("src") < 0)
+                    | (F.col("dst") < 0) | (F.col("src") >= 2**31 - 1) | (F.col("dst") >= 2**31 - 1)).limit(1).collect()
+    if bad:
+        shown = bad[0]["line"] or f"{bad[0]['src']}\t{bad[0]['dst']}"
+        raise EdgeListError(f"{path}: every line needs two page numbers in 0 .. 2^31 - 2, tab-separated; "
+                            f"found {shown!r}. Nothing was built.")
+    edges = (raw.where(F.col("src") != F.col("dst")).select(F.col("src").cast("int"), F.col("dst").cast("int"))
+             .distinct().repartition(partitions).localCheckpoint(eager=True))
+    top = edges.agg(F.max(F.greatest("src", "dst"))).first()[0]
+    return edges, (0 if top is None else int(top) + 1)
 
 
 # SplitMix64 in Spark Column arithmetic ------------------------------------------------------------

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,6 +28,30 @@ from linksim.errors import ConfigurationError, LinksimError
 from linksim.methods import method as registered
 
 log = logging.getLogger(__name__)
+
+class SparkJobError(LinksimError):
+    """A Spark job failed (the connector could not reach Neo4j, an executor died, ...): the message
+    is Spark's first line; nothing was made current (a SIMILAR_TO run is switched only at the end)."""
+
+    exit_code = 5
+
+
+@contextmanager
+def spark_errors():
+    """Spark's and the connector's failures as a :class:`SparkJobError` (the CLI prints one line,
+    not a Java stack trace)."""
+    try:
+        yield
+    except LinksimError:
+        raise
+    except Exception as error:  # noqa: BLE001 - only Spark's own kinds are translated
+        kind = type(error).__module__
+        if not (kind.startswith("pyspark") or kind.startswith("py4j")):
+            raise
+        text = str(error).strip().splitlines()
+        first = next((line for line in text if line.strip()), type(error).__name__)
+        raise SparkJobError(f"the Spark job failed: {first[:500]}") from error
+
 
 CONNECTOR = "org.neo4j:neo4j-connector-apache-spark_2.13:5.3.8_for_spark_3"
 SOURCE = "org.neo4j.spark.DataSource"
@@ -178,6 +203,24 @@ def _write_parquet(spark, index, folder: str) -> None:
         frame = pd.DataFrame({"fp": fp.astype(np.int32), "step": (step + 1).astype(np.int8),
                               "page": page.astype(np.int32), "value": index.values.reshape(-1)})
     spark.createDataFrame(frame).write.mode("overwrite").parquet(folder)
+
+
+def index_from_file(spark, path: str, method: str, output: str, partitions: int = 4, **given) -> dict:
+    """``linksim spark index METHOD --edges FILE --parquet DIR``: no Neo4j; the index arrays of the
+    crawl's edge list (:func:`linksim.spark.read_edges`) written to ``output`` as Parquet."""
+    from linksim import spark as jobs
+
+    _check_method(method)
+    registered(method).parameters_for(**given)
+    began = time.monotonic()
+    edges, n = jobs.read_edges(spark, path, partitions)
+    graph = SparkGraph(edges, None, n, edges.count(), time.monotonic() - began)
+    began = time.monotonic()
+    index, parameters = build_index(spark, graph, method, partitions, **given)
+    seconds = time.monotonic() - began
+    _write_parquet(spark, index, output)
+    return {"method": method, "parameters": parameters, "graph": {"pages": n, "links": graph.m},
+            "build_seconds": seconds, "path": output}
 
 
 def spark_pagerank(runner, connection, master: str = "local[2]", partitions: int = 4, damping: float = 0.85,

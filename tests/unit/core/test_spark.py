@@ -92,3 +92,48 @@ def test_ansi_mode_is_refused(spark) -> None:
             jobs.fingerprint_graphs(edges, graph.n, "simrank", 1, 2, seed=0, partitions=1)
     finally:
         spark.conf.set("spark.sql.ansi.enabled", "false")
+
+
+def test_an_index_built_from_an_edge_file_is_written_as_parquet(spark, tmp_path, capsys) -> None:
+    """`linksim spark index --edges FILE --parquet DIR`: no Neo4j; duplicates and self-links of
+    the file dropped as LinkGraph drops them; the Parquet rows are numpy's arrays."""
+    import gzip
+    import json
+
+    from linksim.cli.main import main
+
+    rng = np.random.default_rng(9)
+    source, target = rng.integers(0, 80, 400), rng.integers(0, 80, 400)
+    path = tmp_path / "crawl.tsv.gz"
+    with gzip.open(path, "wt") as out:
+        out.write("# source\ttarget\n" + "".join(f"{s}\t{t}\n" for s, t in zip(source, target)))
+    n = int(max(source.max(), target.max())) + 1
+    assert main(["-q", "spark", "index", "psimrank", "--edges", str(path), "--parquet", str(tmp_path / "out"),
+                 "--fingerprints", "3", "--length", "5", "--seed", "2", "--json"]) == 0
+    meta = json.loads(capsys.readouterr().out)
+    graph = LinkGraph.from_edges(source, target, n)
+    assert meta["graph"] == {"pages": graph.n, "links": graph.m}
+    expected = build_index(graph, "psimrank", 3, 5, seed=2)
+    rows = spark.read.parquet(str(tmp_path / "out")).toPandas()
+    parent = np.full((3, n), -1, dtype=np.int32)
+    label = np.zeros((3, n), dtype=np.int8)
+    parent[rows["fp"], rows["page"]] = rows["parent"]
+    label[rows["fp"], rows["page"]] = rows["label"]
+    np.testing.assert_array_equal(parent, expected.parent)
+    np.testing.assert_array_equal(label, expected.label)
+    assert main(["-q", "spark", "index", "psimrank", "--edges", str(path)]) == 2  # where would it go?
+    assert "--parquet" in capsys.readouterr().err
+
+
+def test_a_bad_edge_file_is_refused_with_its_line(spark, tmp_path, capsys) -> None:
+    from linksim.cli.main import main
+
+    path = tmp_path / "bad.tsv"
+    path.write_text("0\t1\n1\t2\nthree\t4\n")
+    out = tmp_path / "out"
+    assert main(["-q", "spark", "index", "simrank", "--edges", str(path), "--parquet", str(out)]) == 4
+    err = capsys.readouterr().err
+    assert "three" in err and "Nothing was built" in err and "Traceback" not in err
+    assert not out.exists()  # nothing half-written
+    assert main(["-q", "spark", "index", "simrank", "--edges", str(tmp_path / "missing.tsv"), "--parquet",
+                 str(out)]) == 4
