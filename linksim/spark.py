@@ -258,32 +258,50 @@ def in_links(edges, partitions: int):
 def fingerprint_graphs(edges, n: int, method: str, n_fingerprints: int, length: int, seed: int,
                        partitions: int = 4, log=None, stats: dict | None = None,
                        batch: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """``(parent, label)`` arrays, (N, n) int32 and int8, of :func:`linksim.walks.build_index`.
+    """``(parent, label)`` arrays, (N, n) int32 and int8, of :func:`linksim.walks.build_index`,
+    collected from :func:`fingerprint_rows`."""
+    parent = np.full((n_fingerprints, n), NO_PARENT, dtype=np.int32)
+    label = np.zeros((n_fingerprints, n), dtype=np.int8)
+    frame = fingerprint_rows(edges, n, method, n_fingerprints, length, seed, partitions, log, stats, batch).toPandas()
+    fp, page = frame["fp"].to_numpy(), frame["page"].to_numpy()
+    parent[fp, page] = frame["parent"].to_numpy()
+    label[fp, page] = frame["label"].to_numpy()
+    return parent, label
+
+
+def fingerprint_rows(edges, n: int, method: str, n_fingerprints: int, length: int, seed: int,
+                     partitions: int = 4, log=None, stats: dict | None = None, batch: int | None = None):
+    """The fingerprint-graph edges as a DataFrame ``(fp, page, parent, label)``, one row per page
+    and fingerprint whose walk met another (the others have no parent): what is written as
+    Parquet from the executors, never gathered in the driver.
     ``stats``, if given, receives ``walk_steps``: the walks that took a step, summed over steps.
     ``batch``: fingerprints walked at once (default all N): the first step holds ``batch · n``
-    walks, so a crawl too large for the cluster's memory at N is walked in batches (same arrays)."""
-    if batch is not None and batch < n_fingerprints:
-        parent = np.empty((n_fingerprints, n), dtype=np.int32)
-        label = np.empty((n_fingerprints, n), dtype=np.int8)
-        for first in range(0, n_fingerprints, batch):
-            last = min(first + batch, n_fingerprints)
-            parent[first:last], label[first:last] = _fingerprint_graphs(
-                edges, n, method, range(first, last), length, seed, partitions, log, stats)
-        return parent, label
-    return _fingerprint_graphs(edges, n, method, range(n_fingerprints), length, seed, partitions, log, stats)
-
-
-def _fingerprint_graphs(edges, n: int, method: str, fingerprints: range, length: int, seed: int,
-                        partitions: int, log, stats: dict | None) -> tuple[np.ndarray, np.ndarray]:
-    n_fingerprints = len(fingerprints)
-    F = _functions()
-    from pyspark.sql import Window
-
+    walks, so a crawl too large for the cluster's memory at N is walked in batches (same rows)."""
     from linksim.parameters import check_parameters
 
     check_parameters(n_fingerprints=n_fingerprints, length=length, seed=seed)
     if method not in ("simrank", "psimrank"):
         raise ConfigurationError(f"fingerprint graphs are built for simrank and psimrank, not {method!r}")
+    batch = n_fingerprints if batch is None else max(1, min(batch, n_fingerprints))
+    frames = [_fingerprint_rows(edges, n, method, range(first, min(first + batch, n_fingerprints)), length, seed,
+                                partitions, log, stats) for first in range(0, n_fingerprints, batch)]
+    return _union(frames, edges.sparkSession, "fp int, page int, parent int, label byte")
+
+
+def _union(frames: list, spark, schema: str):
+    if not frames:
+        return spark.createDataFrame([], schema)
+    out = frames[0]
+    for frame in frames[1:]:
+        out = out.unionByName(frame)
+    return out
+
+
+def _fingerprint_rows(edges, n: int, method: str, fingerprints: range, length: int, seed: int,
+                      partitions: int, log, stats: dict | None):
+    F = _functions()
+    from pyspark.sql import Window
+
     spark = edges.sparkSession
     _check_spark_settings(spark, partitions)
     numbered, degree = in_links(edges, partitions)
@@ -312,7 +330,8 @@ def _fingerprint_graphs(edges, n: int, method: str, fingerprints: range, length:
         grouped = _materialise(chosen.withColumn("first", F.min("start").over(Window.partitionBy("fp", "pos"))),
                                partitions)
         met_parts.append(grouped.where(F.col("start") != F.col("first"))
-                         .select("fp", "start", F.col("first").alias("parent"), F.lit(step).cast("byte").alias("label")))
+                         .select("fp", F.col("start").alias("page"), F.col("first").alias("parent"),
+                                 F.lit(step).cast("byte").alias("label")))
         walks = grouped.where(F.col("start") == F.col("first")).select("fp", "start", "pos")
         if log or stats is not None:
             moved, going_on = grouped.agg(F.count("*"), F.sum((F.col("start") == F.col("first")).cast("long"))).first()
@@ -325,23 +344,23 @@ def _fingerprint_graphs(edges, n: int, method: str, fingerprints: range, length:
             break
     if stats is not None:
         stats["walk_steps"] = stats.get("walk_steps", 0) + walk_steps
-    parent = np.full((n_fingerprints, n), NO_PARENT, dtype=np.int32)
-    label = np.zeros((n_fingerprints, n), dtype=np.int8)
-    if met_parts:
-        met = met_parts[0]
-        for part in met_parts[1:]:
-            met = met.unionByName(part)
-        frame = met.toPandas()
-        fp, start = frame["fp"].to_numpy() - fingerprints.start, frame["start"].to_numpy()
-        parent[fp, start] = frame["parent"].to_numpy()
-        label[fp, start] = frame["label"].to_numpy()
-    return parent, label
+    return _union(met_parts, spark, "fp int, page int, parent int, label byte")
 
 
 # Extended Jaccard -------------------------------------------------------------------------------------
 def minhash(edges, n: int, n_fingerprints: int, length: int, seed: int, partitions: int = 4,
             log=None) -> np.ndarray:
-    """``values`` (N, length, n) int32 of :func:`linksim.minhash.build_minhash_index`."""
+    """``values`` (N, length, n) int32 of :func:`linksim.minhash.build_minhash_index`, collected
+    from :func:`minhash_rows`."""
+    values = np.empty((n_fingerprints, length, n), dtype=np.int32)
+    frame = minhash_rows(edges, n, n_fingerprints, length, seed, partitions, log).toPandas()
+    values[frame["fp"].to_numpy(), frame["step"].to_numpy() - 1, frame["page"].to_numpy()] = frame["value"].to_numpy()
+    return values
+
+
+def minhash_rows(edges, n: int, n_fingerprints: int, length: int, seed: int, partitions: int = 4, log=None):
+    """The min-hashes as a DataFrame ``(fp, step, page, value)``: ``value`` is the first page of
+    ``I_step(page)`` in fingerprint ``fp``'s random order."""
     F = _functions()
     from linksim.parameters import check_parameters
 
@@ -355,16 +374,16 @@ def minhash(edges, n: int, n_fingerprints: int, length: int, seed: int, partitio
         partitions,
     )
     links = edges.select(F.col("src").alias("page"), F.col("dst"))
-    values = np.empty((n_fingerprints, length, n), dtype=np.int32)
-    for k in range(length):
+    steps = []
+    for k in range(1, length + 1):
         spread = current.join(links, "page").select("fp", F.col("dst").alias("page"), "value")
         current = _materialise(current.unionByName(spread).groupBy("fp", "page").agg(F.min("value").alias("value")),
                                partitions)
-        frame = current.select("fp", "page", F.col("value").bitwiseAND(F.lit(0xFFFFFFFF)).cast("int").alias("v")).toPandas()
-        values[frame["fp"].to_numpy(), k, frame["page"].to_numpy()] = frame["v"].to_numpy()
+        steps.append(current.select("fp", F.lit(k).cast("byte").alias("step"), "page",
+                                    F.col("value").bitwiseAND(F.lit(0xFFFFFFFF)).cast("int").alias("value")))
         if log:
-            log(f"xjaccard step {k + 1} of {length}")
-    return values
+            log(f"xjaccard step {k} of {length}")
+    return _union(steps, spark, "fp int, step byte, page int, value int")
 
 
 # All-pages top-k -------------------------------------------------------------------------------------

@@ -206,21 +206,25 @@ def _write_parquet(spark, index, folder: str) -> None:
 
 
 def index_from_file(spark, path: str, method: str, output: str, partitions: int = 4, **given) -> dict:
-    """``linksim spark index METHOD --edges FILE --parquet DIR``: no Neo4j; the index arrays of the
-    crawl's edge list (:func:`linksim.spark.read_edges`) written to ``output`` as Parquet."""
+    """``linksim spark index METHOD --edges FILE --parquet DIR``: no Neo4j, nothing gathered in the
+    driver; the rows of the crawl's index (:func:`linksim.spark.fingerprint_rows`,
+    :func:`linksim.spark.minhash_rows`) written by the executors to ``output`` as Parquet."""
     from linksim import spark as jobs
 
     _check_method(method)
-    registered(method).parameters_for(**given)
+    parameters = registered(method).parameters_for(**given)
     began = time.monotonic()
     edges, n = jobs.read_edges(spark, path, partitions)
-    graph = SparkGraph(edges, None, n, edges.count(), time.monotonic() - began)
-    began = time.monotonic()
-    index, parameters = build_index(spark, graph, method, partitions, **given)
-    seconds = time.monotonic() - began
-    _write_parquet(spark, index, output)
-    return {"method": method, "parameters": parameters, "graph": {"pages": n, "links": graph.m},
-            "build_seconds": seconds, "path": output}
+    links = edges.count()
+    if method == "xjaccard":
+        rows = jobs.minhash_rows(edges, n, parameters["n_fingerprints"], parameters["length"], parameters["seed"],
+                                 partitions, log=log.info)
+    else:
+        rows = jobs.fingerprint_rows(edges, n, method, parameters["n_fingerprints"], parameters["length"],
+                                     parameters["seed"], partitions, log=log.info)
+    rows.write.mode("overwrite").parquet(output)
+    return {"method": method, "parameters": parameters, "graph": {"pages": n, "links": links},
+            "build_seconds": time.monotonic() - began, "path": output}
 
 
 def spark_pagerank(runner, connection, master: str = "local[2]", partitions: int = 4, damping: float = 0.85,
