@@ -260,9 +260,15 @@ def fingerprint_graphs(edges, n: int, method: str, n_fingerprints: int, length: 
                        batch: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(parent, label)`` arrays, (N, n) int32 and int8, of :func:`linksim.walks.build_index`,
     collected from :func:`fingerprint_rows`."""
+    return fingerprint_arrays(fingerprint_rows(edges, n, method, n_fingerprints, length, seed, partitions, log,
+                                               stats, batch), n_fingerprints, n)
+
+
+def fingerprint_arrays(rows, n_fingerprints: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of :func:`fingerprint_rows` gathered in the driver as ``(parent, label)``."""
     parent = np.full((n_fingerprints, n), NO_PARENT, dtype=np.int32)
     label = np.zeros((n_fingerprints, n), dtype=np.int8)
-    frame = fingerprint_rows(edges, n, method, n_fingerprints, length, seed, partitions, log, stats, batch).toPandas()
+    frame = rows.toPandas()
     fp, page = frame["fp"].to_numpy(), frame["page"].to_numpy()
     parent[fp, page] = frame["parent"].to_numpy()
     label[fp, page] = frame["label"].to_numpy()
@@ -352,8 +358,14 @@ def minhash(edges, n: int, n_fingerprints: int, length: int, seed: int, partitio
             log=None) -> np.ndarray:
     """``values`` (N, length, n) int32 of :func:`linksim.minhash.build_minhash_index`, collected
     from :func:`minhash_rows`."""
+    return minhash_arrays(minhash_rows(edges, n, n_fingerprints, length, seed, partitions, log), n_fingerprints,
+                          length, n)
+
+
+def minhash_arrays(rows, n_fingerprints: int, length: int, n: int) -> np.ndarray:
+    """The rows of :func:`minhash_rows` gathered in the driver as ``values`` (N, length, n)."""
     values = np.empty((n_fingerprints, length, n), dtype=np.int32)
-    frame = minhash_rows(edges, n, n_fingerprints, length, seed, partitions, log).toPandas()
+    frame = rows.toPandas()
     values[frame["fp"].to_numpy(), frame["step"].to_numpy() - 1, frame["page"].to_numpy()] = frame["value"].to_numpy()
     return values
 

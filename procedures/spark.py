@@ -22,8 +22,6 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-import numpy as np
-
 from linksim.errors import ConfigurationError, LinksimError
 from linksim.methods import method as registered
 
@@ -128,21 +126,34 @@ def _check_method(method: str) -> None:
                                  f"`linksim index {method}`")
 
 
-def build_index(spark, graph: SparkGraph, method: str, partitions: int = 4, **given):
-    """The index of ``method`` built by Spark (arrays equal to the numpy build's), and the parameters."""
+def index_rows(edges, n: int, method: str, parameters: dict, partitions: int):
+    """The index of ``method`` as Spark rows (:func:`linksim.spark.fingerprint_rows` or
+    :func:`linksim.spark.minhash_rows`): what Parquet receives and the arrays are gathered from."""
+    from linksim import spark as jobs
+
+    if method == "xjaccard":
+        return jobs.minhash_rows(edges, n, parameters["n_fingerprints"], parameters["length"], parameters["seed"],
+                                 partitions, log=log.info)
+    return jobs.fingerprint_rows(edges, n, method, parameters["n_fingerprints"], parameters["length"],
+                                 parameters["seed"], partitions, log=log.info)
+
+
+def build_index(spark, graph: SparkGraph, method: str, partitions: int = 4, parquet: str | None = None, **given):
+    """The index of ``method`` built by Spark (arrays equal to the numpy build's), and the parameters;
+    with ``parquet``, its rows are also written there by the executors."""
     from linksim import spark as jobs
     from linksim.fingerprint_index import FingerprintIndex
     from linksim.minhash import MinHashIndex
 
     _check_method(method)
     parameters = registered(method).parameters_for(**given)
-    say = log.info
+    rows = index_rows(graph.edges, graph.n, method, parameters, partitions)
+    if parquet:
+        rows.write.mode("overwrite").parquet(parquet)
     if method == "xjaccard":
-        values = jobs.minhash(graph.edges, graph.n, parameters["n_fingerprints"], parameters["length"],
-                              parameters["seed"], partitions, log=say)
+        values = jobs.minhash_arrays(rows, parameters["n_fingerprints"], parameters["length"], graph.n)
         return MinHashIndex(values, parameters["length"], parameters["seed"], "", parameters["decay"]), parameters
-    parent, label = jobs.fingerprint_graphs(graph.edges, graph.n, method, parameters["n_fingerprints"],
-                                            parameters["length"], parameters["seed"], partitions, log=say)
+    parent, label = jobs.fingerprint_arrays(rows, parameters["n_fingerprints"], graph.n)
     return FingerprintIndex(parent, label, method, parameters["length"], parameters["seed"], "",
                             parameters["decay"]), parameters
 
@@ -164,12 +175,10 @@ def spark_index(runner, connection, root, method: str, master: str = "local[2]",
     if graph.n == 0:
         raise LinksimError("the database has no pages: load a crawl first (`linksim load`)")
     began = time.monotonic()
-    index, parameters = build_index(spark, graph, method, partitions, **given)
+    index, parameters = build_index(spark, graph, method, partitions, parquet=parquet, **given)
     seconds = time.monotonic() - began
     local = _local_graph(runner, graph)
     index.graph_fingerprint = graph_fingerprint(local)
-    if parquet:
-        _write_parquet(spark, index, parquet)
     path = store.save(index, root, method, local.n, local.m,
                       extra={"buildSeconds": round(seconds, 3), "builtBy": f"spark {spark.version} {master}"},
                       urls=local.keys, state=state)
@@ -190,21 +199,6 @@ def _local_graph(runner, graph: SparkGraph):
     return LinkGraph.from_edges(edges["src"].to_numpy(), edges["dst"].to_numpy(), graph.n, keys=urls)
 
 
-def _write_parquet(spark, index, folder: str) -> None:
-    """The index arrays as Parquet: ``(fp, page, parent, label)`` or ``(fp, step, page, value)``."""
-    import pandas as pd
-
-    if hasattr(index, "parent"):
-        fp, page = np.nonzero(index.parent >= 0)
-        frame = pd.DataFrame({"fp": fp.astype(np.int32), "page": page.astype(np.int32),
-                              "parent": index.parent[fp, page], "label": index.label[fp, page]})
-    else:
-        fp, step, page = np.indices(index.values.shape).reshape(3, -1)
-        frame = pd.DataFrame({"fp": fp.astype(np.int32), "step": (step + 1).astype(np.int8),
-                              "page": page.astype(np.int32), "value": index.values.reshape(-1)})
-    spark.createDataFrame(frame).write.mode("overwrite").parquet(folder)
-
-
 def index_from_file(spark, path: str, method: str, output: str, partitions: int = 4, **given) -> dict:
     """``linksim spark index METHOD --edges FILE --parquet DIR``: no Neo4j, nothing gathered in the
     driver; the rows of the crawl's index (:func:`linksim.spark.fingerprint_rows`,
@@ -216,13 +210,7 @@ def index_from_file(spark, path: str, method: str, output: str, partitions: int 
     began = time.monotonic()
     edges, n = jobs.read_edges(spark, path, partitions)
     links = edges.count()
-    if method == "xjaccard":
-        rows = jobs.minhash_rows(edges, n, parameters["n_fingerprints"], parameters["length"], parameters["seed"],
-                                 partitions, log=log.info)
-    else:
-        rows = jobs.fingerprint_rows(edges, n, method, parameters["n_fingerprints"], parameters["length"],
-                                     parameters["seed"], partitions, log=log.info)
-    rows.write.mode("overwrite").parquet(output)
+    index_rows(edges, n, method, parameters, partitions).write.mode("overwrite").parquet(output)
     return {"method": method, "parameters": parameters, "graph": {"pages": n, "links": links},
             "build_seconds": time.monotonic() - began, "path": output}
 
