@@ -14,8 +14,8 @@ copes with the broken markup real crawls are full of. The character set comes fr
 
 from __future__ import annotations
 
-import gzip
-import os
+import bisect
+import io
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +23,6 @@ from urllib.parse import urljoin
 
 from selectolax.lexbor import LexborHTMLParser
 from warcio.archiveiterator import ArchiveIterator
-from warcio.exceptions import ArchiveLoadFailed
 
 from linksim.loader.graph import CrawlGraph
 from linksim.loader.urls import WEB, resolve
@@ -66,72 +65,336 @@ def _html_links(
     return title or None, base, links
 
 
-def _drain(record) -> bool:
-    """Read what is left of a record's block; False if the file ends before the block does."""
-    stream = record.raw_stream
-    while stream.read(1 << 16):
-        pass
-    return getattr(stream, "limit", 0) == 0
+class _Members(io.RawIOBase):
+    """The decompressed bytes of a (multi-member) gzip file, remembering where each member starts
+    in the file: a record's offset is its member's, as WARC indexes (CDX) give it."""
+
+    def __init__(self, handle) -> None:
+        self._file = handle
+        self.starts: list[tuple[int, int]] = []  # (decompressed position, file offset) per member
+        self._begin(0, 0)
+
+    def _begin(self, position: int, offset: int) -> None:
+        self._file.seek(offset)
+        self._position, self._consumed = position, offset
+        self._input, self._output, self._member = b"", b"", None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while not self._output:
+            if self._member is None:
+                self._input = self._input or self._file.read(1 << 16)
+                if not self._input:
+                    return 0  # the end of the file, between members
+                self._member = zlib.decompressobj(31)
+                if not self.starts or self.starts[-1][0] < self._position:
+                    self.starts.append((self._position, self._consumed))
+            chunk, self._input = self._input or self._file.read(1 << 16), b""
+            if not chunk:
+                raise EOFError("the file ends inside a gzip member")
+            self._output = self._member.decompress(chunk)
+            if self._member.eof:
+                self._input = self._member.unused_data
+                self._member = None
+            self._consumed += len(chunk) - len(self._input)
+        size = min(len(buffer), len(self._output))
+        buffer[:size] = self._output[:size]
+        self._output = self._output[size:]
+        self._position += size
+        return size
+
+    def offset_of(self, position: int) -> int:
+        """The file offset of the member holding decompressed byte ``position``."""
+        at = bisect.bisect_right(self.starts, (position, float("inf"))) - 1
+        return self.starts[max(at, 0)][1]
+
+    def reposition(self, position: int) -> None:
+        """Go back or forward to decompressed byte ``position`` (from its member's start)."""
+        at = max(bisect.bisect_right(self.starts, (position, float("inf"))) - 1, 0)
+        member_position, offset = self.starts[at]
+        del self.starts[at:]
+        self._begin(member_position, offset)
+        _skip(self, position - member_position)
 
 
-def _ends_whole(path: Path, offset: int) -> bool:
-    """True if the file ends where its last record does (``offset``: where the reader stopped
-    taking records), with the record's CRLF CRLF and, gzipped, whole members: a file cut in a
-    record's headers, in the separator or in a gzip trailer does not."""
-    size = path.stat().st_size
-    if offset != size:
-        return False
-    with open(path, "rb") as handle:
-        if handle.read(2) != b"\x1f\x8b":
-            handle.seek(-min(4, size), os.SEEK_END)
-            return handle.read() == b"\r\n\r\n"
-    tail = b""
-    try:
-        with gzip.open(path, "rb") as stream:  # checks every member's CRC and length
-            while chunk := stream.read(1 << 20):
-                tail = (tail + chunk)[-4:]
-    except (EOFError, OSError, zlib.error):
-        return False
-    return tail == b"\r\n\r\n"
+def _skip(raw, size: int) -> int:
+    """Read and drop ``size`` bytes; how many there were."""
+    buffer = bytearray(1 << 16)
+    done = 0
+    while done < size:
+        got = raw.readinto(memoryview(buffer)[: min(len(buffer), size - done)])
+        if not got:
+            break
+        done += got
+    return done
+
+
+class _Plain(io.RawIOBase):
+    """An uncompressed file read as :class:`_Members` reads a gzip one: offsets are positions."""
+
+    def __init__(self, handle) -> None:
+        self._file = handle
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        return self._file.readinto(buffer)
+
+    def offset_of(self, position: int) -> int:
+        return position
+
+    def reposition(self, position: int) -> None:
+        self._file.seek(position)
+
+
+class _Framing(Exception):
+    """A record whose framing is broken: its reason, whether the file simply ended, and where the
+    record began (when known before its headers were read)."""
+
+    def __init__(self, reason: str, truncated: bool = False, start: int | None = None) -> None:
+        super().__init__(reason)
+        self.truncated, self.start = truncated, start
+
+
+class _Reader:
+    """WARC records framed by their own headers: a ``WARC/`` line, header lines, an empty line,
+    ``Content-Length`` bytes of block, then CRLF CRLF. A record whose framing does not hold (a
+    length that overstates or understates its block, a file cut short, a missing header) is one
+    error; reading resumes at the next ``CRLF CRLF WARC/`` after the bad record's first byte."""
+
+    def __init__(self, raw) -> None:
+        self.raw = raw
+        self.buffer = bytearray()
+        self.at = 0  # bytes of ``buffer`` already read
+        self.position = 0  # decompressed bytes consumed
+
+    def _more(self) -> bool:
+        if self.at > (1 << 20):
+            del self.buffer[: self.at]
+            self.at = 0
+        chunk = self.raw.read(1 << 16)
+        self.buffer += chunk
+        return bool(chunk)
+
+    def _take(self, size: int) -> bytes:
+        data = bytes(self.buffer[self.at : self.at + size])
+        self.at += len(data)
+        self.position += len(data)
+        return data
+
+    def read(self, size: int) -> bytes:
+        while len(self.buffer) - self.at < size and self._more():
+            pass
+        return self._take(size)
+
+    def readline(self, limit: int) -> bytes:
+        searched = self.at
+        while True:
+            end = self.buffer.find(b"\n", searched, self.at + limit)
+            if end >= 0:
+                return self._take(end + 1 - self.at)
+            searched = len(self.buffer)
+            if searched - self.at >= limit or not self._more():
+                return self._take(limit)
+
+    def peek(self, size: int) -> bytes:
+        """The next ``size`` bytes (fewer at the end), not consumed; a gzip member cut short or
+        corrupt is left for the next read to report."""
+        try:
+            while len(self.buffer) - self.at < size and self._more():
+                pass
+        except (EOFError, OSError, zlib.error):
+            pass
+        return bytes(self.buffer[self.at : self.at + size])
+
+    def skip(self, size: int) -> int:
+        done = 0
+        while done < size:
+            got = len(self.read(min(1 << 20, size - done)))
+            if not got:
+                break
+            done += got
+        return done
+
+    def move_to(self, position: int) -> None:
+        self.raw.reposition(position)
+        self.buffer, self.at, self.position = bytearray(), 0, position
+
+    def resynchronise(self, after: int) -> bool:
+        """Move to the next record that begins after decompressed byte ``after``; False at the end."""
+        self.move_to(after + 1)
+        tail = b""
+        while True:
+            try:
+                chunk = self.read(1 << 20)
+            except (EOFError, OSError, zlib.error):
+                return False
+            if not chunk:
+                return False
+            window = tail + chunk
+            found = window.find(_BOUNDARY)
+            if found >= 0:
+                self.move_to(self.position - len(window) + found + 4)
+                return True
+            tail = window[-(len(_BOUNDARY) - 1) :]
+
+    def header_block(self) -> tuple[int, bytes | None]:
+        """Where the record begins and its header lines (the version line first, the empty line
+        last); None at a clean end of the file. Blank lines between records are passed over."""
+        line = b"\r\n"
+        while line in (b"\r\n", b"\n"):
+            start = self.position
+            line = self.readline(MAX_HEADER_BYTES)
+            if not line:
+                return start, None
+        lines, size = [line], len(line)
+        while True:
+            if not line.endswith(b"\n"):
+                if size >= MAX_HEADER_BYTES:
+                    raise _Framing(f"has headers over {MAX_HEADER_BYTES:,} bytes", start=start)
+                raise _Framing("is truncated: the file ends inside its headers", truncated=True, start=start)
+            line = self.readline(MAX_HEADER_BYTES)
+            lines.append(line)
+            size += len(line)
+            if line in (b"\r\n", b"\n"):
+                return start, b"".join(lines)
+            if not line:
+                raise _Framing("is truncated: the file ends inside its headers", truncated=True, start=start)
+
+
+_BOUNDARY = b"\r\n\r\nWARC/"
+MAX_HEADER_BYTES = 1 << 20
+
+
+def _fields(header: bytes) -> tuple[str | None, int | None]:
+    """(WARC-Type, Content-Length) of a header block; None for what is missing or malformed."""
+    if not header.startswith(b"WARC/"):
+        raise _Framing("does not begin with a WARC/ version line: the record before it announced a "
+                       "wrong Content-Length, or this is not a WARC file")
+    kind = length = None
+    for line in header.split(b"\n")[1:]:
+        name, colon, value = line.partition(b":")
+        if not colon:
+            continue
+        name = name.strip().lower()
+        if name == b"warc-type":
+            kind = value.strip().decode("latin-1")
+        elif name == b"content-length":
+            text = value.strip()
+            length = int(text) if text.isdigit() else None
+    if kind is None or length is None:
+        raise _Framing("has no WARC-Type or no valid Content-Length: the file is cut inside its "
+                       "headers, or is not a WARC file")
+    return kind, length
+
+
+def _one_record(header: bytes, block: bytes):
+    """The warcio record of one framed record (warcio reads the HTTP headers and the body)."""
+    return next(iter(ArchiveIterator(io.BytesIO(header + block))))
 
 
 def read_warc(path: Path, graph: CrawlGraph, policy, normalize: bool) -> None:
     """Add the HTML pages and links of one WARC (or WARC.gz) file to ``graph``.
 
-    A record is added only once its whole block has been read: a record that the end of the file
-    cuts short (in its headers or its content) is a bad record, named by its number, never a
-    page; a file cut after its last whole record is reported too.
+    A record is added only once its whole block, and the CRLF CRLF that ends it, have been read:
+    a record whose framing is broken (its ``Content-Length`` overstates or understates its block,
+    the file ends inside it, its headers are missing) is a bad record named by its number and
+    offset, never a page; with ``--on-error skip`` it is counted and reading resumes at the next
+    record. A gzip file is read member by member, its records' offsets are their members'.
     """
-    size = path.stat().st_size
-    if size == 0:
+    if path.stat().st_size == 0:
         policy.bad(path, None, "the file is empty: nothing to load", "empty file")
         return
-    number = 0
     bad = "truncated or corrupt WARC"
     with open(path, "rb") as handle:  # an unreadable file is not a corrupt one: raised as it is
-        try:
-            records = ArchiveIterator(handle)
-            for record in records:
+        gzipped = handle.read(2) == b"\x1f\x8b"
+        handle.seek(0)
+        raw = _Members(handle) if gzipped else _Plain(handle)
+        reader = _Reader(raw)
+        number = 0
+        while True:
+            start, where = reader.position, None
+            try:
+                start, header = reader.header_block()
+                if header is None:
+                    return
                 number += 1
-                if record.rec_type is None or record.rec_headers.get_header("Content-Length") is None:
-                    policy.bad(path, None, f"record {number} has no WARC-Type or Content-Length: the "
-                               "file is cut inside its headers, or is not a WARC file", bad)
-                    return
-                page = _read_record(record, number, path, policy, normalize)
-                if not _drain(record):
-                    policy.bad(path, None, f"record {number} is truncated: the file ends inside its "
-                               f"content ({record.length:,} bytes announced)", bad)
-                    return
+                where = f"record {number} (offset {raw.offset_of(start):,})"
+                page = _framed_record(reader, header, where, path, policy, normalize)
+            except _Framing as framing:
+                if framing.start is not None:  # the headers were not read whole
+                    number += 1
+                    start = framing.start
+                    where = f"record {number} (offset {raw.offset_of(start):,})"
+                    if framing.truncated and number > 1:
+                        policy.bad(path, None, f"the file is truncated after record {number - 1}: {where} "
+                                   f"{framing}", bad)
+                        return
+                policy.bad(path, None, f"{where} {framing}", bad)
+            except (EOFError, OSError, zlib.error) as exc:  # a gzip member cut short or corrupt
+                reason = _gzip_reason(exc)
+                policy.bad(path, None, f"{where} is truncated or corrupt ({reason})" if where else
+                           f"the file is truncated after record {number} (a gzip member is cut short or "
+                           f"corrupt: {reason})", bad)
+                return
+            else:
                 if page is not None:
                     _add_page(graph, page)
-        except (ArchiveLoadFailed, EOFError, OSError, ValueError, AttributeError, zlib.error) as exc:
-            # warcio reads a header block cut short as None and fails on it with an AttributeError.
-            policy.bad(path, None, f"record {number + 1} is truncated or corrupt ({type(exc).__name__}: "
-                       f"{exc}); {number} records read before it", bad)
-            return
-    if not _ends_whole(path, records.offset):
-        policy.bad(path, None, f"the file is truncated after record {number} (it does not end with a "
-                   "whole record)", bad)
+                continue
+            if not reader.resynchronise(start):
+                return
+
+
+def _gzip_reason(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def _framed_record(reader: _Reader, header: bytes, where: str, path: Path, policy,
+                   normalize: bool) -> "_Page | None":
+    """Read one record's block and its end; its page, or None for a record that is no page."""
+    kind, length = _fields(header)
+    keep = kind == "response"
+    if keep and length <= MAX_HTML_BYTES + MAX_HEADER_BYTES:
+        block = reader.read(length)
+        got = len(block)
+    else:  # a record that is no page, or too large to be one: its head tells which
+        block = reader.read(min(length, 1 << 16)) if keep else b""
+        got = len(block) + reader.skip(length - len(block))
+    if got < length:
+        raise _Framing(f"is truncated: the file ends inside its content ({length:,} bytes announced, "
+                       f"{got:,} there)", truncated=True)
+    end = reader.read(4)
+    if end != b"\r\n\r\n":
+        if len(end) < 4 and (end == b"\r\n\r\n"[: len(end)]):
+            raise _Framing("is truncated: the file ends inside the CRLF CRLF after its content",
+                           truncated=True)
+        raise _Framing(f"has a block that does not end where its Content-Length ({length:,} bytes) says: "
+                       f"CRLF CRLF expected there, found {end!r} (the length understates or overstates "
+                       "the block)")
+    following = reader.peek(5)
+    if following and following != b"WARC/" and following[:1] not in (b"\r", b"\n"):
+        raise _Framing(f"is followed by {following!r} where the next record or the end of the file should "
+                       f"be: its Content-Length ({length:,} bytes) understates its block")
+    if not keep:
+        return None
+    if len(block) < length:  # the head of a response too large to hold
+        record = _one_record(header, block)
+        if _is_html_page(record):
+            policy.bad(path, None, f"{where}: HTML of {record.rec_headers.get_header('WARC-Target-URI')} "
+                       f"exceeds {MAX_HTML_BYTES:,} bytes", "page too large")
+        return None
+    return _read_record(_one_record(header, block), where, path, policy, normalize)
+
+
+def _is_html_page(record) -> bool:
+    if record.rec_type != "response" or record.http_headers is None:
+        return False
+    status = record.http_headers.get_statuscode() or ""
+    content_type = (record.http_headers.get_header("Content-Type") or "").lower()
+    return status.startswith("2") and "html" in content_type
 
 
 @dataclass
@@ -144,7 +407,7 @@ class _Page:
     malformed: list = field(default_factory=list)
 
 
-def _read_record(record, number: int, path: Path, policy, normalize: bool) -> _Page | None:
+def _read_record(record, where: str, path: Path, policy, normalize: bool) -> _Page | None:
     """The page of one record (None for what is not a crawled web page)."""
     if record.rec_type != "response" or record.http_headers is None:
         return None
@@ -155,7 +418,6 @@ def _read_record(record, number: int, path: Path, policy, normalize: bool) -> _P
     kind, page_key = resolve(target, None, normalize)
     if kind != WEB:
         return None
-    where = f"record {number}"
     if status.startswith("3"):
         location = record.http_headers.get_header("Location")
         if not location:
