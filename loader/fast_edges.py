@@ -40,13 +40,16 @@ class _GiveUp(Exception):
 
 def _blocks(path: Path):
     """The file's bytes, decompressed, in blocks of whole lines."""
-    from linksim.loader.readers import open_binary
+    from linksim.loader.readers import BOM, open_binary
 
     rest = b""
     with open_binary(path) as handle:
+        first = True
         while True:
             try:
                 chunk = handle.read(BLOCK_BYTES)
+                if first:  # a byte-order mark is no part of the first line
+                    chunk, first = chunk.removeprefix(BOM), False
             except Exception as error:  # noqa: BLE001 - truncated or corrupt gzip: the line reader reports it
                 raise _GiveUp(f"unreadable stream ({error})") from None
             if not chunk:

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from linksim.errors import LinksimError
+from linksim.errors import ConfigurationError, LinksimError
 from linksim.loader.graph import CrawlGraph
 from linksim.loader.online import WriteCounts, database_is_empty
 from linksim.loader.readers import ErrorPolicy, read_input
@@ -93,17 +93,23 @@ def read_files(
     return graph, formats
 
 
+class NothingToLoad(LinksimError):
+    """Input files that hold no page: bad input, like a bad record."""
+
+    exit_code = 4
+
+
 def choose_mode(mode: str, runner, local_server, links: int) -> str:
     if mode == "online":
         return "online"
     if mode == "bulk":
         if local_server is None:
-            raise LinksimError(
+            raise ConfigurationError(
                 "--mode bulk needs the local server that linksim runs (it stops the server to "
                 "import); this connection is to another server. Use --mode online."
             )
         if not database_is_empty(runner):
-            raise LinksimError(
+            raise ConfigurationError(
                 "--mode bulk replaces the whole database and is only for an empty one; this "
                 "database has data. Use --mode online (it adds and updates), or empty it first."
             )
@@ -121,9 +127,9 @@ def read_crawl(
     the summary holding what was read and skipped. Writing it is the load procedure's
     (:func:`linksim.procedures.load.load`: one load at a time, the schema, the graph version)."""
     if mode not in MODES:
-        raise LinksimError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
+        raise ConfigurationError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
     if not paths:
-        raise LinksimError("nothing to load: give at least one file")
+        raise ConfigurationError("nothing to load: give at least one file")
     began = time.monotonic()
     graph, formats = read_files([Path(p) for p in paths], fmt, on_error, normalize)
     links = graph.links()
@@ -139,7 +145,7 @@ def read_crawl(
     summary.skipped = dict(graph.skipped.counts)
     summary.skipped_examples = dict(graph.skipped.examples)
     if len(graph) == 0:
-        raise LinksimError(
+        raise NothingToLoad(
             f"nothing to load: no page was read from {', '.join(map(str, paths))}"
             + (" (every record was skipped)" if graph.skipped.total else "")
         )

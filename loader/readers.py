@@ -36,10 +36,11 @@ from pathlib import Path
 from typing import Callable, Iterator
 from urllib.parse import unquote
 
-from linksim.errors import LinksimError
+from linksim.errors import ConfigurationError, LinksimError
 from linksim.loader.graph import CrawlGraph
 from linksim.loader.urls import IDENTIFIER, INVALID, NON_WEB, classify, resolve
 
+BOM = b"\xef\xbb\xbf"  # UTF-8 byte-order mark: editors on Windows begin text files with it
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: no line of a link file is longer; a JSON page may be
 MAX_JSON_LINE_BYTES = 64 << 20
 FORMATS = ("edges", "cites", "csv", "jsonl", "pajek", "warc", "wikispeedia")
@@ -120,8 +121,12 @@ def read_lines(
                 )
                 return
             if not raw:
+                if number == 0:  # a gzip file of nothing
+                    policy.bad(path, None, "the file is empty once decompressed: nothing to load", "empty file")
                 return
             number += 1
+            if number == 1:
+                raw = raw.removeprefix(BOM)
             if len(raw) > max_bytes and not raw.endswith(b"\n"):
                 size = len(raw)
                 while True:  # consume the rest of the line without keeping it
@@ -373,7 +378,7 @@ def _csv_rows(path: Path, policy: ErrorPolicy) -> Iterator[tuple[int, list[str],
         header = next(reader, None)
         if header is None:
             return
-        header = [name.strip().lstrip("\ufeff") for name in header]
+        header = [name.strip() for name in header]
         while True:
             try:
                 row = next(reader)
@@ -392,10 +397,10 @@ def csv_kind(path: Path) -> str | None:
     holds URLs or numbers), ``unknown`` for a header that names neither."""
     try:
         with open_binary(path) as handle:
-            first = handle.readline(MAX_LINE_BYTES).decode("utf-8", errors="replace")
+            first = handle.readline(MAX_LINE_BYTES).removeprefix(BOM).decode("utf-8", errors="replace")
     except (OSError, EOFError):
         return None
-    fields = [c.strip().strip('"').lstrip("\ufeff") for c in next(csv.reader([first]), [])]
+    fields = [c.strip().strip('"') for c in next(csv.reader([first]), [])]
     columns = {c.lower() for c in fields}
     if "url" in columns:
         return "pages"
@@ -470,14 +475,18 @@ def read_wikispeedia(path: Path, graph: CrawlGraph, policy: ErrorPolicy, normali
     resolver = _Resolver(graph, policy, normalize)
     keys: dict[str, int] = {}
 
-    def article(name: str, number: int, file: Path) -> int | None:
+    def article(name: str, number: int, file: Path, crawled: bool) -> int | None:
+        """An article's page; ``crawled`` for one of articles.tsv or one whose links are listed
+        (an article only linked to or only categorised is a page linked to, as in any crawl)."""
         idx = keys.get(name)
         if idx is None:
             key = resolver.page_key(WIKIPEDIA + name, file, number)
             if key is None:
                 return None
-            idx = graph.page(key, crawled=True, title=unquote(name).replace("_", " "))
+            idx = graph.page(key, crawled=crawled, title=unquote(name).replace("_", " "))
             keys[name] = idx
+        elif crawled:
+            graph.crawled[idx] = 1
         return idx
 
     def rows(name: str) -> Iterator[tuple[Path, int, list[str]]]:
@@ -487,14 +496,14 @@ def read_wikispeedia(path: Path, graph: CrawlGraph, policy: ErrorPolicy, normali
                 yield file, number, text.split("\t")
 
     for file, number, fields in rows("articles.tsv"):
-        article(fields[0].strip(), number, file)
+        article(fields[0].strip(), number, file, crawled=True)
     categories: dict[int, list[str]] = {}
     if (path / "categories.tsv").exists():
         for file, number, fields in rows("categories.tsv"):
             if len(fields) < 2:
                 policy.bad(file, number, "expected `article<TAB>category`", "missing column")
                 continue
-            idx = article(fields[0].strip(), number, file)
+            idx = article(fields[0].strip(), number, file, crawled=False)
             if idx is not None:
                 categories.setdefault(idx, []).append(fields[1].strip())
     for idx, values in categories.items():
@@ -503,7 +512,8 @@ def read_wikispeedia(path: Path, graph: CrawlGraph, policy: ErrorPolicy, normali
         if len(fields) < 2:
             policy.bad(file, number, "expected `source<TAB>target`", "missing column")
             continue
-        source, target = article(fields[0].strip(), number, file), article(fields[1].strip(), number, file)
+        source = article(fields[0].strip(), number, file, crawled=True)
+        target = article(fields[1].strip(), number, file, crawled=False)
         if source is not None and target is not None:
             graph.link(source, target)
 
@@ -530,7 +540,7 @@ def detect_format(path: Path) -> str:
     if path.is_dir():
         if (path / "articles.tsv").exists() and (path / "links.tsv").exists():
             return "wikispeedia"
-        raise LinksimError(
+        raise ConfigurationError(
             f"{path} is a folder but not a Wikispeedia data set (no articles.tsv and links.tsv); "
             "give the files inside it instead"
         )
@@ -550,7 +560,7 @@ def detect_format(path: Path) -> str:
         return "csv" if csv_kind(path) else "edges"
     if suffix in (".tsv", ".txt", ".edges", ".el", ".edgelist"):
         return "edges"
-    raise LinksimError(
+    raise ConfigurationError(
         f"cannot tell the format of {path} from its name; give --format "
         f"({', '.join(FORMATS)})"
     )
@@ -561,10 +571,10 @@ def read_input(
 ) -> str:
     """Read one input path into ``graph``; return the format used."""
     if not path.exists():
-        raise LinksimError(f"{path}: no such file or folder")
+        raise UnreadableInput(path, "no such file or folder")
     fmt = fmt or detect_format(path)
     if fmt not in READERS:
-        raise LinksimError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+        raise ConfigurationError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     try:
         READERS[fmt](path, graph, policy, normalize)
     except OSError as exc:  # readers report what is wrong inside a file; this is the file itself

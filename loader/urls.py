@@ -115,10 +115,10 @@ def host_of(key: str) -> str | None:
 
 def stored_key(url: str) -> str:
     """``url`` as the loader stores it (normalised web URL, or an identifier as it is); a value
-    that names no page (a non-web or malformed URL) is a :class:`LinksimError`."""
-    from linksim.errors import LinksimError
+    that names no page (empty, non-web or malformed) is a :class:`~linksim.errors.ConfigurationError`."""
+    from linksim.errors import ConfigurationError
 
     kind, key = resolve(url)
     if kind not in (WEB, IDENTIFIER):
-        raise LinksimError(f"{url!r} is not a page URL ({key if kind == INVALID else 'a non-web link'})")
+        raise ConfigurationError(f"{url!r} is not a page URL ({key if kind == INVALID else 'a non-web link'})")
     return key

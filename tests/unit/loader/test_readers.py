@@ -163,7 +163,7 @@ BAD_INPUTS = {
                            "missing column: a pages file needs a `url` column", 1, "missing column"),
     "empty file": ("e.tsv", lambda p: p.write_bytes(b""), "the file is empty", None, "empty file"),
     "WARC cut inside a record's content": ("cut.warc", _cut_in_third_body,
-                                           "record 3 is truncated: the file ends inside its content", None,
+                                           "record 3 (offset 2,918) is truncated: the file ends inside its content", None,
                                            "truncated or corrupt WARC"),
     "WARC cut inside a record's headers": ("cuth.warc", _cut_in_third_header, "the file is truncated after record 2", None,
                                            "truncated or corrupt WARC"),
@@ -319,3 +319,53 @@ def test_an_unreadable_file_is_one_message(unreadable, name: str) -> None:
     message = str(info.value)
     assert "cannot be read (Permission denied)" in message and str(path).rstrip("/") in message
     assert "truncated" not in message and "Nothing of this load was written" in message
+
+
+BOM_INPUTS = {
+    # name: (file name, content); the same without the BOM gives the reference graph
+    "edge list": ("links.tsv", good_lines(3)),
+    "edge list, line by line": ("links-mixed.tsv", good_lines(2) + "http://e.org/é\thttp://e.org/1\n".encode()),
+    "gzip edge list": ("links.tsv.gz", good_lines(3)),
+    "cites": ("site.cites", b"http://e.org/1\thttp://e.org/2\n"),
+    "CSV pages": ("pages.csv", b"url,title\nhttp://e.org/1,One\n"),
+    "CSV links": ("links.csv", b"source,target\nhttp://e.org/1,http://e.org/2\n"),
+    "JSON lines": ("site.jsonl", b'{"url": "http://e.org/1", "links": ["http://e.org/2"]}\n'),
+    "Pajek": ("site.net", b'*Vertices 2\n1 "http://e.org/1"\n2 "http://e.org/2"\n*Arcs\n1 2\n'),
+    "Wikispeedia": ("wikispeedia/", b"Paris\nFrance\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BOM_INPUTS))
+def test_a_byte_order_mark_is_no_part_of_the_data(tmp_path: Path, case: str) -> None:
+    name, data = BOM_INPUTS[case]
+
+    def build(folder: Path, content: bytes) -> Path:
+        folder.mkdir()
+        path = folder / name
+        if name.endswith("/"):
+            path.mkdir()
+            (path / "articles.tsv").write_bytes(content)
+            (path / "links.tsv").write_bytes(b"\xef\xbb\xbfParis\tFrance\n" if content.startswith(b"\xef")
+                                              else b"Paris\tFrance\n")
+        elif name.endswith(".gz"):
+            _gz(path, content)
+        else:
+            path.write_bytes(content)
+        return path
+
+    plain = _read(build(tmp_path / "plain", data))
+    marked = _read(build(tmp_path / "marked", b"\xef\xbb\xbf" + data))
+    assert marked.urls == plain.urls and not any("\ufeff" in url for url in marked.urls)
+    assert marked.links().seen == plain.links().seen and len(marked.urls) >= 1
+    assert marked.titles == plain.titles
+
+
+def test_a_wikispeedia_link_to_an_unlisted_article_is_a_page_linked_to(tmp_path: Path) -> None:
+    folder = tmp_path / "wikispeedia"
+    folder.mkdir()
+    (folder / "articles.tsv").write_bytes(b"Paris\nFrance\n")
+    (folder / "links.tsv").write_bytes(b"Paris\tFrance\nParis\tAtlantis\nLemuria\tParis\n")
+    graph = _read(folder)
+    crawled = {url.rsplit("/", 1)[1]: bool(graph.crawled[i]) for i, url in enumerate(graph.urls)}
+    # Atlantis is only linked to; Lemuria's links are listed, so it was crawled.
+    assert crawled == {"Paris": True, "France": True, "Atlantis": False, "Lemuria": True}
