@@ -101,7 +101,10 @@ def resolve_connection(
     running = server.running_settings()
     if not password_file and env.get("NEO4J_PASSWORD"):  # the environment beats the server's file
         return Connection(running.uri, user, env["NEO4J_PASSWORD"], database, "local")
-    pw_path = Path(password_file or env.get("NEO4J_PASSWORD_FILE") or settings.password_file)
+    given = password_file or env.get("NEO4J_PASSWORD_FILE")
+    if given:  # a file the user named: its own problem, never "the server has not been started"
+        return Connection(running.uri, user, read_password_file(Path(given)), database, "local")
+    pw_path = settings.password_file
     if not pw_path.exists():
         raise LinksimError(
             f"no Neo4j server configured: the local server has not been started yet "

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import secrets
 import stat
 from pathlib import Path
+from typing import Callable
 
 from linksim.errors import ConfigurationError
 
 
-def generate_password() -> str:
-    """A random password for a new local server (URL-safe, about 190 bits)."""
-    return secrets.token_urlsafe(24)
+def generate_password(random_bytes: Callable[[int], bytes] = secrets.token_bytes) -> str:
+    """A random password for a new local server: 24 random bytes in URL-safe base64 (192 bits).
+
+    One in 64 begins with ``-``: every tool it is handed to must take it as a value, not an option
+    (the admin tool gets it after ``--``). ``random_bytes`` is for tests that need a given password.
+    """
+    return base64.urlsafe_b64encode(random_bytes(24)).decode("ascii").rstrip("=")
 
 
 def write_password_file(path: Path, password: str) -> None:
@@ -32,19 +38,37 @@ def read_password_file(path: Path) -> str:
     Raises
     ------
     ConfigurationError
-        If the file is missing, empty, or has permissions wider than owner-only.
+        If the file is missing, a folder, unreadable, not UTF-8 text, empty, or has permissions
+        wider than owner-only.
     """
     path = Path(path).expanduser()
     try:
         info = path.stat()
     except FileNotFoundError:
         raise ConfigurationError(f"password file {path} does not exist") from None
+    except OSError as error:
+        raise ConfigurationError(f"password file {path} cannot be read ({error.strerror})") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise ConfigurationError(f"password file {path} is a folder: give the file that holds the password")
+    if not stat.S_ISREG(info.st_mode):
+        raise ConfigurationError(f"password file {path} is not a regular file")
     if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise ConfigurationError(
             f"password file {path} is readable by others (mode {stat.S_IMODE(info.st_mode):o}); "
             f"run: chmod 600 {path}"
         )
-    password = path.read_text(encoding="utf-8").strip()
+    try:
+        password = path.read_bytes().decode("utf-8").strip()
+    except UnicodeDecodeError as error:
+        raise ConfigurationError(
+            f"password file {path} is not a text file (invalid UTF-8 at byte {error.start}): it should "
+            "hold the password on its first line"
+        ) from None
+    except OSError as error:
+        raise ConfigurationError(f"password file {path} cannot be read ({error.strerror})") from None
+    if "\x00" in password or len(password.splitlines()) > 1:
+        raise ConfigurationError(f"password file {path} holds binary data or several lines: it should "
+                                 "hold the password alone on one line")
     if not password:
         raise ConfigurationError(f"password file {path} is empty")
     return password

@@ -347,7 +347,7 @@ class LocalServer:
             )
         password = generate_password()
         write_password_file(s.password_file, password)
-        result = self._admin(java, ["dbms", "set-initial-password", password])
+        result = self._admin(java, ["dbms", "set-initial-password", "--", password])
         if result.returncode != 0:
             s.password_file.unlink(missing_ok=True)
             raise ServerError(

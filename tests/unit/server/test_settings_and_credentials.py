@@ -136,3 +136,58 @@ def test_the_retry_time_of_writes_is_a_checked_setting() -> None:
     for bad in ("-1", "soon", "7200"):
         with pytest.raises(ConfigurationError, match="LINKSIM_RETRY_SECONDS must be a number of seconds in 0..3600"):
             retry_seconds({"LINKSIM_RETRY_SECONDS": bad})
+
+
+def test_every_password_file_problem_is_one_message(tmp_path: Path) -> None:
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    binary = tmp_path / "binary"
+    binary.write_bytes(bytes(range(256)))
+    binary.chmod(0o600)
+    two_lines = tmp_path / "two-lines"
+    two_lines.write_text("first\nsecond\n")
+    two_lines.chmod(0o600)
+    for path, message in [(folder, "is a folder"), (binary, "is not a text file"),
+                          (two_lines, "several lines"), (tmp_path / "missing", "does not exist")]:
+        with pytest.raises(ConfigurationError, match=message):
+            read_password_file(path)
+        with pytest.raises(ConfigurationError, match=message):  # through the connection, for any server
+            resolve_connection(password_file=path, env={"NEO4J_URI": "bolt://x:1"}, settings=ServerSettings(home=tmp_path))
+
+
+def test_a_missing_password_file_given_for_the_local_server_is_named(tmp_path: Path, monkeypatch) -> None:
+    """Not "the local server has not been started yet": that is only true of its own file."""
+    from linksim.server.local import LocalServer
+
+    settings = ServerSettings(home=tmp_path)
+    write_password_file(settings.password_file, "local-pw")
+    monkeypatch.setattr(LocalServer, "running_settings", lambda self: settings)
+    for kwargs in ({"password_file": tmp_path / "nope"}, {"env": {"NEO4J_PASSWORD_FILE": str(tmp_path / "nope")}}):
+        kwargs.setdefault("env", {})
+        with pytest.raises(ConfigurationError, match=f"password file {tmp_path / 'nope'} does not exist"):
+            resolve_connection(settings=settings, **kwargs)
+
+
+def dash_password_source():
+    """Random bytes, seeded, whose password begins with '-': the first such seed."""
+    import random
+
+    from linksim.server.credentials import generate_password
+
+    for seed in range(10_000):
+        source = random.Random(seed).randbytes
+        if generate_password(source).startswith("-"):
+            return random.Random(seed).randbytes
+    raise AssertionError("no seed below 10,000 gives a password beginning with '-'")
+
+
+def test_generated_passwords_are_url_safe_and_one_in_64_begins_with_a_dash() -> None:
+    import random
+
+    from linksim.server.credentials import generate_password
+
+    rng = random.Random(7)
+    passwords = [generate_password(rng.randbytes) for _ in range(6400)]
+    assert all(len(p) == 32 and p.replace("-", "").replace("_", "").isalnum() for p in passwords)
+    assert 60 <= sum(p.startswith("-") for p in passwords) <= 150  # 100 expected: the case that must work
+    assert generate_password(dash_password_source()).startswith("-")
