@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -115,6 +116,7 @@ def bulk_import_command(
         "--overwrite-destination=true",
         f"--report-file={report}",
         "--threads=2",
+        "--verbose",  # the cause of a failure (a full disk) in the output, not only "run with --verbose"
     ]
 
 
@@ -122,44 +124,109 @@ def bulk_import(server, database: str, graph: CrawlGraph, links: Links) -> tuple
     """Replace the (empty) ``database`` of the local ``server`` by the crawl, via the import tool.
 
     Returns the write counts and timings in seconds (``csv``, ``stop``, ``import``, ``start``).
-    The server is started again whatever happens; on failure the message names the tool's log.
+    Whatever happens, the server is started again and the CSV files are removed; when the import
+    fails (a full disk, the tool killed), the database's folders as they were before are put back,
+    and the message gives the tool's own reason and its log.
     """
     settings = server.settings
     folder = settings.import_dir / f"linksim-bulk-{int(time.time() * 1000)}"
     timings: dict[str, float] = {}
-    began = time.monotonic()
     try:
-        log.info("bulk import: writing CSV files to %s", folder)
-        try:
-            pages_csv, links_csv = write_csv_files(graph, links, folder)
-        except OSError as error:
-            raise BulkImportError(
-                f"cannot write the import's CSV files to {folder}: {error.strerror or error}. Nothing "
-                "was imported; the database is as it was (free some space, or load with --mode online)"
-            ) from None
-        timings["csv"] = time.monotonic() - began
-        began = time.monotonic()
-        server.stop()
-        timings["stop"] = time.monotonic() - began
-        began = time.monotonic()
-        log.info("bulk import: server stopped, running neo4j-admin database import full %s", database)
-        command = bulk_import_command(
-            server, database, pages_csv, links_csv, folder / "import.report", needs_multiline(graph)
-        )
-        result = subprocess.run(command, env=server.env(), capture_output=True, text=True, check=False)
-        timings["import"] = time.monotonic() - began
-        log_file = settings.logs_dir / "bulk-import.log"
-        log_file.write_text(result.stdout + result.stderr, encoding="utf-8")
-        if result.returncode != 0:
-            tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-8:])
-            raise BulkImportError(
-                f"neo4j-admin database import failed (exit {result.returncode}); see {log_file}:\n{tail}"
-            )
-    finally:
-        began = time.monotonic()
-        if not server.is_running():
-            server.start()
-        timings["start"] = time.monotonic() - began
-        shutil.rmtree(folder, ignore_errors=True)
+        _import(server, database, graph, links, folder, timings)
+    except BaseException as failure:
+        _restart(server, folder, timings, failure)
+        raise
+    _restart(server, folder, timings, None)
     return WriteCounts(pages_created=len(graph), links_created=len(links)), timings
 
+
+def _import(server, database: str, graph: CrawlGraph, links: Links, folder: Path, timings: dict) -> None:
+    settings = server.settings
+    began = time.monotonic()
+    log.info("bulk import: writing CSV files to %s", folder)
+    try:
+        pages_csv, links_csv = write_csv_files(graph, links, folder)
+    except OSError as error:
+        raise BulkImportError(
+            f"cannot write the import's CSV files to {folder}: {error.strerror or error}. Nothing "
+            "was imported; the database is as it was (free some space, or load with --mode online)"
+        ) from None
+    timings["csv"] = time.monotonic() - began
+    began = time.monotonic()
+    server.stop()
+    timings["stop"] = time.monotonic() - began
+    began = time.monotonic()
+    log.info("bulk import: server stopped, running neo4j-admin database import full %s", database)
+    command = bulk_import_command(
+        server, database, pages_csv, links_csv, folder / "import.report", needs_multiline(graph)
+    )
+    with set_aside(settings.data_dir, database):
+        result = subprocess.run(command, env=server.env(), capture_output=True, text=True, check=False)
+        timings["import"] = time.monotonic() - began
+        output = result.stdout + result.stderr
+        log_file = settings.logs_dir / "bulk-import.log"
+        try:
+            log_file.write_text(output, encoding="utf-8")
+        except OSError as error:
+            log.warning("cannot keep the import tool's output in %s: %s", log_file, error)
+        if result.returncode != 0:
+            raise BulkImportError(
+                f"neo4j-admin database import failed (exit {result.returncode}): {import_failure(output)}. "
+                f"Nothing was imported: the database is as it was before the load (the tool's whole "
+                f"output: {log_file}). Free some space or fix the cause, then load again, or load with "
+                "--mode online"
+            )
+
+
+def import_failure(output: str) -> str:
+    """The import tool's own reason in its output: the innermost cause of its stack trace, else its
+    last error line, else its last line."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    for marker in ("Caused by:", "Exception:", "Error:", "error:"):
+        found = [line for line in lines if marker in line]
+        if found:
+            return found[-1]
+    return lines[-1] if lines else "no output"
+
+
+def _restart(server, folder: Path, timings: dict, failure: BaseException | None) -> None:
+    """Start the server again if it is stopped and remove the CSV files, whatever happened; a
+    start that fails after a failed import says both."""
+    began = time.monotonic()
+    try:
+        if not server.is_running():
+            server.start()
+    except LinksimError as error:
+        if failure is None:
+            raise
+        raise BulkImportError(f"{failure}\nThen the server did not start again: {error}") from None
+    finally:
+        timings["start"] = time.monotonic() - began
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def set_aside(data_dir: Path, database: str):
+    """Move the database's store and transaction folders aside while the import tool writes new
+    ones; put them back if it fails (or this process dies: the next call restores them first),
+    remove them once it succeeded."""
+    places = [data_dir / "databases" / database, data_dir / "transactions" / database]
+    asides = [place.with_name(f".{database}.before-import") for place in places]
+    for place, aside in zip(places, asides):  # left by an import whose process died
+        if aside.exists():
+            shutil.rmtree(place, ignore_errors=True)
+            aside.rename(place)
+    moved = []
+    for place, aside in zip(places, asides):
+        if place.exists():
+            place.rename(aside)
+            moved.append((place, aside))
+    try:
+        yield
+    except BaseException:
+        for place, aside in moved:
+            shutil.rmtree(place, ignore_errors=True)
+            aside.rename(place)
+        raise
+    for _, aside in moved:
+        shutil.rmtree(aside, ignore_errors=True)
