@@ -27,6 +27,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -157,18 +158,50 @@ def build_directory(root: Path, method: str):
     save moves its files); removed afterwards, and those of builds whose process died."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
-    for leftover in root.glob(f".build-{method}-*"):
-        try:
-            os.kill(int(leftover.name.split("-")[2]), 0)
-        except ProcessLookupError:
-            shutil.rmtree(leftover, ignore_errors=True)
-        except (ValueError, IndexError, PermissionError):
-            pass
-    directory = Path(tempfile.mkdtemp(prefix=f".build-{method}-{os.getpid()}-", dir=root))
+    remove_dead_scratch(root)
+    directory = Path(tempfile.mkdtemp(prefix=_scratch_prefix("build", method), dir=root))
     try:
         yield directory
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+# Scratch folders of the store: ``.<kind>-<pid>-<method>-<random>`` (kind build, new or old),
+# named by the process that made them so that those of a process that died can be told apart from
+# those of a save running now.
+_SCRATCH = re.compile(r"^\.(build|new|old)-(\d+)-")
+_OLDER_SCRATCH = re.compile(r"^\.(build-[^.]+|[^.]+\.(new|old))-")  # of linksim before pids in names
+_OLDER_SCRATCH_SECONDS = 86_400
+
+
+def _scratch_prefix(kind: str, method: str) -> str:
+    return f".{kind}-{os.getpid()}-{method}-"
+
+
+def remove_dead_scratch(root: Path) -> list[Path]:
+    """Remove the scratch folders of saves and builds whose process is gone (killed half-way),
+    at the start of every save or load of the store; returns what was removed."""
+    import psutil
+
+    removed = []
+    try:
+        entries = list(Path(root).iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _SCRATCH.match(entry.name)
+        if match:
+            dead = not psutil.pid_exists(int(match.group(2)))
+        else:  # an older linksim's: no owner to ask, so only once it is clearly abandoned
+            try:
+                dead = bool(_OLDER_SCRATCH.match(entry.name)) and (
+                    time.time() - entry.stat().st_mtime > _OLDER_SCRATCH_SECONDS)
+            except OSError:
+                dead = False
+        if dead and entry.is_dir():
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry)
+    return removed
 
 
 def _move_built(array: np.ndarray, path: Path) -> bool:
@@ -255,7 +288,8 @@ def _save(index, root: Path, method: str, graph_pages: int, graph_links: int, ex
     }
     target = path_of(root, method, index.parameters, crawled_only)
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{method}.new-", dir=root))
+    remove_dead_scratch(root)
+    staging = Path(tempfile.mkdtemp(prefix=_scratch_prefix("new", method), dir=root))
     try:
         for name, array in arrays.items():
             path = staging / f"{name}.npy"
@@ -273,7 +307,7 @@ def _save(index, root: Path, method: str, graph_pages: int, graph_links: int, ex
             os.fsync(handle.fileno())
         retired = None
         if target.exists():
-            retired = Path(tempfile.mkdtemp(prefix=f".{method}.old-", dir=root))
+            retired = Path(tempfile.mkdtemp(prefix=_scratch_prefix("old", method), dir=root))
             os.rename(target, retired / "index")
         os.rename(staging, target)
     except BaseException:
@@ -281,8 +315,6 @@ def _save(index, root: Path, method: str, graph_pages: int, graph_links: int, ex
         raise
     if retired is not None:
         shutil.rmtree(retired, ignore_errors=True)
-    for leftover in root.glob(f".{method}.*-*"):  # from a save that was killed half-way
-        shutil.rmtree(leftover, ignore_errors=True)
     return target
 
 
@@ -383,6 +415,7 @@ def open_path(path: Path, mmap: bool = True):
 
 def _matching(root: Path, method: str, crawled_only: bool | None, expected: dict) -> tuple[list[dict], list[dict]]:
     """(indexes of ``method`` whose parameters fit ``expected``, all of the method)."""
+    remove_dead_scratch(root)
     everything = stored(root, method)
     fits = []
     for meta in everything:

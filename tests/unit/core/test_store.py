@@ -264,3 +264,46 @@ def test_an_index_built_on_disk_equals_the_one_built_in_memory(tmp_path, method:
     loaded = store.load(tmp_path / "a", method, graph_fingerprint(graph), verify=True)
     assert [loaded.related(u, top_k=4) for u in range(graph.n)] == [in_memory.related(u, top_k=4)
                                                                   for u in range(graph.n)]
+
+
+KILLED_SAVE = """
+import os, sys
+import numpy as np
+from linksim import store
+from linksim.graph import LinkGraph
+from linksim.walks import build_index
+
+rng = np.random.default_rng(1)
+graph = LinkGraph.from_edges(rng.integers(0, 50, 160), rng.integers(0, 50, 160), 50)
+index = build_index(graph, "simrank", n_fingerprints=20, seed=3)
+real = store._write_npy
+def write_then_die(path, array):
+    real(path, array)
+    os._exit(9)  # killed half-way through the save: no cleanup of any kind runs
+store._write_npy = write_then_die
+store.save(index, sys.argv[1], sys.argv[2], graph.n, graph.m)
+"""
+
+
+def test_scratch_of_a_killed_save_is_removed_by_the_next_save_or_load(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    def killed_save(method: str) -> list:
+        result = subprocess.run([sys.executable, "-c", KILLED_SAVE, str(tmp_path), method], cwd="/", timeout=120)
+        assert result.returncode == 9
+        return [p for p in tmp_path.iterdir() if p.is_dir() and p.name.startswith(".")]
+
+    graph = random_graph(1)
+    assert len(killed_save("simrank")) == 1  # a full-size staging folder is left behind
+    mine = tmp_path / f".new-{os.getpid()}-psimrank-live"  # a save running now: never touched
+    mine.mkdir()
+    # The next load of any method removes it (not only the next save of the same method) ...
+    with pytest.raises(store.IndexNotFound):
+        store.load(tmp_path, "xjaccard")
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".new")) == [mine.name]
+    # ... and so does the next save.
+    assert len(killed_save("psimrank")) == 2
+    store.save(build("xjaccard", graph), tmp_path, "xjaccard", graph.n, graph.m)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".new")) == [mine.name]
