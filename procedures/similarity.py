@@ -279,13 +279,16 @@ def related_pages(handle: IndexHandle, runner, url: str, top_k: int = 10, thresh
     with _answering(handle):
         found = handle.index.related(u, top_k=top_k, threshold=threshold, **kwargs)
     urls = handle.pages.urls(v for v, _ in found)
-    frame = pd.DataFrame({
-        "rank": np.arange(1, len(found) + 1, dtype=np.int64),
-        "url": urls,
-        "score": [score for _, score in found],
+    details = {row["url"]: row for row in runner.run(PAGE_DETAILS, {"urls": urls})} if urls else {}
+    # Columns typed whatever the length: a page without related pages is an empty list, not a
+    # frame whose columns pandas typed from nothing.
+    return pd.DataFrame({
+        "rank": pd.Series(np.arange(1, len(found) + 1), dtype="int64"),
+        "url": pd.Series(urls, dtype=object),
+        "title": pd.Series([details.get(url, {}).get("title") for url in urls], dtype=object),
+        "score": pd.Series([score for _, score in found], dtype="float64"),
+        "pagerank": pd.Series([details.get(url, {}).get("pagerank") for url in urls], dtype="float64"),
     })
-    details = pd.DataFrame(runner.run(PAGE_DETAILS, {"urls": urls}), columns=["url", "title", "pagerank"])
-    return frame.merge(details, on="url", how="left")[["rank", "url", "title", "score", "pagerank"]]
 
 
 def similarity(handle: IndexHandle, url: str, other: str, n_fingerprints: int | None = None) -> float:
@@ -330,6 +333,8 @@ def similar(
         raise ConfigurationError(f"--max-members (max_members) applies to simrank and psimrank, not to {method}")
     if retire not in RETIRE_MODES:
         raise ConfigurationError(f"retire must be one of {', '.join(RETIRE_MODES)}, got {retire!r}")
+    if retire == "background":
+        retirement_log(method)
     source_pages = parse_source_pages(source_pages)
     on_disk = check_memory(runner, "similar", memory_budget, method, top_k=top_k, **given).on_disk
     from linksim.treescan import warm_up
@@ -542,25 +547,43 @@ def retire_in_background(runner, method: str, batch: int) -> bool:
     import subprocess
     import sys
 
-    from linksim.server.settings import linksim_home
-
     connection = getattr(runner, "connection", None)
     if connection is None:
         return False
     env = dict(os.environ, NEO4J_URI=connection.uri, NEO4J_USER=connection.user,
                NEO4J_PASSWORD=connection.password, NEO4J_DATABASE=connection.database)
     env.pop("NEO4J_PASSWORD_FILE", None)
-    logs = linksim_home() / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    with open(logs / f"retire-{method}.log", "ab") as log_file:
-        subprocess.Popen(
-            [sys.executable, "-m", "linksim.procedures.retirement", method, "--batch", str(int(batch))],
-            env=env, stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file, cwd="/",
-            start_new_session=True,  # not killed with the command's terminal or process group
-        )
-    log.info("the previous %s run's relationships are deleted in the background (log: %s)", method,
-             logs / f"retire-{method}.log")
+    try:
+        path = retirement_log(method)
+        with open(path, "ab") as log_file:
+            subprocess.Popen(
+                [sys.executable, "-m", "linksim.procedures.retirement", method, "--batch", str(int(batch))],
+                env=env, stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file, cwd="/",
+                start_new_session=True,  # not killed with the command's terminal or process group
+            )
+    except (OSError, ConfigurationError) as error:  # the home changed since the check: retire here
+        log.warning("cannot start the background retirement (%s): retiring the old run now", error)
+        return False
+    log.info("the previous %s run's relationships are deleted in the background (log: %s)", method, path)
     return True
+
+
+def retirement_log(method: str) -> Path:
+    """The background retirement's log file, ``<linksim home>/logs/retire-<method>.log``, made
+    writable now: a home that cannot hold it is one message before anything is started."""
+    from linksim.server.settings import linksim_home
+
+    path = linksim_home() / "logs" / f"retire-{method}.log"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "ab"):
+            pass
+    except OSError as error:
+        raise ConfigurationError(
+            f"--retire background writes its log to {path}, which cannot be written "
+            f"({error.strerror or error}): set LINKSIM_HOME to a folder you can write, or use --retire wait"
+        ) from None
+    return path
 
 
 CURRENT_AND_RETIRING = """

@@ -332,3 +332,46 @@ def test_lists_written_for_chosen_source_pages_only(runner, cli_env, tmp_path, c
     assert main(["-q", "similar", "psimrank", "--source-pages", f"@{tmp_path / 'unknown.txt'}"]) == 2
     assert "is not a page of the graph" in capsys.readouterr().err
     assert lists() == current  # a refused run changed nothing
+
+
+def test_a_page_without_related_pages_is_an_empty_list_everywhere(runner, cli_env, tmp_path, capsys, monkeypatch):
+    """A page nobody links to has no PSimRank related pages: an empty list from the API, the
+    command line and Cypher alike (was: a pandas merge error with pandas 3)."""
+    import linksim
+
+    load([DATA / "webkb" / "cornell.cites"], runner, show_progress=False)
+    monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
+    assert main(["-q", "similar", "psimrank", "--top-k", "5"]) == 0
+    lonely = runner.run("MATCH (p:Page) WHERE NOT ()-[:LINKS_TO]->(p) RETURN p.url AS url ORDER BY url LIMIT 1")
+    assert lonely, "the crawl has a page without in-links"
+    url = lonely[0]["url"]
+    capsys.readouterr()
+
+    with linksim.connect() as ls:
+        frame = ls.related(url, method="psimrank")
+        assert frame.empty and list(frame.columns) == ["rank", "url", "title", "score", "pagerank"]
+        assert str(frame["rank"].dtype) == "int64" and str(frame["score"].dtype) == "float64"
+        linked = runner.run("MATCH ()-[:LINKS_TO]->(p:Page) RETURN p.url AS url ORDER BY url LIMIT 1")[0]["url"]
+        assert len(ls.related(linked, method="psimrank")) > 0  # the same call with a list that is not empty
+    assert main(["related", url, "--method", "psimrank", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+    assert main(["related", url, "--method", "psimrank"]) == 0
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err and url in captured.out + captured.err
+    assert runner.run(cypher.query("related_pages", "related_pages"), {"url": url, "method": "psimrank", "limit": 10}) == []
+
+
+def test_background_retirement_with_a_home_it_cannot_write_is_one_message(runner, cli_env, tmp_path, capsys,
+                                                                         monkeypatch):
+    load([DATA / "webkb" / "cornell.cites"], runner, show_progress=False)
+    monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
+    assert main(["-q", "similar", "psimrank", "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("LINKSIM_HOME", str(blocker / "home"))  # no folder can be made there, even by root
+    assert main(["similar", "psimrank", "--seed", "3", "--retire", "background"]) == 2
+    err = capsys.readouterr().err
+    assert "--retire background writes its log to" in err and "--retire wait" in err and "Traceback" not in err
+    assert current_runs(runner) == {"psimrank": [first["id"]]}  # nothing was started
+    assert relationships(runner) == {("psimrank", first["id"]): first["written"]}
