@@ -6,10 +6,19 @@ recording runner instead of a driver to see the Cypher sent.
 
 from __future__ import annotations
 
+import random
+import time
 from typing import Any, Iterator
 
 from linksim.errors import LinksimError
-from linksim.server.connection import Connection
+from linksim.server.connection import Connection, retry_seconds
+
+
+class ServerUnreachable(LinksimError):
+    """Neo4j cannot be reached, or refused the credentials (exit code 3, as the driver's own
+    errors are reported)."""
+
+    exit_code = 3
 
 
 class QueryRunner:
@@ -28,6 +37,8 @@ class QueryRunner:
         self.database = database
         self._owns_driver = False
         self.connection = None
+        self._unreachable_since: float | None = None
+        self.retry_seconds = retry_seconds()
         self.reset_bookmarks()
 
     def reset_bookmarks(self) -> None:
@@ -47,7 +58,7 @@ class QueryRunner:
 
         Raises
         ------
-        LinksimError
+        ServerUnreachable
             The server cannot be reached or refuses the credentials (no retry loop: a wrong
             URI fails in a second, not after the driver's 30 s of retries).
         """
@@ -58,7 +69,7 @@ class QueryRunner:
             driver.verify_connectivity()
         except exceptions.AuthError as exc:
             driver.close()
-            raise LinksimError(
+            raise ServerUnreachable(
                 f"Neo4j at {connection.uri} refused the credentials of user {connection.user!r} "
                 f"({exc.message}). Check --user and --password-file, or NEO4J_USER and "
                 "NEO4J_PASSWORD."
@@ -70,13 +81,46 @@ class QueryRunner:
                 if connection.source == "local"
                 else "Check --uri / NEO4J_URI and that the server runs."
             )
-            raise LinksimError(
+            raise ServerUnreachable(
                 f"cannot reach Neo4j at {connection.uri} ({type(exc).__name__}). {hint}"
             ) from None
         runner = cls(driver, connection.database)
         runner._owns_driver = True
         runner.connection = connection  # for a background job that connects again (retirement)
         return runner
+
+    def _managed(self, access: str, work, **session):
+        """Run ``work(tx)`` in a managed transaction, retried on the driver's retryable errors
+        (a deadlock, a server restarting) for at most :attr:`retry_seconds`: from the call's start,
+        or, while the server cannot be reached, from when it was first found unreachable by any
+        call of this runner. So the writes in flight and those after them give up together, one
+        retry time after the server went away, not one retry time each (the driver's own loop,
+        per call, is set to a single attempt)."""
+        from neo4j.exceptions import DriverError, Neo4jError, ServiceUnavailable, SessionExpired
+
+        started = time.monotonic()
+        delay = 0.5
+        while True:
+            try:
+                with self.driver.session(database=self.database, bookmark_manager=self.bookmarks,
+                                         max_transaction_retry_time=0, **session) as opened:
+                    run = opened.execute_write if access == "write" else opened.execute_read
+                    result = run(work)
+                self._unreachable_since = None
+                return result
+            except (DriverError, Neo4jError) as error:
+                if not error.is_retryable():
+                    raise
+                now = time.monotonic()
+                deadline = started + self.retry_seconds
+                if isinstance(error, (ServiceUnavailable, SessionExpired)):
+                    if self._unreachable_since is None:
+                        self._unreachable_since = now
+                    deadline = min(deadline, self._unreachable_since + self.retry_seconds)
+                if now >= deadline:
+                    raise
+                time.sleep(min(delay * random.uniform(0.8, 1.2), deadline - now))
+                delay = min(delay * 2, 8.0)
 
     def verify(self) -> None:
         """Raise if the server cannot be reached or refuses the credentials."""
@@ -85,13 +129,7 @@ class QueryRunner:
 
     def run(self, query: str, parameters: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Run a read or schema query; return its records as dicts (eagerly: small results only)."""
-        records, _, _ = self.driver.execute_query(
-            query,
-            parameters_=parameters or {},
-            database_=self.database,
-            bookmark_manager_=self.bookmarks,
-        )
-        return [record.data() for record in records]
+        return self._managed("write", lambda tx: [record.data() for record in tx.run(query, parameters or {})])
 
     def write(self, query: str, parameters: dict[str, Any] | None = None) -> dict[str, int]:
         """Run a write query in a managed (retried) transaction; return its update counters.
@@ -99,22 +137,13 @@ class QueryRunner:
         The query must be idempotent (MERGE, or delete-then-create keyed by run), since a managed
         transaction may be retried after a transient error.
         """
-
-        def work(tx: Any) -> dict[str, int]:
-            return _counters(tx.run(query, parameters or {}).consume())
-
-        with self.driver.session(database=self.database, bookmark_manager=self.bookmarks) as session:
-            return session.execute_write(work)
+        return self._managed("write", lambda tx: _counters(tx.run(query, parameters or {}).consume()))
 
     def write_many(self, statements: list[tuple[str, dict[str, Any] | None]]) -> list[dict[str, int]]:
         """Run several write queries in one managed (retried) transaction: all commit or none;
         return the update counters of each."""
-
-        def work(tx: Any) -> list[dict[str, int]]:
-            return [_counters(tx.run(query, parameters or {}).consume()) for query, parameters in statements]
-
-        with self.driver.session(database=self.database, bookmark_manager=self.bookmarks) as session:
-            return session.execute_write(work)
+        return self._managed("write", lambda tx: [_counters(tx.run(query, parameters or {}).consume())
+                                                  for query, parameters in statements])
 
     def write_returning(
         self, query: str, parameters: dict[str, Any] | None = None
@@ -126,8 +155,7 @@ class QueryRunner:
             rows = result.values()
             return rows, _counters(result.consume())
 
-        with self.driver.session(database=self.database, bookmark_manager=self.bookmarks) as session:
-            return session.execute_write(work)
+        return self._managed("write", work)
 
     def write_autocommit(self, query: str, parameters: dict[str, Any] | None = None) -> dict[str, int]:
         """Run a write query once, in an auto-commit transaction, not retried; return its update
@@ -139,10 +167,8 @@ class QueryRunner:
     def read_one(self, query: str, parameters: dict[str, Any] | None = None, fetch_size: int = 50_000) -> list[Any]:
         """The values of the one record of a read query, read in a managed read transaction on a
         session of its own (so that several threads can read at once)."""
-        with self.driver.session(
-            database=self.database, bookmark_manager=self.bookmarks, fetch_size=fetch_size
-        ) as session:
-            return session.execute_read(lambda tx: tx.run(query, parameters or {}).single(strict=True).values())
+        return self._managed("read", lambda tx: tx.run(query, parameters or {}).single(strict=True).values(),
+                             fetch_size=fetch_size)
 
     def stream(self, query: str, parameters: dict[str, Any] | None = None) -> Iterator[Any]:
         """Yield the records of a read query lazily, without holding the whole result."""
