@@ -7,6 +7,7 @@ import logging
 import textwrap
 import time
 
+from linksim.cli.options import checked
 from linksim.methods import DEFAULT_METHOD
 
 log = logging.getLogger("linksim")
@@ -30,7 +31,7 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     )
     parser.add_argument("--pages", nargs="+", metavar="ARTICLE", default=list(DEMO_PAGES),
                         help=f"Wikipedia article names to show (default: {' '.join(DEMO_PAGES)})")
-    parser.add_argument("--top-k", type=int, default=10, help="related pages per page (default 10)")
+    parser.add_argument("--top-k", type=checked("top_k"), default=10, help="related pages per page (default 10)")
     parser.add_argument("--pagesim-radius", type=int, default=2,
                         help="PageSim radius for the demo (default 2: Wikispeedia is dense, and radius 3, "
                         "the paper's, takes about 15 minutes here for all pages; `linksim similar pagesim` "

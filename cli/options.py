@@ -39,10 +39,21 @@ def add_memory(parser: argparse.ArgumentParser) -> None:
         "the graph as it is now, and stop (reads only the page and link counts)",
     )
     parser.add_argument(
-        "--memory-budget", metavar="SIZE",
+        "--memory-budget", metavar="SIZE", type=memory_size,
         help="refuse to start (exit 8, nothing written) when the estimate exceeds SIZE: 8G, 512M, none "
         "(env LINKSIM_MEMORY_BUDGET; default: the memory available when the run starts)",
     )
+
+
+def memory_size(text: str) -> str:
+    """An argparse ``type`` for a memory size (checked now, kept as written for the budget)."""
+    from linksim.estimate import parse_bytes
+
+    try:
+        parse_bytes(text)
+    except ConfigurationError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
 
 
 def print_estimate(estimate, as_json: bool) -> int:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from linksim.errors import LinksimError
+from linksim.errors import ConfigurationError, LinksimError
 
 MIB = 1 << 20
 #: The interpreter with numpy, scipy, pandas and the Neo4j driver loaded (measured: 150-170 MiB).
@@ -218,7 +218,7 @@ def parse_bytes(text: str | int | None) -> int | None:
     try:
         result = float(number) * scale
     except ValueError:
-        raise LinksimError(f"a memory budget is a size such as 8G, 512M or 12GiB, got {text!r}") from None
-    if not result > 0:
-        raise LinksimError(f"a memory budget must be positive, got {text!r}")
+        raise ConfigurationError(f"a memory budget is a size such as 8G, 512M or 12GiB, got {text!r}") from None
+    if not 0 < result < float(1 << 62):
+        raise ConfigurationError(f"a memory budget must be a positive size, got {text!r}")
     return int(result)

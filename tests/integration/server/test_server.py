@@ -53,7 +53,7 @@ def test_wrong_password_is_rejected(neo4j_server, tmp_path, capsys) -> None:
     password_file.chmod(0o600)
     code = main(["neo4j", "init", "--uri", good.uri, "--password-file", str(password_file)])
     err = capsys.readouterr().err
-    assert code != 0
+    assert code == 3  # the README's exit code of a server that refuses the credentials
     assert "refused the credentials" in err and "Traceback" not in err
 
 
@@ -138,3 +138,35 @@ def test_local_connection_is_resolved_from_the_password_file(neo4j_server, monke
     assert conn.source == "local" and conn.uri == server.status().uri
     with QueryRunner.connect(conn) as runner:
         assert runner.run("RETURN 1 AS one") == [{"one": 1}]
+
+
+def test_a_first_start_whose_password_begins_with_a_dash(neo4j_server, tmp_path, monkeypatch) -> None:
+    """One new server in 64 gets a password beginning with '-': the admin tool must take it as the
+    password, not as an option (seeded, so the case is met every time)."""
+    import random
+
+    from linksim.server import credentials, local
+
+    for seed in range(10_000):
+        if credentials.generate_password(random.Random(seed).randbytes).startswith("-"):
+            break
+    monkeypatch.setattr(local, "generate_password",
+                        lambda: credentials.generate_password(random.Random(seed).randbytes))
+    other = LocalServer(ServerSettings(home=tmp_path, instance="dash", bolt_port=_free_port(),
+                                       http_port=_free_port(), heap="512m", pagecache="64m"))
+    try:
+        status, started = other.start()
+        assert started and status.running
+        assert other.password().startswith("-")
+        with QueryRunner.connect(Connection(status.uri, "neo4j", other.password(), "neo4j", "local")) as fresh:
+            assert fresh.run("RETURN 1 AS one") == [{"one": 1}]
+    finally:
+        other.stop()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

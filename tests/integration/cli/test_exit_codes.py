@@ -1,0 +1,123 @@
+"""Every command, run into each exit code it can give, against the real server: the codes are the
+README's one table (read here, so the two cannot drift apart), with one message and no traceback."""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+
+import pytest
+
+from linksim.cli.main import build_parser, main
+from linksim.procedures.load import load
+
+ROOT = Path(__file__).resolve().parents[3]
+CORNELL = ROOT.parent / "shared" / "data" / "webkb" / "cornell.cites"
+
+
+def documented_codes() -> dict[int, str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("**Exit codes**"):]
+    section = section[: section.index("\n\n", section.index("| code |"))]
+    return {int(m.group(1)): m.group(2) for m in re.finditer(r"^\| (\d+) \| ([^|]+) \|", section, re.M)}
+
+
+def commands() -> set[str]:
+    """Every command and sub-command of the parser, e.g. ``neo4j status``, ``spark index``."""
+    names = set()
+
+    def walk(parser, prefix):
+        for action in parser._actions:
+            if action.__class__.__name__ == "_SubParsersAction":
+                for name, sub in action.choices.items():
+                    walk(sub, prefix + [name])
+                return
+        names.add(" ".join(prefix))
+
+    walk(build_parser(), [])
+    return names
+
+
+def run(argv: list[str]) -> int:
+    try:
+        return main(argv)
+    except SystemExit as exit_:  # argparse's own refusals
+        return int(exit_.code)
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    empty_gz = tmp_path / "empty.tsv.gz"
+    with gzip.open(empty_gz, "wb"):
+        pass
+    bad = tmp_path / "bad.tsv"
+    bad.write_bytes(b"http://e.org/1\thttp://e.org/2\nlonely\n")
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    return {"empty_gz": empty_gz, "bad": bad, "folder": folder, "missing": tmp_path / "missing.tsv",
+            "out": tmp_path / "crawl.tsv.gz"}
+
+
+# (argv with {placeholders}, code): each command at least once, each code it can give.
+CASES = [
+    (["load", "{missing}"], 4),
+    (["load", "{empty_gz}"], 4),
+    (["load", "{bad}"], 4),
+    (["load", "{bad}", "--mode", "bulk"], 4),  # the file is read (and refused) before the mode is judged
+    (["load", "{cornell}", "--mode", "bulk"], 2),  # the database has data
+    (["generate", "{out}", "--links", "0"], 2),
+    (["pagerank", "--memory-budget", "lots"], 2),
+    (["pagerank", "--memory-budget", "1K"], 8),
+    (["pagerank", "--mode", "stats"], 0),
+    (["pagerank", "--uri", "bolt://127.0.0.1:9"], 3),
+    (["index", "simrank", "--memory-budget", "1K"], 8),
+    (["index", "simrank", "--verify"], 6),
+    (["similar", "psimrank", "--top-k", "0"], 2),
+    (["similar", "psimrank", "--memory-budget", "inf"], 2),
+    (["related", ""], 2),
+    (["related", "http://not-in-the.graph/", "--method", "psimrank"], 2),
+    (["related", "{page}", "--method", "psimrank"], 0),
+    (["related", "{page}", "--method", "simrank"], 6),
+    (["sim", "{page}", "{page}", "--method", "simrank"], 6),
+    (["evaluate", "--categories", "{missing}"], 4),
+    (["report", "--quick", "--categories", "{missing}"], 4),
+    (["browser", "--password-file", "{folder}"], 2),
+    (["demo", "--top-k", "0"], 2),
+    (["neo4j", "status", "--json"], 3),  # LINKSIM_INSTANCE names an instance that never ran
+    (["neo4j", "start", "--heap", "lots"], 2),
+    (["neo4j", "stop"], 0),
+    (["neo4j", "logs"], 1),  # no log yet: the instance never ran
+    (["neo4j", "init", "--uri", "bolt://127.0.0.1:9"], 3),
+    (["spark", "pagerank", "--damping", "1"], 2),
+    (["spark", "index", "simrank", "--fingerprints", "0"], 2),
+    (["spark", "similar", "psimrank", "--top-k", "0"], 2),
+]
+
+
+def test_every_documented_code_is_the_readmes_and_every_command_is_checked() -> None:
+    codes = documented_codes()
+    assert set(codes) == {0, 1, 2, 3, 4, 5, 6, 7, 8, 130}
+    assert {code for _, code in CASES} <= set(codes)
+    names = commands()
+    covered = {next(" ".join(argv[:n]) for n in range(len(argv), 0, -1) if " ".join(argv[:n]) in names)
+               for argv, _ in CASES}
+    assert covered == names, names - covered
+
+
+@pytest.mark.parametrize("argv, code", CASES, ids=[" ".join(a) for a, _ in CASES])
+def test_each_command_exits_with_the_documented_code(runner, cli_env, files, tmp_path, monkeypatch, capsys,
+                                                     argv, code) -> None:
+    load([CORNELL], runner, show_progress=False)
+    page = runner.run("MATCH (p:Page) RETURN p.url AS url ORDER BY url LIMIT 1")[0]["url"]
+    monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
+    assert main(["-q", "index", "psimrank", "--fingerprints", "10"]) == 0  # and none of simrank
+    monkeypatch.setenv("LINKSIM_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("LINKSIM_INSTANCE", "never-started")
+    values = {**{k: str(v) for k, v in files.items()}, "cornell": str(CORNELL), "page": page}
+    capsys.readouterr()
+    assert run([word.format(**values) for word in argv]) == code
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    if code:
+        assert err.strip() or (argv[:2] == ["neo4j", "status"] and '"running": false' in out), "a failure says why"
