@@ -571,19 +571,16 @@ def retire_in_background(runner, method: str, batch: int) -> bool:
 def retirement_log(method: str) -> Path:
     """The background retirement's log file, ``<linksim home>/logs/retire-<method>.log``, made
     writable now: a home that cannot hold it is one message before anything is started."""
-    from linksim.server.settings import linksim_home
+    from linksim.server.settings import home_folder, linksim_home
 
-    path = linksim_home() / "logs" / f"retire-{method}.log"
+    folder = linksim_home() / "logs"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "ab"):
+        home_folder(folder, "--retire background writes its log to")
+        with open(folder / f"retire-{method}.log", "ab"):
             pass
-    except OSError as error:
-        raise ConfigurationError(
-            f"--retire background writes its log to {path}, which cannot be written "
-            f"({error.strerror or error}): set LINKSIM_HOME to a folder you can write, or use --retire wait"
-        ) from None
-    return path
+    except (ConfigurationError, OSError) as error:
+        raise ConfigurationError(f"{error}, or use --retire wait") from None
+    return folder / f"retire-{method}.log"
 
 
 CURRENT_AND_RETIRING = """

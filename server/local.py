@@ -24,7 +24,7 @@ from pathlib import Path
 
 from linksim.errors import LinksimError
 from linksim.server.credentials import generate_password, read_password_file, write_password_file
-from linksim.server.settings import DEFAULT_USER, GDS_VERSION, ServerSettings
+from linksim.server.settings import DEFAULT_USER, GDS_VERSION, ServerSettings, home_folder
 
 log = logging.getLogger(__name__)
 
@@ -493,6 +493,7 @@ class LocalServer:
                 )
             return status, False
         s = self.settings
+        home_folder(s.home)
         for port, what, option in (
             (s.bolt_port, "Bolt", "--bolt-port / LINKSIM_BOLT_PORT"),
             (s.http_port, "HTTP", "--http-port / LINKSIM_HTTP_PORT"),

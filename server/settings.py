@@ -49,6 +49,22 @@ def linksim_home(env: dict[str, str] | None = None) -> Path:
     return (Path(cache).expanduser() / "linksim").resolve()
 
 
+def home_folder(path: Path, what: str = "the linksim home") -> Path:
+    """``path`` (a folder under the linksim home) made and checked writable; a home that cannot
+    hold it is one message naming it and LINKSIM_HOME, never an OSError traceback."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".probe-{os.getpid()}"
+        probe.touch()
+        probe.unlink()
+    except OSError as error:
+        raise ConfigurationError(
+            f"{what} {path} cannot be written ({error.strerror or error}): set LINKSIM_HOME to a folder "
+            "you can write"
+        ) from None
+    return path
+
+
 def _port(value: object, name: str) -> int:
     try:
         port = int(value)  # type: ignore[arg-type]

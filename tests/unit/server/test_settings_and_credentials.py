@@ -191,3 +191,16 @@ def test_generated_passwords_are_url_safe_and_one_in_64_begins_with_a_dash() -> 
     assert all(len(p) == 32 and p.replace("-", "").replace("_", "").isalnum() for p in passwords)
     assert 60 <= sum(p.startswith("-") for p in passwords) <= 150  # 100 expected: the case that must work
     assert generate_password(dash_password_source()).startswith("-")
+
+
+def test_a_linksim_home_that_cannot_be_written_is_one_message(tmp_path: Path, monkeypatch, capsys) -> None:
+    from linksim.cli.main import main
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("LINKSIM_HOME", str(blocker / "home"))  # no folder can be made there, even by root
+    monkeypatch.setenv("LINKSIM_BOLT_PORT", "1")  # never a server: the check comes first
+    assert main(["neo4j", "start"]) == 2
+    err = capsys.readouterr().err
+    assert f"the linksim home {blocker / 'home'} cannot be written" in err and "LINKSIM_HOME" in err
+    assert "Traceback" not in err
