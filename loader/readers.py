@@ -371,25 +371,36 @@ def read_jsonl(path: Path, graph: CrawlGraph, policy: ErrorPolicy, normalize: bo
 
 
 def _csv_rows(path: Path, policy: ErrorPolicy) -> Iterator[tuple[int, list[str], list[str]]]:
-    """Yield ``(line, header, row)`` of a CSV file; malformed CSV is a bad record."""
-    lines = (text + "\n" for _, text in read_lines(path, policy, MAX_JSON_LINE_BYTES))
-    reader = csv.reader(lines, strict=True)
+    """Yield ``(line, header, row)`` of a CSV file; malformed CSV is a bad record. With
+    ``--on-error skip``, reading resumes at the line after the one where the bad record ended
+    (a broken quote may have run over several lines: they are that one record)."""
+    at = [0]  # the file's line number of the last line the csv module took
+
+    def lines():
+        for number, text in read_lines(path, policy, MAX_JSON_LINE_BYTES):
+            at[0] = number
+            yield text + "\n"
+
+    source = lines()
+    reader = csv.reader(source, strict=True)
     try:
         header = next(reader, None)
-        if header is None:
-            return
-        header = [name.strip() for name in header]
-        while True:
-            try:
-                row = next(reader)
-            except StopIteration:
-                return
-            except csv.Error as exc:
-                policy.bad(path, reader.line_num, f"malformed CSV ({exc})", "malformed CSV")
-                return  # the csv module cannot resynchronise after a broken quote
-            yield reader.line_num, header, row
     except csv.Error as exc:
-        policy.bad(path, reader.line_num, f"malformed CSV header ({exc})", "malformed CSV")
+        policy.bad(path, at[0], f"malformed CSV header ({exc})", "malformed CSV")
+        return
+    if header is None:
+        return
+    header = [name.strip() for name in header]
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            policy.bad(path, at[0], f"malformed CSV ({exc})", "malformed CSV")
+            reader = csv.reader(source, strict=True)  # a new parser from the next line on
+            continue
+        yield at[0], header, row
 
 
 def csv_kind(path: Path) -> str | None:

@@ -375,7 +375,7 @@ def _framed_record(reader: _Reader, header: bytes, where: str, path: Path, polic
                        f"CRLF CRLF expected there, found {end!r} (the length understates or overstates "
                        "the block)")
     following = reader.peek(5)
-    if following and following != b"WARC/" and following[:1] not in (b"\r", b"\n"):
+    if following and not b"WARC/".startswith(following) and following[:1] not in (b"\r", b"\n"):
         raise _Framing(f"is followed by {following!r} where the next record or the end of the file should "
                        f"be: its Content-Length ({length:,} bytes) understates its block")
     if not keep:

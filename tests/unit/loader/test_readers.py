@@ -369,3 +369,15 @@ def test_a_wikispeedia_link_to_an_unlisted_article_is_a_page_linked_to(tmp_path:
     crawled = {url.rsplit("/", 1)[1]: bool(graph.crawled[i]) for i, url in enumerate(graph.urls)}
     # Atlantis is only linked to; Lemuria's links are listed, so it was crawled.
     assert crawled == {"Paris": True, "France": True, "Atlantis": False, "Lemuria": True}
+
+
+def test_skip_resumes_after_a_broken_csv_quote(tmp_path: Path) -> None:
+    path = tmp_path / "q-links.csv"
+    path.write_bytes(b'source,target\nhttp://e.org/1,http://e.org/2\nhttp://e.org/3,"http://e.org/4"x\n'
+                     b'http://e.org/5,http://e.org/6\nhttp://e.org/7,http://e.org/8\n')
+    with pytest.raises(InputError) as info:
+        _read(path)
+    assert info.value.line == 3
+    graph = _read(path, on_error="skip")
+    assert graph.skipped.counts["malformed CSV"] == 1
+    assert graph.links().seen == 3 and "http://e.org/3" not in graph.urls and "http://e.org/8" in graph.urls
