@@ -127,11 +127,11 @@ def test_cli_load_prints_the_summary(runner, cli_env, capsys) -> None:
 
 
 def test_unreadable_and_missing_paths(runner, cli_env, tmp_path: Path, capsys) -> None:
-    assert main(["load", str(tmp_path / "nope.tsv")]) == 1
+    assert main(["load", str(tmp_path / "nope.tsv")]) == 4  # a bad input, as the README's table says
     assert "no such file" in capsys.readouterr().err
     weird = tmp_path / "crawl.xyz"
     weird.write_text("a b\n")
-    assert main(["load", str(weird)]) == 1
+    assert main(["load", str(weird)]) == 2  # a bad argument: an option mends it
     assert "give --format" in capsys.readouterr().err
     assert main(["-q", "load", "--format", "edges", str(weird)]) == 0
 
