@@ -137,7 +137,7 @@ def text_section(deltas: dict[str, dict[int, float]], dataset: str) -> Section:
     for name, delta in deltas.items():
         base = name.split(" ")[0]
         colour, marker = COLOURS.get(base), "o-"
-        if base == "pagesim":  # one colour and marker per radius, so that the curves tell apart
+        if " r=" in name:  # a radius (PageSim): one colour and marker per radius, so that the curves tell apart
             radius = name.split("r=")[-1][:1]
             colour, marker = PAGESIM_STYLES.get(radius, (colour, "o-"))
         axes.plot(ts, [delta[t] for t in ts], marker, color=colour, label=name)
@@ -191,6 +191,12 @@ def write_html(sections: list[Section], path, title: str, preamble: str) -> None
         handle.write("\n".join(parts))
 
 
+def _within(method: str, parameter: str, values) -> list:
+    """The grid's values of ``parameter`` up to the method's report limit (a costly build)."""
+    limit = METHODS_REGISTRY[method].report_limits.get(parameter)
+    return [v for v in values if limit is None or v <= limit]
+
+
 def build_report(
     graph: LinkGraph,
     classes: dict[int, frozenset[str]],
@@ -213,9 +219,9 @@ def build_report(
         return result
 
     curves_l = [timed(f"Γ against L, {m}", experiments.gamma_curve, graph, classes, m, "length",
-                      [L for L in lengths if m != "xjaccard" or L <= 6]) for m in methods]
+                      _within(m, "length", lengths)) for m in methods]
     curves_n = [timed(f"Γ against N, {m}", experiments.gamma_curve, graph, classes, m, "n_fingerprints",
-                      [N for N in fingerprints if m != "xjaccard" or N <= 300]) for m in methods]
+                      _within(m, "n_fingerprints", fingerprints)) for m in methods]
     curves_c = [timed(f"Γ against c, {m}", experiments.gamma_curve, graph, classes, m, "decay", list(decays))
                 for m in methods]
     section = gamma_section(curves_l, "length", "path length L", dataset)

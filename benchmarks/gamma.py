@@ -64,7 +64,7 @@ def main() -> None:
           f"{len(classes):,} pages with a class (category paths cut to two components)\n")
     header = f"{'':<34}{'Γ':>8}{'pooled':>8}{'queries':>9}{'pairs':>12}{'P@10':>8}"
     exact_of = {}
-    for method in ("simrank", "psimrank", "xjaccard"):
+    for method in [name for name, entry in METHODS.items() if entry.samples]:
         params = METHODS[method].defaults
         began = time.perf_counter()
         exact = exact_matrix(graph, method, int(params["length"]), float(params["decay"]))

@@ -60,7 +60,8 @@ def _demo(args: argparse.Namespace) -> int:
     from linksim.procedures.browser import label_pagerank_tiers, tiers_in_use
     from linksim.procedures.pagerank import run_pagerank
     from linksim.methods import METHODS
-    from linksim.procedures.similarity import current_runs, default_index_root, obtain_index, write_similar
+    from linksim.procedures.api import index_root
+    from linksim.procedures.similarity import current_runs, obtain_index, write_similar
     from linksim.procedures.stream import stream_link_graph
     from linksim.server.local import LocalServer
     from linksim.server.settings import ServerSettings
@@ -101,13 +102,13 @@ def _demo(args: argparse.Namespace) -> int:
             label_pagerank_tiers(runner)  # the Browser style sizes pages by these labels
 
         began = _step(4, total, "related pages: " + ", ".join(DEMO_METHODS))
-        root = default_index_root(connection.uri, connection.database)
+        root = index_root(connection.uri, connection.database)  # --index-dir's rules: LINKSIM_INDEX_DIR first
         streamed = None
         runs = current_runs(runner)
         for method in DEMO_METHODS:
             current = dict(runs[method]["parameters"], pages=runs[method]["pages"]) if method in runs else None
             wanted = dict(METHODS[method].defaults)
-            given = {"radius": args.pagesim_radius} if method == "pagesim" else {}
+            given = {"radius": args.pagesim_radius} if "radius" in METHODS[method].defaults else {}
             wanted.update(given)
             fits = (
                 current is not None and current.get("topK", 0) >= args.top_k and current["pages"] == pages
@@ -142,7 +143,8 @@ def _demo(args: argparse.Namespace) -> int:
                 print(f"\n{title}: not a page of the crawl (or no related pages).")
                 continue
             print(f"\nPages related to {title} ({url}):")
-            names = {m: m + (f" r={args.pagesim_radius}" if m == "pagesim" else "") + f" P@10 {graded[m]:.2f}"
+            names = {m: m + (f" r={args.pagesim_radius}" if "radius" in METHODS[m].defaults else "")
+                     + f" P@10 {graded[m]:.2f}"
                      for m in order}
             print(f"{'':>3} " + " ".join(f"{names[m]:<{width}}" for m in order))
             for position in range(args.top_k):

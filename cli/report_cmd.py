@@ -64,7 +64,7 @@ def _report(args: argparse.Namespace) -> int:
     text_lists = {}
     if texts_path is not None:
         texts = {index_of[u]: t for u, t in read_texts(texts_path).items() if u in index_of}
-        for method in ("simrank", "psimrank"):
+        for method in [name for name, entry in METHODS.items() if entry.fingerprint_trees]:
             text_lists[f"{method} (N={METHODS[method].defaults['n_fingerprints']})"] = lists_of(monte_carlo_index(graph, method), 10)
         for radius in (1, 2):
             log.info("report: PageSim r=%d lists", radius)

@@ -7,8 +7,7 @@ import json
 from pathlib import Path
 
 from linksim.cli.options import add_wait, checked
-
-SPARK_METHODS = ("simrank", "psimrank", "xjaccard")
+from linksim.procedures.spark import spark_methods
 
 
 def _spark_options(parser: argparse.ArgumentParser) -> None:
@@ -59,7 +58,7 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     index = actions.add_parser("index", parents=[connection], help="build a similarity index on Spark",
                                description="Build the index of METHOD on Spark and store it in the index store, "
                                "where `linksim related` and `linksim similar` find it.")
-    index.add_argument("method", metavar="METHOD", choices=SPARK_METHODS, help=" | ".join(SPARK_METHODS))
+    index.add_argument("method", metavar="METHOD", choices=spark_methods(), help=" | ".join(spark_methods()))
     _spark_options(index)
     _build_options(index)
     index.add_argument("--parquet", metavar="DIR", help="also write the index arrays there as Parquet")
@@ -77,7 +76,7 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
         epilog="Exit codes: 0 written, 2 bad option, 3 Neo4j error, 6 index store problem, 7 another run of the "
         "method holds its lock.",
     )
-    similar.add_argument("method", metavar="METHOD", choices=SPARK_METHODS, help=" | ".join(SPARK_METHODS))
+    similar.add_argument("method", metavar="METHOD", choices=spark_methods(), help=" | ".join(spark_methods()))
     _spark_options(similar)
     _build_options(similar)
     similar.add_argument("--top-k", type=checked("top_k"), default=10, help="related pages per page (default 10)")

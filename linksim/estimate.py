@@ -154,39 +154,14 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
     build_graph = _build_graph(pages, links)
     parts: dict[str, int] = dict(graph)
     parts["URLs"] = urls[1]
-    if method in ("simrank", "psimrank"):
-        fingerprints = 5 * n_fingerprints * pages  # parent int32 + label int8
-        layout = 17 * n_fingerprints * pages  # order, position, size, root int32 + label int8
-        walking = 8 * 6 * pages  # the walk positions and choices of one fingerprint
-        stored = fingerprints + layout
-        if on_disk:
-            # One fingerprint's rows and the layout's int64 temporaries of one row.
-            index = (5 + 17) * pages + 8 * 10 * pages
-            parts["one fingerprint's rows (the index is on disk)"] = index
-        else:
-            index = stored
-            parts["fingerprints (parent, label)"] = fingerprints
-            parts["tree layout"] = layout
-    elif on_disk:
+    from linksim.methods import method as registered
+
+    entry = registered(method)
+    if on_disk and not entry.fingerprint_trees:
         raise LinksimError(f"{method} indexes are built in memory only")
-    elif method == "xjaccard":
-        values = 4 * n_fingerprints * length * pages
-        inverted = 4 * n_fingerprints * length * (2 * pages + 1)
-        walking = 8 * 4 * pages
-        index = values + inverted
-        parts["min-hash values"] = values
-        parts["inverted lists"] = inverted
-        stored = index
-    elif method == "pagesim":
-        # Feature vectors: one entry per (page, page reached within `radius` links); bounded by
-        # the links followed radius times, at most every pair.
-        reach = min(pages * pages, links * max(1, radius) * 4)
-        index = 16 * reach
-        walking = 3 * 16 * min(reach, links * 4)
-        parts["feature vectors"] = index
-        stored = index
-    else:
-        raise LinksimError(f"no estimate for the method {method!r}")
+    index, walking, stored, own = entry.estimate(
+        pages, links, {"n_fingerprints": n_fingerprints, "length": length, "radius": radius}, on_disk)
+    parts.update(own)
     stages = {
         "stream": (urls[0] + build_graph, urls[1] + build_graph),
         "build": (urls[0] + held + index + walking, urls[1] + held + index + walking),

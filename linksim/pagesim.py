@@ -292,3 +292,43 @@ def pagesim_brute_force(graph: LinkGraph, ranks: np.ndarray, radius: int, decay:
         for v in range(n):
             ps[u, v] = _combine(pg[:, u], pg[:, v], formula).sum()
     return pg, ps
+
+
+def _value_ranges(meta: dict, n: int, length: int) -> dict[str, tuple[float, float]]:
+    entries = meta["arrays"]["source_indices"]["shape"][0]
+    return {"source_indptr": (0, entries), "source_indices": (0, n - 1), "source_data": (0, np.inf),
+            "page_indptr": (0, entries), "page_indices": (0, n - 1), "page_data": (0, np.inf),
+            "ranks": (0, 1)}
+
+
+def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[int, int, int, dict]:
+    # Feature vectors: one entry per (page, page reached within `radius` links); bounded by the
+    # links followed radius times, at most every pair.
+    reach = min(pages * pages, links * max(1, parameters["radius"]) * 4)
+    index = 16 * reach
+    return index, 3 * 16 * min(reach, links * 4), index, {"feature vectors": index}
+
+
+def _build(graph: LinkGraph, p: dict, show_progress: bool = False):
+    return build_pagesim_index(graph, radius=int(p["radius"]), decay=float(p["decay"]), damping=float(p["damping"]),
+                               formula=str(p["formula"]))
+
+
+def _method():
+    from linksim.method import Method
+
+    return Method(
+        name="pagesim",
+        title="PageSim",
+        summary="PageSim: each page's PageRank propagated along simple paths of at most --radius links, "
+                "decay d per link (Lin, King & Lyu 2006)",
+        defaults={"radius": 3, "decay": 0.5, "damping": 0.85, "formula": "minmax"},
+        samples=False,
+        build=_build,
+        restore=PageSimIndex.from_store,
+        value_ranges=_value_ranges,
+        estimate=_estimate,
+    )
+
+
+PAGESIM = _method()

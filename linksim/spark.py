@@ -286,8 +286,10 @@ def fingerprint_rows(edges, n: int, method: str, n_fingerprints: int, length: in
     from linksim.parameters import check_parameters
 
     check_parameters(n_fingerprints=n_fingerprints, length=length, seed=seed)
-    if method not in ("simrank", "psimrank"):
-        raise ConfigurationError(f"fingerprint graphs are built for simrank and psimrank, not {method!r}")
+    from linksim.walks import walking_methods
+
+    if method not in walking_methods():
+        raise ConfigurationError(f"fingerprint graphs are built for {', '.join(walking_methods())}, not {method!r}")
     batch = n_fingerprints if batch is None else max(1, min(batch, n_fingerprints))
     frames = [_fingerprint_rows(edges, n, method, range(first, min(first + batch, n_fingerprints)), length, seed,
                                 partitions, log, stats) for first in range(0, n_fingerprints, batch)]
@@ -308,6 +310,9 @@ def _fingerprint_rows(edges, n: int, method: str, fingerprints: range, length: i
     F = _functions()
     from pyspark.sql import Window
 
+    from linksim.methods import method as registered
+
+    walk = registered(method).walk
     spark = edges.sparkSession
     _check_spark_settings(spark, partitions)
     numbered, degree = in_links(edges, partitions)
@@ -321,14 +326,14 @@ def _fingerprint_rows(edges, n: int, method: str, fingerprints: range, length: i
     walk_steps = 0
     for step in range(1, length + 1):
         keyed = walks.join(_keys(spark, seed, fingerprints, step), "fp")
-        if method == "simrank":
+        if walk == "uniform":  # SimRank: a uniformly chosen in-neighbour
             h = draw_column(F.col("key"), F.col("pos"))
             chosen = (keyed.join(degree, "pos")  # a walk on a page without in-links stops
                       .select("fp", "start", "pos",
                               F.shiftright(F.shiftrightunsigned(h, 32) * F.col("degree"), 32).alias("offset"))
                       .join(numbered.withColumnRenamed("dst", "pos"), ["pos", "offset"])
                       .select("fp", "start", F.col("src").alias("pos")))
-        else:
+        else:  # PSimRank: the in-neighbour first in the step's random order of the pages
             chosen = (keyed.join(numbered.select(F.col("dst").alias("pos"), "src"), "pos")
                       .select("fp", "start", order_key_column(F.col("key"), F.col("src")).alias("order"))
                       .groupBy("fp", "start").agg(F.min("order").alias("order"))

@@ -529,18 +529,9 @@ def _ranges(method: str, meta: dict) -> dict[str, tuple[float, float]]:
 
 
 def _index_ranges(method: str, meta: dict, n: int, length: int) -> dict[str, tuple[float, float]]:
-    if method in ("simrank", "psimrank"):
-        return {"parent": (-1, n - 1), "label": (0, length), "layout_order": (0, n - 1),
-                "layout_position": (0, n - 1), "layout_size": (1, n), "layout_label": (0, length),
-                "layout_root": (0, n - 1)}
-    if method == "xjaccard":
-        return {"values": (0, n - 1), "order": (0, n - 1), "indptr": (0, n)}
-    if method == "pagesim":
-        entries = meta["arrays"]["source_indices"]["shape"][0]
-        return {"source_indptr": (0, entries), "source_indices": (0, n - 1), "source_data": (0, np.inf),
-                "page_indptr": (0, entries), "page_indices": (0, n - 1), "page_data": (0, np.inf),
-                "ranks": (0, 1)}
-    return {}
+    from linksim.methods import method as registered
+
+    return registered(method).value_ranges(meta, n, length)
 
 
 def verify(root: Path, method: str) -> list[dict]:

@@ -15,13 +15,21 @@ from linksim.parameters import check_parameters
 from linksim.progress import Progress
 from linksim.randomness import smallest_choices, stream_key, uniform_choices
 
-METHODS = ("simrank", "psimrank")
+def walking_methods() -> list[str]:
+    """The registered methods whose index is fingerprint graphs of walks."""
+    from linksim.methods import METHODS
+
+    return [name for name, entry in METHODS.items() if entry.walk is not None]
 
 
 def _check(n_fingerprints: int, length: int, decay: float, method: str) -> None:
     check_parameters(n_fingerprints=n_fingerprints, length=length, decay=decay)
-    if method not in METHODS:
-        raise ConfigurationError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    if method not in walking_methods():
+        raise ConfigurationError(f"method must be one of {', '.join(walking_methods())}, got {method!r}")
+
+
+#: How a fingerprint walk chooses its next page, by the method's ``walk`` (see linksim.method.Method).
+_DRAWS = {"uniform": uniform_choices, "smallest": smallest_choices}
 
 
 def step_choices(graph: LinkGraph, method: str, seed: int, fingerprint: int, step: int) -> np.ndarray:
@@ -32,8 +40,10 @@ def step_choices(graph: LinkGraph, method: str, seed: int, fingerprint: int, ste
 
 def choices_of(graph: LinkGraph, method: str, key: int, pages: np.ndarray) -> np.ndarray:
     """The choices of ``pages`` in the stream ``key`` (only the pages walks stand on are drawn)."""
+    from linksim.methods import method as registered
+
     choice = np.empty(len(pages), dtype=np.int64)
-    draw = uniform_choices if method == "simrank" else smallest_choices
+    draw = _DRAWS[registered(method).walk]
     draw(np.uint64(key), pages, graph.in_indptr, graph.in_indices, choice)
     return choice
 

@@ -53,7 +53,11 @@ def spark_errors():
 
 CONNECTOR = "org.neo4j:neo4j-connector-apache-spark_2.13:5.3.8_for_spark_3"
 SOURCE = "org.neo4j.spark.DataSource"
-SPARK_METHODS = ("simrank", "psimrank", "xjaccard")
+def spark_methods() -> list[str]:
+    """The registered methods that have a Spark build."""
+    from linksim.methods import METHODS
+
+    return [name for name, entry in METHODS.items() if entry.spark_rows is not None]
 
 # id() is what stream_link_graph numbers pages by (page i: the i-th smallest id), so both paths
 # give the same page numbers, the same graph fingerprint and so the same index.
@@ -121,41 +125,26 @@ def read_graph(spark, connection, partitions: int = 4) -> SparkGraph:
 
 def _check_method(method: str) -> None:
     registered(method)
-    if method not in SPARK_METHODS:
-        raise ConfigurationError(f"the Spark jobs build {', '.join(SPARK_METHODS)}; {method} is built by "
+    if method not in spark_methods():
+        raise ConfigurationError(f"the Spark jobs build {', '.join(spark_methods())}; {method} is built by "
                                  f"`linksim index {method}`")
 
 
 def index_rows(edges, n: int, method: str, parameters: dict, partitions: int):
     """The index of ``method`` as Spark rows (:func:`linksim.spark.fingerprint_rows` or
     :func:`linksim.spark.minhash_rows`): what Parquet receives and the arrays are gathered from."""
-    from linksim import spark as jobs
-
-    if method == "xjaccard":
-        return jobs.minhash_rows(edges, n, parameters["n_fingerprints"], parameters["length"], parameters["seed"],
-                                 partitions, log=log.info)
-    return jobs.fingerprint_rows(edges, n, method, parameters["n_fingerprints"], parameters["length"],
-                                 parameters["seed"], partitions, log=log.info)
+    return registered(method).spark_rows(edges, n, parameters, partitions, log=log.info)
 
 
 def build_index(spark, graph: SparkGraph, method: str, partitions: int = 4, parquet: str | None = None, **given):
     """The index of ``method`` built by Spark (arrays equal to the numpy build's), and the parameters;
     with ``parquet``, its rows are also written there by the executors."""
-    from linksim import spark as jobs
-    from linksim.fingerprint_index import FingerprintIndex
-    from linksim.minhash import MinHashIndex
-
     _check_method(method)
     parameters = registered(method).parameters_for(**given)
     rows = index_rows(graph.edges, graph.n, method, parameters, partitions)
     if parquet:
         rows.write.mode("overwrite").parquet(parquet)
-    if method == "xjaccard":
-        values = jobs.minhash_arrays(rows, parameters["n_fingerprints"], parameters["length"], graph.n)
-        return MinHashIndex(values, parameters["length"], parameters["seed"], "", parameters["decay"]), parameters
-    parent, label = jobs.fingerprint_arrays(rows, parameters["n_fingerprints"], graph.n)
-    return FingerprintIndex(parent, label, method, parameters["length"], parameters["seed"], "",
-                            parameters["decay"]), parameters
+    return registered(method).spark_index(rows, parameters, graph.n), parameters
 
 
 def spark_index(runner, connection, root, method: str, master: str = "local[2]", partitions: int = 4,

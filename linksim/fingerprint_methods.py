@@ -1,0 +1,84 @@
+"""What SimRank and PSimRank share as methods: fingerprint graphs of coalescing walks (built by
+:mod:`linksim.walks`, read as trees by :mod:`linksim.fingerprint_index`), told apart only by how a
+walk chooses its next page. Their modules (:mod:`linksim.simrank`, :mod:`linksim.psimrank`)
+declare each :class:`~linksim.method.Method` from these parts; the heavy modules are imported
+when a part is called, so that the registry stays light to import."""
+
+from __future__ import annotations
+
+from linksim.graph import LinkGraph
+
+#: The papers' Monte Carlo defaults (Fogaras & Racz 2005: N = 100, L = 10, c = 0.6).
+MONTE_CARLO = {"n_fingerprints": 100, "length": 10, "decay": 0.6, "seed": 0}
+
+
+def builder(name: str):
+    def build(graph: LinkGraph, p: dict, show_progress: bool = False, directory=None):
+        from linksim.walks import build_index
+
+        return build_index(graph, name, int(p["n_fingerprints"]), int(p["length"]), int(p["seed"]), float(p["decay"]),
+                           show_progress=show_progress, directory=directory)
+
+    return build
+
+
+def restore(meta: dict, arrays: dict):
+    from linksim.fingerprint_index import FingerprintIndex
+
+    return FingerprintIndex.from_store(meta, arrays)
+
+
+def exact_reference(name: str):
+    def exact(graph: LinkGraph, decay: float, length: int, each=None):
+        from linksim import exact as references
+
+        return getattr(references, f"{name}_exact")(graph, decay, length, each=each)
+
+    return exact
+
+
+def value_ranges(meta: dict, n: int, length: int) -> dict[str, tuple[float, float]]:
+    return {"parent": (-1, n - 1), "label": (0, length), "layout_order": (0, n - 1),
+            "layout_position": (0, n - 1), "layout_size": (1, n), "layout_label": (0, length),
+            "layout_root": (0, n - 1)}
+
+
+def estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[int, int, int, dict]:
+    n_fingerprints = parameters["n_fingerprints"]
+    fingerprints = 5 * n_fingerprints * pages  # parent int32 + label int8
+    layout = 17 * n_fingerprints * pages  # order, position, size, root int32 + label int8
+    walking = 8 * 6 * pages  # the walk positions and choices of one fingerprint
+    stored = fingerprints + layout
+    if on_disk:
+        # One fingerprint's rows and the layout's int64 temporaries of one row.
+        index = (5 + 17) * pages + 8 * 10 * pages
+        return index, walking, stored, {"one fingerprint's rows (the index is on disk)": index}
+    return stored, walking, stored, {"fingerprints (parent, label)": fingerprints, "tree layout": layout}
+
+
+def spark_rows(name: str):
+    def rows(edges, n: int, parameters: dict, partitions: int, log=None):
+        from linksim import spark as jobs
+
+        return jobs.fingerprint_rows(edges, n, name, parameters["n_fingerprints"], parameters["length"],
+                                     parameters["seed"], partitions, log=log)
+
+    return rows
+
+
+def spark_index(name: str):
+    def gather(rows, parameters: dict, n: int):
+        from linksim import spark as jobs
+        from linksim.fingerprint_index import FingerprintIndex
+
+        parent, label = jobs.fingerprint_arrays(rows, parameters["n_fingerprints"], n)
+        return FingerprintIndex(parent, label, name, parameters["length"], parameters["seed"], "", parameters["decay"])
+
+    return gather
+
+
+def parts(name: str, walk: str) -> dict:
+    """The keyword arguments of a fingerprint method's :class:`~linksim.method.Method`."""
+    return dict(name=name, defaults=dict(MONTE_CARLO), samples=True, build=builder(name), restore=restore,
+                exact=exact_reference(name), fingerprint_trees=True, walk=walk, value_ranges=value_ranges,
+                estimate=estimate, spark_rows=spark_rows(name), spark_index=spark_index(name))

@@ -1,0 +1,127 @@
+"""What a similarity method is: :class:`Method`, declared by each method's own module and
+collected by the registry (:mod:`linksim.methods`).
+
+Every index answers the same protocol (:class:`SimilarityIndex`): ``sim(u, v)``,
+``related(u, top_k, threshold)``, ``n``, ``nbytes``, ``parameters``, and ``store_arrays()`` /
+``from_store(meta, arrays)`` for the store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+import numpy as np
+
+from linksim.errors import ConfigurationError
+from linksim.graph import LinkGraph
+from linksim.parameters import check_parameters
+
+
+class SimilarityIndex(Protocol):
+    graph_fingerprint: str
+
+    @property
+    def n(self) -> int: ...
+
+    @property
+    def nbytes(self) -> int: ...
+
+    @property
+    def parameters(self) -> dict: ...
+
+    def sim(self, u: int, v: int, **options) -> float: ...
+
+    def related(self, u: int, top_k: int | None = 10, threshold: float = 0.0, **options) -> list[tuple[int, float]]: ...
+
+    def store_arrays(self) -> dict[str, np.ndarray]: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class Method:
+    """A similarity method of the registry.
+
+    Attributes
+    ----------
+    name : str
+        As given on the command line and stored (``SIMILAR_TO.method``).
+    title, summary : str
+        How help texts and reports name and describe it.
+    defaults : dict
+        The papers' defaults of every build parameter.
+    samples : bool
+        Monte Carlo (fingerprints, a seed) or exact.
+    build : callable
+        ``build(graph, parameters, show_progress=False)`` -> index, parameters complete (see
+        :meth:`parameters_for`); SimRank's and PSimRank's also take ``directory=`` to build
+        into memory-mapped files there (:func:`linksim.walks.build_index`).
+    restore : callable
+        ``restore(meta, arrays)`` -> index, from the store.
+    fingerprint_trees : bool
+        The index is fingerprint graphs read as trees (SimRank, PSimRank): it can be built into
+        memory-mapped files (``build(..., directory=)``) and its top-k takes ``max_members``.
+    exact : callable or None
+        ``exact(graph, decay, length, each=None)`` -> dense n x n scores (small graphs), or None
+        where the index is exact itself.
+    walk : str or None
+        How a fingerprint walk chooses its next page (``"uniform"``: SimRank's uniform in-neighbour;
+        ``"smallest"``: PSimRank's smallest in a random order of the pages), None for the methods
+        that walk no fingerprint graphs.
+    value_ranges : callable
+        ``value_ranges(meta, pages, length)`` -> ``{array: (low, high)}``, inclusive: where every
+        value of the stored arrays must lie (``linksim index --verify``).
+    estimate : callable
+        ``estimate(pages, links, parameters, on_disk)`` -> ``(index, working, stored, parts)``:
+        the bytes the built index holds in memory, the working memory of its build, its bytes
+        on disk, and ``{what: bytes}`` for the estimate's breakdown (:mod:`linksim.estimate`).
+    spark_rows, spark_index : callable or None
+        The Spark build (:mod:`linksim.spark`): ``spark_rows(edges, pages, parameters, partitions,
+        log)`` -> the index as a DataFrame, ``spark_index(rows, parameters, pages)`` -> the index
+        gathered from it; None where the method has no Spark path.
+    report_limits : dict
+        The largest values of a parameter the report's grids give this method (a costly build).
+    """
+
+    name: str
+    title: str
+    summary: str
+    defaults: dict = field(default_factory=dict)
+    samples: bool = True
+    build: Callable = None
+    restore: Callable = None
+    exact: Callable | None = None
+    fingerprint_trees: bool = False  # SimRank-like: built on disk on demand, --max-members applies
+    walk: str | None = None
+    value_ranges: Callable = None
+    estimate: Callable = None
+    spark_rows: Callable | None = None
+    spark_index: Callable | None = None
+    report_limits: dict = field(default_factory=dict)
+
+    @property
+    def parameter_names(self) -> tuple[str, ...]:
+        return tuple(self.defaults)
+
+    def parameters_for(self, **given) -> dict:
+        """The defaults overridden by the given values that are not None, each checked.
+
+        Raises
+        ------
+        ConfigurationError
+            For a parameter the method does not take, or a value out of its range.
+        """
+        parameters = dict(self.defaults)
+        for name, value in given.items():
+            if value is None:
+                continue
+            if name not in parameters:
+                raise ConfigurationError(f"{self.name} takes no parameter {name!r} (it takes "
+                                         f"{', '.join(self.parameter_names)})")
+            parameters[name] = value
+        # The values as checked (100.0 given is 100): the store's key is a hash of them.
+        parameters.update(check_parameters(**{k: v for k, v in parameters.items() if k != "formula"}))
+        return parameters
+
+    def build_index(self, graph: LinkGraph, show_progress: bool = False, **given):
+        """Build the index of ``graph`` with the given parameters (None: the default)."""
+        return self.build(graph, self.parameters_for(**given), show_progress=show_progress)

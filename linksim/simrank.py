@@ -1,0 +1,13 @@
+"""SimRank (Jeh & Widom; Monte Carlo by Fogaras & Racz 2004/2005): sim(u, v) = E[c^tau], tau the
+first meeting time of two reversed random walks, each walk stepping to a uniformly chosen
+in-neighbour. Built as N fingerprint graphs of coalescing walks (:mod:`linksim.fingerprint_methods`)."""
+
+from linksim import fingerprint_methods
+from linksim.method import Method
+
+SIMRANK = Method(
+    title="SimRank",
+    summary="SimRank = E[c^tau], tau the first meeting time of two reversed random walks, by coalescing "
+            "walks stored as fingerprint graphs (Fogaras & Racz 2004/2005)",
+    **fingerprint_methods.parts("simrank", walk="uniform"),
+)
