@@ -141,7 +141,8 @@ def run_neo4j(args, path: Path, n: int, queries: np.ndarray) -> None:
 
     from linksim import cypher
     from linksim.procedures import QueryRunner
-    from linksim.procedures.similarity import obtain_index, write_similar
+    from linksim.procedures.indexes import obtain_index
+    from linksim.procedures.similarity import write_similar
 
     server, connection = bench_server(args.instance, gds=True)
     root = Path(tempfile.mkdtemp(prefix="linksim-bench-indexes-"))

@@ -27,10 +27,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def one_run(runner, root: Path, label: str, retire: str = "wait") -> float:
-    from linksim.procedures import similarity
+    from linksim.procedures import runs, similarity
 
     retired = {}
-    real_retire = similarity.retire
+    real_retire = runs.retire
 
     def timed_retire(*args, **kwargs):
         began = time.perf_counter()
@@ -38,13 +38,13 @@ def one_run(runner, root: Path, label: str, retire: str = "wait") -> float:
         retired["s"] = time.perf_counter() - began
         return retired["n"]
 
-    similarity.retire = timed_retire
+    runs.retire = timed_retire
     try:
         began = time.perf_counter()
         record = similarity.similar(runner, "simrank", root, top_k=10, show_progress=False, retire=retire)
         total = time.perf_counter() - began
     finally:
-        similarity.retire = real_retire
+        runs.retire = real_retire
     write = record.write_millis / 1000
     print(f"{label}: {total:.1f} s for {record.written:,} relationships (run {record.id})")
     print(f"  stream {record.stream_millis / 1000:.1f} s, index + top-k {record.compute_millis / 1000:.1f} s, "

@@ -61,7 +61,9 @@ def _demo(args: argparse.Namespace) -> int:
     from linksim.procedures.pagerank import run_pagerank
     from linksim.methods import METHODS
     from linksim.procedures.api import index_root
-    from linksim.procedures.similarity import current_runs, obtain_index, write_similar
+    from linksim.procedures.indexes import obtain_index
+    from linksim.procedures.runs import current_runs
+    from linksim.procedures.similarity import write_similar
     from linksim.procedures.stream import stream_link_graph
     from linksim.server.local import LocalServer
     from linksim.server.settings import ServerSettings

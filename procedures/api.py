@@ -88,7 +88,7 @@ class Similar:
     def index(self, rebuild: bool = False, crawled_only: bool = False, **parameters) -> dict:
         """Build (or reuse) the index with these parameters; its description (``meta.json``)."""
         from linksim import store
-        from linksim.procedures.similarity import obtain_index
+        from linksim.procedures.indexes import obtain_index
 
         client = self._client
         handle = obtain_index(client.runner, self.method, client.index_root, rebuild=rebuild,
@@ -114,7 +114,7 @@ class Similar:
         """Every page's top ``top_k``, written nowhere: DataFrame ``source, target, score, rank``
         (URLs), every pair. ``max_members``: see ``linksim similar --max-members``."""
         from linksim.parameters import check_parameters
-        from linksim.procedures.similarity import obtain_index
+        from linksim.procedures.indexes import obtain_index
         from linksim.topk import top_k_all
 
         check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, max_members=max_members)
@@ -212,7 +212,7 @@ class Linksim:
     def _handle(self, method: str, n_fingerprints: int | None, crawled_only: bool):
         """The stored index for queries, kept open between calls; every call checks in one
         constant-time query that it still fits the graph (else the store says what to run)."""
-        from linksim.procedures.similarity import open_index
+        from linksim.procedures.indexes import open_index
         from linksim.procedures.stream import graph_state
 
         key = (method, n_fingerprints, crawled_only)
@@ -259,7 +259,7 @@ class Linksim:
 def index_root(uri: str, database: str, index_dir: str | Path | None = None) -> Path:
     """Where the indexes of a database live: ``index_dir``, else ``$LINKSIM_INDEX_DIR``, else
     ``$LINKSIM_HOME/indexes/<server>-<database>-<hash>``."""
-    from linksim.procedures.similarity import default_index_root
+    from linksim.procedures.indexes import default_index_root
 
     if index_dir is not None:
         return Path(index_dir)

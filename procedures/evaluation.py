@@ -35,7 +35,7 @@ EXACT_MAX_PAGES = 20_000
 
 def current_runs(runner) -> dict[str, dict]:
     """The parameters of each method's current SIMILAR_TO run."""
-    from linksim.procedures.similarity import current_runs as runs
+    from linksim.procedures.runs import current_runs as runs
 
     return {method: run["parameters"] for method, run in runs(runner).items()}
 

@@ -20,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s linksim retirement: %(message)s")
     from linksim.procedures import QueryRunner
-    from linksim.procedures.similarity import retire_pending
+    from linksim.procedures.runs import retire_pending
     from linksim.server.connection import resolve_connection
 
     began = time.monotonic()

@@ -1,20 +1,42 @@
-"""``(:LinksimRun)`` nodes: one per indexer run, with its parameters, outcome and timings."""
+"""The run protocol of every writer of results (``linksim similar``, ``linksim spark similar``,
+``linksim pagerank``): run ids, the ``(:LinksimRun)`` record, the switch and the retirement.
+
+``SIMILAR_TO`` write-back of a method, so that a reader never sees a mix of runs or nothing:
+
+1. the writer takes the method's lock (:mod:`linksim.procedures.locks`, ``similar:<method>``)
+   before it reads the graph: a second writer of the method waits or is refused;
+2. the new relationships are created with ``run: <new id>`` beside the old ones;
+3. one transaction, which checks that the writer still holds the lock, records the run as a
+   ``(:LinksimRun)`` and points the method's one ``(:LinksimCurrent {algorithm})`` node at it
+   (``run``, updated in place);
+4. after :data:`RETIRE_GRACE_SECONDS`, the relationships of every other run of the method are
+   deleted in batches (the old run, and those of runs that died before step 3).
+
+A reader reads ``LinksimCurrent.run`` once (``WITH current.run AS run``) and then the
+relationships of that run: under read-committed isolation it sees the old run or the new one,
+whole; the grace period lets a reader that took the old run id just before the switch finish
+before that run is deleted. An interrupted write leaves the old current run and its
+relationships intact; the next writer of the method cleans up.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
+import time
 import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
+from pathlib import Path
 
+from linksim.errors import ConfigurationError
+
+log = logging.getLogger(__name__)
+
+# The one way a run is recorded: its properties as one map (record_values), so that the PageRank
+# record and the SIMILAR_TO switch store the same fields.
 RECORD_RUN = """
-CREATE (r:LinksimRun {
-  id: $id, algorithm: $algorithm, mode: $mode, parameters: $parameters,
-  iterations: $iterations, converged: $converged, residual: $residual,
-  pages: $pages, links: $links, written: $written,
-  started: datetime($started), millis: $millis,
-  streamMillis: $stream_millis, computeMillis: $compute_millis, writeMillis: $write_millis
-})
+CREATE (r:LinksimRun) SET r = $run
 """
 
 
@@ -47,12 +69,221 @@ class RunRecord:
 
 
 def record_values(run: RunRecord) -> dict[str, object]:
-    """The run as query parameters (its parameters as a JSON string)."""
-    values = run.as_dict()
-    values["parameters"] = json.dumps(run.parameters, sort_keys=True)
-    return values
+    """The run's ``(:LinksimRun)`` properties (camelCase, its parameters as a JSON string, the
+    start as a date-time); None values are not stored."""
+    return {
+        "id": run.id, "algorithm": run.algorithm, "mode": run.mode,
+        "parameters": json.dumps(run.parameters, sort_keys=True),
+        "iterations": run.iterations, "converged": run.converged, "residual": run.residual,
+        "pages": run.pages, "links": run.links, "written": run.written,
+        "started": datetime.fromisoformat(run.started), "millis": run.millis,
+        "streamMillis": run.stream_millis, "computeMillis": run.compute_millis, "writeMillis": run.write_millis,
+        "listsCut": run.lists_cut,
+    }
 
 
 def record_run(runner, run: RunRecord) -> None:
     """Store the run as a ``(:LinksimRun)`` node."""
-    runner.write(RECORD_RUN, record_values(run))
+    runner.write(RECORD_RUN, {"run": record_values(run)})
+
+
+# A run id is an integer from one counter of the database (inline in the relationship's property
+# record, where the 32-character id of earlier versions took a string record of its own). The
+# counter node is locked (`_lock`) before it is read, so two writers never get the same number.
+# The run is noted as the method's `writing` run: one that dies before its switch leaves it there,
+# and the next writer moves it to `retiring`, the runs whose relationships are to be deleted.
+ALLOCATE_RUN = """
+MATCH (lock:LinksimLock {name: $lock, owner: $owner})
+MERGE (counter:LinksimCounter {name: 'run'})
+SET counter._lock = true
+WITH counter, coalesce(counter.value, 0) + 1 AS run
+SET counter.value = run
+REMOVE counter._lock
+MERGE (current:LinksimCurrent {algorithm: $algorithm})
+SET current.retiring = coalesce(current.retiring, []) +
+      CASE WHEN current.writing IS NULL OR current.writing = current.run THEN [] ELSE [current.writing] END,
+    current.writing = run
+RETURN run
+"""
+
+
+#: Seconds between making a new run current and deleting the old one: a reader that read the
+#: old run id just before the switch finishes its query (milliseconds) before its rows go.
+RETIRE_GRACE_SECONDS = 2.0
+
+
+# Nothing happens unless the writer still holds the lock (a fencing token: a writer taken for
+# dead and overtaken must not publish).
+MAKE_CURRENT = """
+MATCH (lock:LinksimLock {name: $lock, owner: $owner})
+MERGE (current:LinksimCurrent {algorithm: $algorithm})
+WITH current, current.run AS previous,
+     coalesce(current.retiring, []) + CASE WHEN current.run IS NULL THEN [] ELSE [current.run] END AS retiring
+CREATE (r:LinksimRun) SET r = $run
+SET current.run = $run.id, current.since = datetime(), current.retiring = retiring
+RETURN previous, retiring
+"""
+
+
+# The relationships of the runs given (the one current before, runs that died before their switch
+# and runs whose retirement was cut short: the method's `retiring` list, which the switch extends
+# in its own transaction), found through the relationship index on `run` and deleted in batches of
+# $batch; then those runs leave the list. No other run is touched, whoever writes meanwhile.
+RETIRE = """
+UNWIND $runs AS old
+MATCH ()-[s:SIMILAR_TO {run: old}]->()
+CALL (s) { DELETE s } IN TRANSACTIONS OF $batch ROWS
+"""
+
+
+FORGET_RETIRED = """
+MATCH (current:LinksimCurrent {algorithm: $algorithm})
+SET current.retiring = [run IN coalesce(current.retiring, []) WHERE NOT run IN $runs]
+"""
+
+
+# What the run that was current before wrote, as it recorded it.
+PREVIOUS = """
+MATCH (r:LinksimRun {id: $previous})
+RETURN r.written AS written
+"""
+
+
+def current_runs(runner) -> dict[str, dict]:
+    """The current SIMILAR_TO run of each method: ``{method: {run, started, parameters, pages,
+    relationships}}`` (parameters decoded)."""
+    from linksim import cypher
+
+    runs = {}
+    for row in runner.run(cypher.query("related_pages", "similarity_runs")):
+        runs[row.pop("method")] = dict(row, parameters=json.loads(row["parameters"] or "{}"))
+    return runs
+
+
+def publish_run(runner, lock, record: RunRecord, write_lists, grace: float | None = None, retire_mode: str = "wait",
+                batch_size: int = 50_000) -> RunRecord:
+    """Steps 2 to 4 of the protocol (see module) for a writer holding the method's ``lock``: a new
+    run id, ``write_lists(run)`` creates the relationships with ``run`` (and returns how many),
+    the switch, then the retirement of the other runs. Shared by ``linksim similar`` and
+    ``linksim spark similar`` (whose relationships the Spark connector writes)."""
+    method = record.algorithm
+    began = time.monotonic()
+    rows, _ = runner.write_returning(ALLOCATE_RUN, {"lock": lock.name, "owner": lock.owner, "algorithm": method})
+    if not rows:
+        lock.lost.set()
+        lock.check()
+    record.id = int(rows[0][0])
+    record.written = write_lists(record.id)
+    record.write_millis = int((time.monotonic() - began) * 1000)
+    lock.check()
+    rows, _ = runner.write_returning(MAKE_CURRENT, {"run": record_values(record), "algorithm": method,
+                                                    "lock": lock.name, "owner": lock.owner})
+    if not rows:
+        lock.lost.set()
+        lock.check()
+    grace = RETIRE_GRACE_SECONDS if grace is None else grace
+    if grace > 0:
+        time.sleep(grace)
+    previous, retiring = rows[0]
+    if retire_mode == "background" and retire_in_background(runner, method, batch_size):
+        return record
+    retire(runner, method, record.id, previous=previous, retiring=retiring, batch=batch_size)
+    return record
+
+
+RETIRE_MODES = ("wait", "background")
+
+
+def retire_in_background(runner, method: str, batch: int) -> bool:
+    """Start a detached process that deletes the relationships of the method's ``retiring`` runs
+    (``python -m linksim.procedures.retirement``); False if this runner cannot be reconnected to
+    (then the caller retires them itself). The connection reaches the process through its
+    environment, never its command line; its log is ``<linksim home>/logs/retire-<method>.log``.
+    A retirement cut short leaves the runs in the list, for the next run of the method.
+    """
+    import os
+    import subprocess
+    import sys
+
+    connection = getattr(runner, "connection", None)
+    if connection is None:
+        return False
+    env = dict(os.environ, NEO4J_URI=connection.uri, NEO4J_USER=connection.user,
+               NEO4J_PASSWORD=connection.password, NEO4J_DATABASE=connection.database)
+    env.pop("NEO4J_PASSWORD_FILE", None)
+    try:
+        path = retirement_log(method)
+        with open(path, "ab") as log_file:
+            subprocess.Popen(
+                [sys.executable, "-m", "linksim.procedures.retirement", method, "--batch", str(int(batch))],
+                env=env, stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file, cwd="/",
+                start_new_session=True,  # not killed with the command's terminal or process group
+            )
+    except (OSError, ConfigurationError) as error:  # the home changed since the check: retire here
+        log.warning("cannot start the background retirement (%s): retiring the old run now", error)
+        return False
+    log.info("the previous %s run's relationships are deleted in the background (log: %s)", method, path)
+    return True
+
+
+def retirement_log(method: str) -> Path:
+    """The background retirement's log file, ``<linksim home>/logs/retire-<method>.log``, made
+    writable now: a home that cannot hold it is one message before anything is started."""
+    from linksim.server.settings import home_folder, linksim_home
+
+    folder = linksim_home() / "logs"
+    try:
+        home_folder(folder, "--retire background writes its log to")
+        with open(folder / f"retire-{method}.log", "ab"):
+            pass
+    except (ConfigurationError, OSError) as error:
+        raise ConfigurationError(f"{error}, or use --retire wait") from None
+    return folder / f"retire-{method}.log"
+
+
+CURRENT_AND_RETIRING = """
+MATCH (current:LinksimCurrent {algorithm: $algorithm})
+RETURN current.run AS run, coalesce(current.retiring, []) AS retiring
+"""
+
+
+def retire_pending(runner, method: str, batch: int = 50_000, attempts: int = 5) -> int:
+    """Delete the relationships of the method's ``retiring`` runs (never its current run),
+    retrying when a writer of the same nodes makes a transaction fail; returns how many."""
+    from neo4j.exceptions import TransientError
+
+    deleted = 0
+    for attempt in range(attempts):
+        rows = runner.run(CURRENT_AND_RETIRING, {"algorithm": method})
+        if not rows or not rows[0]["retiring"]:
+            return deleted
+        try:
+            deleted += retire(runner, method, rows[0]["run"], retiring=rows[0]["retiring"], batch=batch)
+            return deleted
+        except TransientError as error:  # a deadlock with a writer: what was committed stays deleted
+            log.info("retiring %s runs: %s; again (%d)", method, error.code, attempt + 1)
+            time.sleep(1.0 + attempt)
+    return deleted
+
+
+def retire(runner, method: str, keep_run: int, previous=None, retiring=(), batch: int = 50_000) -> int:
+    """Delete the SIMILAR_TO relationships of the method's ``retiring`` runs (the run ``previous``,
+    current before ``keep_run``, writers that died before their switch, retirements cut short);
+    returns how many. Only the runs named are touched, so a writer that runs meanwhile loses nothing.
+    """
+    began = time.monotonic()
+    runs = list(dict.fromkeys(run for run in [previous, *retiring] if run is not None and run != keep_run))
+    if not runs:
+        return 0
+    if previous is not None:
+        rows = runner.run(PREVIOUS, {"previous": previous})
+        if rows and rows[0]["written"]:
+            log.info("deleting the %s SIMILAR_TO relationships of the previous %s run %s",
+                     f"{rows[0]['written']:,}", method, previous)
+    counters = runner.write_autocommit(RETIRE, {"runs": runs, "batch": int(batch)})
+    runner.write(FORGET_RETIRED, {"algorithm": method, "runs": runs})
+    deleted = counters.get("relationships_deleted", 0)
+    if deleted:
+        log.info("deleted %s SIMILAR_TO relationships of earlier %s runs in %.1f s", f"{deleted:,}", method,
+                 time.monotonic() - began)
+    return deleted

@@ -248,7 +248,7 @@ def spark_similar(runner, connection, root, method: str, master: str = "local[2]
     from linksim.procedures.locks import acquire
     from linksim.procedures.runs import RunRecord
     from linksim.procedures.schema import apply_schema
-    from linksim.procedures.similarity import publish_run
+    from linksim.procedures.runs import publish_run
     from linksim.procedures.stream import graph_state
 
     _check_method(method)

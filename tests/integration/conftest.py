@@ -76,9 +76,9 @@ def runner(session_runner: QueryRunner) -> QueryRunner:
 def short_retire_grace(monkeypatch: pytest.MonkeyPatch) -> None:
     """In-process runs wait 0.2 s, not 2 s, between a switch and retiring the old run (the
     readers test measures the real protocol with the default; subprocesses keep the default)."""
-    from linksim.procedures import similarity
+    from linksim.procedures import runs
 
-    monkeypatch.setattr(similarity, "RETIRE_GRACE_SECONDS", 0.2)
+    monkeypatch.setattr(runs, "RETIRE_GRACE_SECONDS", 0.2)
 
 
 @pytest.fixture

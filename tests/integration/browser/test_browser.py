@@ -22,7 +22,8 @@ from linksim import cypher
 from linksim.procedures.load import load
 from linksim.procedures.browser import label_pagerank_tiers
 from linksim.procedures.pagerank import run_pagerank
-from linksim.procedures.similarity import obtain_index, write_similar
+from linksim.procedures.indexes import obtain_index
+from linksim.procedures.similarity import write_similar
 
 DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
 OUTPUT = Path(__file__).resolve().parents[3] / "test-output" / "browser"

@@ -19,9 +19,10 @@ import pytest
 
 from linksim import cypher, store
 from linksim.cli.main import main
-from linksim.procedures import similarity
+from linksim.procedures import runs
 from linksim.procedures.locks import LockHeld, acquire
-from linksim.procedures.similarity import obtain_index, similar, write_similar
+from linksim.procedures.indexes import obtain_index
+from linksim.procedures.similarity import similar, write_similar
 
 LINKSIM = str(Path(sys.executable).parent / "linksim")
 QUERY = cypher.query("related_pages", "related_pages")
@@ -223,7 +224,7 @@ def test_readers_never_see_nothing_or_a_mix_while_runs_switch(indexed, monkeypat
     current run between top 10 and top 6 lists; every answer must be a whole list of one of them
     (a mix or a half-deleted run is neither). The figures go to test-output/faults/readers.json."""
     runner, root, _ = indexed
-    monkeypatch.setattr(similarity, "RETIRE_GRACE_SECONDS", 2.0)  # the shipped default, not the suite's 0.2 s
+    monkeypatch.setattr(runs, "RETIRE_GRACE_SECONDS", 2.0)  # the shipped default, not the suite's 0.2 s
     handle = obtain_index(runner, "simrank", root, show_progress=False)
     urls = sample_urls(runner, "simrank")
     expected = {url: [rows] for url, rows in answers(runner, "simrank", urls).items()}  # top 10, same index

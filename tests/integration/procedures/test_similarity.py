@@ -13,7 +13,9 @@ from linksim.cli.main import main
 from linksim.walks import build_index
 from linksim.procedures.load import load
 from linksim.procedures import QueryRunner
-from linksim.procedures.similarity import obtain_index, retire, write_similar
+from linksim.procedures.indexes import obtain_index
+from linksim.procedures.runs import retire
+from linksim.procedures.similarity import write_similar
 from linksim.procedures.stream import stream_link_graph
 
 DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"

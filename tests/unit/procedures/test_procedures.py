@@ -90,7 +90,7 @@ def test_similar_writes_then_switches_then_retires(recording, tmp_path) -> None:
     allocate = runner.queries("MERGE (counter:LinksimCounter")[0][2]
     switch = runner.queries("CREATE (r:LinksimRun")[0][2]
     taken = runner.queries("MERGE (l:LinksimLock")[0][2]
-    assert record.id == 7 and switch["id"] == 7  # the run id is the counter's number
+    assert record.id == 7 and switch["run"]["id"] == 7  # the run id is the counter's number
     assert switch["owner"] == taken["owner"] == allocate["owner"]  # both fenced by the lock's owner token
     retire = runner.queries("CALL (s) { DELETE s }")[0]
     assert retire[0] == "autocommit" and retire[2]["runs"] == [5, 3]  # only the runs named, never ours

@@ -1,0 +1,154 @@
+"""Index handles: where the index store of a database lives, and an index obtained (built or
+reused, :func:`obtain_index`) or opened for queries (:func:`open_index`) with its page table."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from linksim import store
+from linksim.digest import graph_fingerprint
+from linksim.errors import ConfigurationError, LinksimError
+from linksim.methods import method as registered
+from linksim.procedures.stream import StreamedGraph, stream_link_graph
+
+log = logging.getLogger(__name__)
+
+
+def default_index_root(uri: str, database: str, home: Path | None = None) -> Path:
+    """``<LINKSIM_HOME>/indexes/<host_port>-<database>-<hash>``: one store per database."""
+    from linksim.server.settings import linksim_home
+
+    readable = "".join(ch if ch.isalnum() else "_" for ch in uri.split("://")[-1])[:40]
+    digest = hashlib.sha256(f"{uri}\n{database}".encode()).hexdigest()[:8]
+    return (home or linksim_home()) / "indexes" / f"{readable}-{database}-{digest}"
+
+
+@dataclass
+class IndexHandle:
+    """An index ready to answer: built or reused by :func:`obtain_index` (with the graph streamed
+    for it), or opened for queries by :func:`open_index` (no graph read)."""
+
+    method: str
+    index: object
+    root: Path
+    built: bool = False
+    build_seconds: float = 0.0
+    streamed: StreamedGraph | None = None
+    path: Path | None = None
+    _pages: object = None
+
+    @property
+    def pages(self):
+        """Which page is which (a :class:`linksim.pagetable.PageTable`)."""
+        if self._pages is None:
+            from linksim.pagetable import PageTable
+
+            self._pages = PageTable.from_urls(self.streamed.urls)
+        return self._pages
+
+    def page(self, url: str) -> int:
+        page = self.pages.page(url)
+        if page is None:
+            raise ConfigurationError(
+                f"{url} is not a page of the graph (URLs are stored normalised: lower-case scheme "
+                "and host, no default port, no fragment)"
+            )
+        return page
+
+
+def obtain_index(
+    runner,
+    method: str,
+    root: Path,
+    streamed: StreamedGraph | None = None,
+    rebuild: bool = False,
+    crawled_only: bool = False,
+    show_progress: bool = True,
+    memory_budget: str | int | None | bool = None,
+    on_disk: bool = False,
+    **given,
+) -> IndexHandle:
+    """The index of ``method`` with the given parameters (None: the papers' default) for the graph
+    in Neo4j, streamed for it: the stored one if it was built from the same links and URLs (its
+    recorded graph state then brought up to date), else built and stored. For ``index`` and
+    ``similar``; queries open the stored index without reading the graph (:func:`open_index`).
+    ``memory_budget``: see :mod:`linksim.procedures.budget` (False: checked by the caller, who
+    passes ``on_disk``: build the index into memory-mapped files, when only that fits).
+    """
+    entry = registered(method)
+    parameters = entry.parameters_for(**given)  # checked before the graph is read
+    if streamed is None and memory_budget is not False:
+        from linksim.procedures.budget import check_memory
+
+        on_disk = check_memory(runner, "index", memory_budget, method, **given).on_disk
+    if streamed is None:
+        streamed = stream_link_graph(runner, crawled_only=crawled_only, show_progress=show_progress)
+    graph = streamed.graph
+    if graph.n == 0:
+        raise LinksimError("the database has no pages: load a crawl first (`linksim load`)")
+    if not rebuild:
+        found = store.open_built(root, method, parameters, graph_fingerprint(graph), crawled_only)
+        if found is not None:
+            if found.meta.get("graphState") != streamed.state:
+                store.record_state(found.path, streamed.state)
+            log.info("using the stored %s index in %s", method, found.path)
+            return IndexHandle(method, found.index, root, False, 0.0, streamed, found.path)
+    log.info("building the %s index of %s pages (%s)", method, f"{graph.n:,}",
+             ", ".join(f"{k}={v}" for k, v in parameters.items()))
+    began = time.monotonic()
+    with store.build_directory(root, method) if on_disk else contextlib.nullcontext() as directory:
+        if directory is None:
+            index = entry.build(graph, parameters, show_progress=show_progress)
+        else:
+            log.info("building on disk (memory-mapped, in %s): the index does not fit the memory budget", directory)
+            index = entry.build(graph, parameters, show_progress=show_progress, directory=directory)
+            index.layout()  # built on disk too, before the save moves the files
+        seconds = time.monotonic() - began
+        path = store.save(index, root, method, graph.n, graph.m, extra={"buildSeconds": round(seconds, 3)},
+                          urls=streamed.urls, state=streamed.state, crawled_only=crawled_only)
+    log.info("built in %.1f s, stored in %s", seconds, path)
+    return IndexHandle(method, index, root, True, seconds, streamed, path)
+
+
+def open_index(runner, method: str, root: Path, crawled_only: bool | None = None, state: dict | None = None,
+               **given) -> IndexHandle:
+    """The stored index of ``method`` for queries: the newest that fits the parameters given
+    (``n_fingerprints``: at least that many) and the graph as it is now, which one constant-time
+    query checks (:func:`linksim.procedures.stream.graph_state`). Nothing is built or streamed.
+
+    Raises
+    ------
+    IndexNotFound, IndexMismatch
+        No such index, or a stale one: the message names the ``linksim index`` command to run.
+    """
+    from linksim.procedures.stream import graph_state
+
+    registered(method)
+    state = graph_state(runner) if state is None else state
+    if state["pages"] == 0:
+        raise LinksimError("the database has no pages: load a crawl first (`linksim load`)")
+    found = store.open_current(root, method, state, crawled_only, **given)
+    if found.pages is None:
+        raise store.IndexMismatch(f"the stored {method} index in {found.path} names no pages (written by an "
+                                  f"older linksim): rebuild it with `linksim index {method} --rebuild`")
+    return IndexHandle(method, found.index, root, path=found.path, _pages=found.pages)
+
+
+@contextmanager
+def answering(handle: IndexHandle):
+    """A stored index whose values make a query fail is corrupt (a file changed without its
+    modification time, which only ``--verify`` reads whole): say so, never a traceback."""
+    try:
+        yield
+    except (IndexError, ValueError) as error:
+        raise store.IndexCorrupt(
+            f"the stored {handle.method} index in {handle.path or store.index_dir(handle.root, handle.method)} gave an "
+            f"impossible value ({type(error).__name__}: {error}): it is corrupt. Check it with `linksim "
+            f"index {handle.method} --verify`, rebuild it with `linksim index {handle.method} --rebuild`"
+        ) from None
