@@ -35,6 +35,15 @@ from linksim.treescan import read_only, top_k_one
 NO_PARENT = -1
 
 
+def new_array(directory: Path | None, name: str, shape: tuple[int, ...], dtype) -> np.ndarray:
+    """An array to fill: in memory, or a memory-mapped ``name.npy`` in ``directory``."""
+    if directory is None:
+        return np.empty(shape, dtype=dtype)
+    from numpy.lib.format import open_memmap
+
+    return open_memmap(Path(directory) / f"{name}.npy", mode="w+", dtype=dtype, shape=shape)
+
+
 @dataclass
 class FingerprintIndex:
     """Fingerprint graphs of a SimRank-family method.
@@ -57,12 +66,12 @@ class FingerprintIndex:
     seed: int
     graph_fingerprint: str
     decay: float = 0.6
+    directory: "Path | None" = field(default=None, repr=False, compare=False)  # built on disk there (its layout too)
     _children: list = field(default_factory=list, repr=False, compare=False)
     _members: "TreeLayout | None" = field(default=None, repr=False, compare=False)
     _twins: dict = field(default_factory=dict, repr=False, compare=False)
     _twin_memo: tuple = field(default=(), repr=False, compare=False)
     _scratch: threading.local = field(default_factory=threading.local, repr=False, compare=False)
-    _directory: "Path | None" = field(default=None, repr=False, compare=False)  # built on disk there
     _query_arrays: tuple = field(default=(), repr=False, compare=False)  # what top_k_one reads
     _use_twins = True  # answer a twin class's pages from one query (see twin_classes)
     _slice_min = 64  # mean range length from which members are copied as slices
@@ -189,7 +198,7 @@ class FingerprintIndex:
     def layout(self) -> "TreeLayout":
         """The trees in preorder (built once, on first use): what related() reads."""
         if self._members is None:
-            self._members = TreeLayout.build(self.parent, self.label, self.length, self._directory)
+            self._members = TreeLayout.build(self.parent, self.label, self.length, self.directory)
         return self._members
 
     def _chain(self, u: int, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -515,8 +524,6 @@ class TreeLayout:
     @classmethod
     def build(cls, parent: np.ndarray, label: np.ndarray, length: int, directory=None) -> "TreeLayout":
         """One fingerprint at a time; with ``directory``, into memory-mapped files there."""
-        from linksim.walks import new_array
-
         count, n = parent.shape
         shape = (count, n)
         order, position = new_array(directory, "layout_order", shape, np.int32), new_array(

@@ -206,7 +206,7 @@ def remove_dead_scratch(root: Path) -> list[Path]:
 
 def _move_built(array: np.ndarray, path: Path) -> bool:
     """Move an array built on disk (a whole ``.npy`` memory-mapped for writing, see
-    :func:`linksim.walks.new_array`) to ``path`` instead of copying it; False if it is not one
+    :func:`linksim.fingerprint_index.new_array`) to ``path`` instead of copying it; False if it is not one
     or lives on another file system."""
     if not isinstance(array, np.memmap) or array.mode not in ("w+", "r+") or not array.filename:
         return False

@@ -9,7 +9,7 @@ import numpy as np
 
 from linksim.digest import graph_fingerprint
 from linksim.errors import ConfigurationError
-from linksim.fingerprint_index import NO_PARENT, FingerprintIndex
+from linksim.fingerprint_index import NO_PARENT, FingerprintIndex, new_array
 from linksim.graph import LinkGraph
 from linksim.parameters import check_parameters
 from linksim.progress import Progress
@@ -112,15 +112,4 @@ def build_index(
             active, position = active[~met], position[~met]
         parent[i], label[i] = row_parent, row_label
     progress.close()
-    index = FingerprintIndex(parent, label, method, length, seed, graph_fingerprint(graph), decay)
-    index._directory = directory
-    return index
-
-
-def new_array(directory: Path | None, name: str, shape: tuple[int, ...], dtype) -> np.ndarray:
-    """An array to fill: in memory, or a memory-mapped ``name.npy`` in ``directory``."""
-    if directory is None:
-        return np.empty(shape, dtype=dtype)
-    from numpy.lib.format import open_memmap
-
-    return open_memmap(Path(directory) / f"{name}.npy", mode="w+", dtype=dtype, shape=shape)
+    return FingerprintIndex(parent, label, method, length, seed, graph_fingerprint(graph), decay, directory=directory)

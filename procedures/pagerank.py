@@ -76,6 +76,19 @@ def _personalization(streamed: StreamedGraph, personalize: dict[str, float] | No
     return {index[url]: weight for url, weight in personalize.items()}
 
 
+def finish_write(runner, record: RunRecord, write_property: str, pages: int) -> None:
+    """The tail of every PageRank write, whichever engine computed and wrote the ranks: the
+    Browser's tiers kept in step, the written count checked against the pages, the run recorded."""
+    if write_property == "pagerank" and tiers_in_use(runner):
+        label_pagerank_tiers(runner)  # keep the Browser's PageRank tiers in step with the ranks
+    if record.written != pages:
+        raise LinksimError(
+            f"wrote {record.written:,} ranks for {pages:,} pages: the graph changed while "
+            "PageRank ran (a load at the same time?); run it again"
+        )
+    record_run(runner, record)
+
+
 def run_pagerank(
     runner,
     mode: str = "write",
@@ -181,15 +194,10 @@ def _run(runner, mode, damping, tol, max_iter, dangling, personalize, write_prop
                 progress.update(min(batch_size, len(ids) - start))
         if crawled_only:
             runner.write_autocommit(CLEAR_OTHERS, {"property": write_property})
-        if write_property == "pagerank" and tiers_in_use(runner):
-            label_pagerank_tiers(runner)  # keep the Browser's PageRank tiers in step with the ranks
         record.write_millis = int((time.monotonic() - began) * 1000)
-        if record.written != graph.n:
-            raise LinksimError(
-                f"wrote {record.written:,} ranks for {graph.n:,} pages: the graph changed while "
-                "PageRank ran (a load at the same time?); run it again"
-            )
-    record_run(runner, record)
+        finish_write(runner, record, write_property, graph.n)
+    else:
+        record_run(runner, record)
     order = np.argsort(-result.ranks, kind="stable")[:top]
     top_pages = pd.DataFrame(
         {"rank": np.arange(1, len(order) + 1), "url": [streamed.urls[i] for i in order],

@@ -204,6 +204,14 @@ def index_from_file(spark, path: str, method: str, output: str, partitions: int 
             "build_seconds": time.monotonic() - began, "path": output}
 
 
+# What a PageRank write left: the pages holding the property and the sum of their ranks (1 when
+# every page holds this run's rank).
+WRITTEN_RANKS = """
+MATCH (p:Page) WHERE p[$property] IS NOT NULL
+RETURN count(p) AS pages, sum(p[$property]) AS total
+"""
+
+
 def spark_pagerank(runner, connection, master: str = "local[2]", partitions: int = 4, damping: float = 0.85,
                    tol: float = 1e-6, max_iter: int = 100, write_property: str = "pagerank", spark=None,
                    wait: float = 0.0) -> dict:
@@ -212,10 +220,14 @@ def spark_pagerank(runner, connection, master: str = "local[2]", partitions: int
 
     from linksim import spark as jobs
     from linksim.procedures.locks import acquire
-    from linksim.procedures.pagerank import _check_property
+    from linksim.procedures.pagerank import _check_property, finish_write
+    from linksim.procedures.runs import RunRecord
 
     write_property = _check_property(write_property)
     spark = spark or session(master, partitions)
+    record = RunRecord(algorithm="pagerank", mode="write", parameters={
+        "damping": damping, "tol": tol, "maxIter": max_iter, "dangling": "uniform", "personalize": {},
+        "crawledOnly": False, "writeProperty": write_property, "engine": "spark"})
     with acquire(runner, f"pagerank:{write_property}", wait=wait):
         graph = read_graph(spark, connection, partitions)
         result = jobs.pagerank(graph.edges, graph.n, damping, tol, max_iter, partitions, log=log.info)
@@ -224,6 +236,15 @@ def spark_pagerank(runner, connection, master: str = "local[2]", partitions: int
         rows = (ranks.join(graph.pages, "page").select("id", "rank", F.lit(write_property).alias("property")))
         _write(rows, connection, WRITE_PAGERANK, partitions)
         write_seconds = time.monotonic() - began
+        # The connector gives no counts back: the ranks read back say how many pages got this run's.
+        written = runner.run(WRITTEN_RANKS, {"property": write_property})[0]
+        record.written = written["pages"] if abs((written["total"] or 0.0) - float(result.ranks.sum())) < 1e-9 else 0
+        record.pages, record.links = graph.n, graph.m
+        record.iterations, record.converged, record.residual = result.iterations, result.converged, result.residual
+        record.stream_millis = int(graph.seconds * 1000)
+        record.compute_millis = int(result.seconds * 1000)
+        record.write_millis = int(write_seconds * 1000)
+        finish_write(runner, record, write_property, graph.n)
     return {"pages": graph.n, "links": graph.m, "iterations": result.iterations, "converged": result.converged,
             "residual": result.residual, "compute_seconds": result.seconds, "write_seconds": write_seconds,
             "read_seconds": graph.seconds, "property": write_property}

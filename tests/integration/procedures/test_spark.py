@@ -92,9 +92,13 @@ def test_spark_similar_writes_the_lists_of_linksim_similar(wikispeedia, cli_env,
 def test_spark_pagerank_written_through_the_connector_is_within_1e9_of_numpy(wikispeedia, neo4j_server, spark) -> None:
     from linksim.pagerank import pagerank
 
+    from linksim.procedures.browser import label_pagerank_tiers
+
     runner = wikispeedia
     streamed = stream_link_graph(runner, show_progress=False)
     reference = pagerank(streamed.graph, tol=1e-9, max_iter=300, dtype=np.float64)
+    runner.write("MATCH (p:Page) SET p.pagerank = 0.0")  # stale ranks, and tiers set from them
+    label_pagerank_tiers(runner)
     summary = spark_path.spark_pagerank(runner, neo4j_server.connection, partitions=2, tol=1e-9, max_iter=300,
                                         spark=spark)
     assert summary["converged"] and summary["iterations"] == reference.iterations
@@ -102,3 +106,12 @@ def test_spark_pagerank_written_through_the_connector_is_within_1e9_of_numpy(wik
     written = dict((row["id"], row["rank"]) for row in rows)
     ranks = np.array([written[i] for i in streamed.node_ids.tolist()])
     assert np.abs(ranks - reference.ranks).sum() < 1e-9
+    # The same tail as the local write: the run recorded, the written count checked, the tiers in step.
+    run = runner.run("MATCH (r:LinksimRun {algorithm: 'pagerank'}) RETURN r.mode AS mode, r.written AS written, "
+                     "r.pages AS pages, r.iterations AS iterations, r.converged AS converged, r.parameters AS p")
+    assert len(run) == 1 and run[0]["mode"] == "write" and run[0]["converged"] is True
+    assert run[0]["written"] == run[0]["pages"] == streamed.graph.n and run[0]["iterations"] == reference.iterations
+    assert '"engine": "spark"' in run[0]["p"]
+    top = runner.run("MATCH (p:PageRankTop1) RETURN min(p.pagerank) AS low, count(p) AS n")[0]
+    rest = runner.run("MATCH (p:Page) WHERE NOT p:PageRankTop1 RETURN max(p.pagerank) AS high")[0]
+    assert top["n"] > 0 and top["low"] >= rest["high"]  # the tiers follow the new ranks, not the zeros
