@@ -23,7 +23,6 @@ allowed (the papers' load-adaptive N).
 from __future__ import annotations
 
 import errno
-import fcntl
 import hashlib
 import json
 import os
@@ -228,12 +227,10 @@ def _move_built(array: np.ndarray, path: Path) -> bool:
 @contextmanager
 def _save_lock(root: Path, method: str):
     """One save of a method's index at a time in this store (another process waits)."""
-    with open(root / f".{method}.lock", "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    from filelock import FileLock
+
+    with FileLock(root / f".{method}.lock"):
+        yield
 
 
 def save(index, root: Path, method: str, graph_pages: int, graph_links: int, extra: dict | None = None,

@@ -41,12 +41,15 @@ _SIZE = re.compile(r"^[1-9][0-9]*[kmgKMG]?$")
 
 
 def linksim_home(env: dict[str, str] | None = None) -> Path:
-    """Return the linksim home directory (``$LINKSIM_HOME`` or the user cache directory)."""
+    """Return the linksim home directory: ``$LINKSIM_HOME``, else the platform's user cache
+    directory (platformdirs: ``$XDG_CACHE_HOME/linksim`` or ``~/.cache/linksim`` on Linux,
+    ``~/Library/Caches/linksim`` on macOS, ``%LOCALAPPDATA%\\linksim\\Cache`` on Windows)."""
+    import platformdirs
+
     env = os.environ if env is None else env
     if env.get("LINKSIM_HOME"):
         return Path(env["LINKSIM_HOME"]).expanduser().resolve()
-    cache = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return (Path(cache).expanduser() / "linksim").resolve()
+    return Path(platformdirs.user_cache_dir("linksim", appauthor=False)).resolve()
 
 
 def home_folder(path: Path, what: str = "the linksim home") -> Path:

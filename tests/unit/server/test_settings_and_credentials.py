@@ -13,9 +13,12 @@ from linksim.server.credentials import read_password_file, write_password_file
 from linksim.server.local import _neo4j_conf
 
 
-def test_home_comes_from_linksim_home_then_the_cache_dir(tmp_path: Path) -> None:
+def test_home_comes_from_linksim_home_then_the_cache_dir(tmp_path: Path, monkeypatch) -> None:
     assert linksim_home({"LINKSIM_HOME": str(tmp_path)}) == tmp_path.resolve()
-    assert linksim_home({"XDG_CACHE_HOME": str(tmp_path)}) == (tmp_path / "linksim").resolve()
+    monkeypatch.delenv("LINKSIM_HOME", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert linksim_home() == (tmp_path / "linksim").resolve()
+    monkeypatch.delenv("XDG_CACHE_HOME")
     assert linksim_home({}).parts[-2:] == (".cache", "linksim")
 
 
