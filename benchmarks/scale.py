@@ -132,7 +132,7 @@ def main() -> None:
                         "built on disk)")
     args = parser.parse_args()
 
-    from linksim.server.settings import linksim_home
+    from linksim.home import linksim_home
 
     home = linksim_home()
     folder = home / "scale"

@@ -150,7 +150,7 @@ def main() -> None:
         big, seconds = timed(lambda: generated_graph(args.links, 0))
         print(f"generated {big.m:,} links, {big.n:,} pages in {seconds:.0f} s", flush=True)
         results["generated"] = walks(spark, big, f"generated {args.links:,}", args.generated_fingerprints, 8, cores)
-    from linksim.server.settings import linksim_home
+    from linksim.home import linksim_home
 
     out = linksim_home() / "spark-bench.json"
     previous = json.loads(out.read_text()) if out.exists() else []

@@ -90,7 +90,7 @@ def data_dir(env: dict[str, str] | None = None) -> Path:
         shared = base.parent / "shared" / "data"
         if shared.is_dir():
             return shared
-    from linksim.server.settings import linksim_home
+    from linksim.home import linksim_home
 
     return linksim_home(env) / "data"
 

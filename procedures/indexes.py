@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 
 def default_index_root(uri: str, database: str, home: Path | None = None) -> Path:
     """``<LINKSIM_HOME>/indexes/<host_port>-<database>-<hash>``: one store per database."""
-    from linksim.server.settings import linksim_home
+    from linksim.home import linksim_home
 
     readable = "".join(ch if ch.isalnum() else "_" for ch in uri.split("://")[-1])[:40]
     digest = hashlib.sha256(f"{uri}\n{database}".encode()).hexdigest()[:8]

@@ -229,7 +229,7 @@ def retire_in_background(runner, method: str, batch: int) -> bool:
 def retirement_log(method: str) -> Path:
     """The background retirement's log file, ``<linksim home>/logs/retire-<method>.log``, made
     writable now: a home that cannot hold it is one message before anything is started."""
-    from linksim.server.settings import home_folder, linksim_home
+    from linksim.home import home_folder, linksim_home
 
     folder = linksim_home() / "logs"
     try:

@@ -78,7 +78,7 @@ COUNT_RUN = "MATCH ()-[s:SIMILAR_TO {run: $run}]->() RETURN count(s) AS written"
 def session(master: str = "local[2]", partitions: int = 4, config: dict | None = None):
     """A SparkSession with the Neo4j connector (see module) and linksim's settings."""
     from linksim import spark as jobs
-    from linksim.server.settings import linksim_home
+    from linksim.home import linksim_home
 
     return jobs.session(master, partitions, packages=(CONNECTOR,), ivy_dir=linksim_home() / "ivy", config=config)
 

@@ -24,7 +24,8 @@ from pathlib import Path
 
 from linksim.errors import LinksimError
 from linksim.server.credentials import generate_password, read_password_file, write_password_file
-from linksim.server.settings import DEFAULT_USER, GDS_VERSION, ServerSettings, home_folder
+from linksim.home import home_folder
+from linksim.server.settings import DEFAULT_USER, GDS_VERSION, ServerSettings
 
 log = logging.getLogger(__name__)
 
