@@ -44,27 +44,15 @@ def _functions():
     return functions
 
 
-IVY_SETTINGS = """<ivysettings>
-  <settings defaultResolver="central"/>
-  <caches defaultCacheDir="{cache}"/>
-  <resolvers><ibiblio name="central" m2compatible="true" root="https://repo1.maven.org/maven2/"/></resolvers>
-</ivysettings>
-"""
-
-
-def session(master: str = "local[2]", partitions: int = 4, packages: tuple[str, ...] = (), ivy_dir=None,
-            app_name: str = "linksim", config: dict | None = None):
+def session(master: str = "local[2]", partitions: int = 4, app_name: str = "linksim", config: dict | None = None):
     """A SparkSession for linksim's jobs: ``spark.sql.shuffle.partitions`` = ``partitions`` (the
     default 200 makes each small shuffle of local mode slow), ANSI mode off (the hashing wraps on
-    purpose), no web UI, the driver on loopback in local mode. ``packages``: Maven coordinates
-    resolved from Maven Central alone (Spark's Ivy, told not to look in ``~/.m2``, whose partial
-    downloads break it) into ``ivy_dir``. An active session is reused: its settings are checked."""
+    purpose), no web UI, the driver on loopback in local mode; ``config``: more settings (the jars
+    of a connector, for instance). An active session is reused: its settings are checked."""
     try:
         from pyspark.sql import SparkSession
     except ImportError:
         raise ConfigurationError("Spark is not installed: pip install 'linksim[spark]'") from None
-    from pathlib import Path
-
     builder = (SparkSession.builder.master(master).appName(app_name)
                .config("spark.sql.shuffle.partitions", str(partitions))
                .config("spark.default.parallelism", str(partitions))
@@ -78,13 +66,6 @@ def session(master: str = "local[2]", partitions: int = 4, packages: tuple[str, 
         # The tasks' Python is this one (with linksim and numpy), not the first `python3` on PATH.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-    if packages:
-        ivy = Path(ivy_dir).expanduser()
-        ivy.mkdir(parents=True, exist_ok=True)
-        settings = ivy / "ivysettings.xml"
-        settings.write_text(IVY_SETTINGS.format(cache=ivy / "cache"))
-        builder = (builder.config("spark.jars.packages", ",".join(packages))
-                   .config("spark.jars.ivy", str(ivy)).config("spark.jars.ivySettings", str(settings)))
     for key, value in (config or {}).items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
@@ -173,7 +154,7 @@ def _check_spark_settings(spark, partitions: int | None = None) -> None:
         spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
     if spark.conf.get("spark.sql.ansi.enabled", "false").lower() == "true":
         raise ConfigurationError("linksim's Spark jobs need spark.sql.ansi.enabled=false (64-bit hashing wraps "
-                                 "around on purpose); linksim.procedures.spark.session sets it")
+                                 "around on purpose); linksim.spark.session sets it")
 
 
 def _materialise(frame, partitions: int):

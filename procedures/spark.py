@@ -75,12 +75,27 @@ CREATE (a)-[:SIMILAR_TO {score: event.score, method: event.method, rank: event.r
 COUNT_RUN = "MATCH ()-[s:SIMILAR_TO {run: $run}]->() RETURN count(s) AS written"
 
 
-def session(master: str = "local[2]", partitions: int = 4, config: dict | None = None):
-    """A SparkSession with the Neo4j connector (see module) and linksim's settings."""
-    from linksim import spark as jobs
-    from linksim.home import linksim_home
+# Spark's Ivy told to resolve from Maven Central alone: with its default chain a partial ~/.m2 (a
+# pom without its jar) breaks the resolution.
+IVY_SETTINGS = """<ivysettings>
+  <settings defaultResolver="central"/>
+  <caches defaultCacheDir="{cache}"/>
+  <resolvers><ibiblio name="central" m2compatible="true" root="https://repo1.maven.org/maven2/"/></resolvers>
+</ivysettings>
+"""
 
-    return jobs.session(master, partitions, packages=(CONNECTOR,), ivy_dir=linksim_home() / "ivy", config=config)
+
+def session(master: str = "local[2]", partitions: int = 4, config: dict | None = None):
+    """A SparkSession with the Neo4j connector (see module), resolved from Maven Central into
+    ``<linksim home>/ivy``, and linksim's settings (:func:`linksim.spark.session`)."""
+    from linksim import spark as jobs
+    from linksim.home import home_folder, linksim_home
+
+    ivy = home_folder(linksim_home() / "ivy", "Spark's package cache")
+    settings = ivy / "ivysettings.xml"
+    settings.write_text(IVY_SETTINGS.format(cache=ivy / "cache"))
+    jars = {"spark.jars.packages": CONNECTOR, "spark.jars.ivy": str(ivy), "spark.jars.ivySettings": str(settings)}
+    return jobs.session(master, partitions, config={**jars, **(config or {})})
 
 
 def _options(connection) -> dict[str, str]:
