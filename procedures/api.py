@@ -105,7 +105,7 @@ class Similar:
         from linksim.procedures.similarity import similar
 
         client = self._client
-        return similar(client.runner, self.method, client.index_root, top_k=top_k, cutoff=similarity_cutoff,
+        return similar(client.runner, self.method, client.index_root, top_k=top_k, similarity_cutoff=similarity_cutoff,
                        batch_size=batch_size, wait=wait, rebuild=rebuild, crawled_only=crawled_only,
                        show_progress=client.show_progress, **parameters)
 

@@ -78,7 +78,7 @@ def similar(
     method: str,
     root: Path,
     top_k: int = 10,
-    cutoff: float = 0.0,
+    similarity_cutoff: float = 0.0,
     batch_size: int = 50_000,
     wait: float = 0.0,
     rebuild: bool = False,
@@ -103,7 +103,7 @@ def similar(
     from linksim.procedures.locks import acquire
 
     registered(method).parameters_for(**given)  # the method's own parameters, checked by the registry
-    check_parameters(top_k=top_k, similarity_cutoff=cutoff, batch_size=batch_size, wait=wait,
+    check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, batch_size=batch_size, wait=wait,
                      max_members=max_members)
     if max_members and not registered(method).fingerprint_trees:
         raise ConfigurationError(f"--max-members (max_members) applies to simrank and psimrank, not to {method}")
@@ -119,7 +119,7 @@ def similar(
     with acquire(runner, f"similar:{method}", wait=wait) as lock:
         handle = obtain_index(runner, method, root, rebuild=rebuild, crawled_only=crawled_only,
                               show_progress=show_progress, memory_budget=False, on_disk=on_disk, **given)
-        return write_similar(runner, handle, top_k=top_k, cutoff=cutoff, batch_size=batch_size,
+        return write_similar(runner, handle, top_k=top_k, similarity_cutoff=similarity_cutoff, batch_size=batch_size,
                              show_progress=show_progress, lock=lock, retire=retire, source_pages=source_pages,
                              max_members=max_members)
 
@@ -128,7 +128,7 @@ def write_similar(
     runner,
     handle: IndexHandle,
     top_k: int = 10,
-    cutoff: float = 0.0,
+    similarity_cutoff: float = 0.0,
     batch_size: int = 50_000,
     workers: int | None = None,
     show_progress: bool = True,
@@ -147,16 +147,16 @@ def write_similar(
     from linksim.parameters import check_parameters
     from linksim.procedures.locks import acquire
 
-    check_parameters(top_k=top_k, similarity_cutoff=cutoff, batch_size=batch_size, max_members=max_members)
+    check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, batch_size=batch_size, max_members=max_members)
     if lock is None:
         with acquire(runner, f"similar:{handle.method}") as own:
-            return write_similar(runner, handle, top_k, cutoff, batch_size, workers, show_progress, own, grace,
-                                 retire, source_pages, max_members)
-    return _write_similar(runner, handle, top_k, cutoff, batch_size, workers, show_progress, lock, grace, retire,
-                          parse_source_pages(source_pages), max_members)
+            return write_similar(runner, handle, top_k, similarity_cutoff, batch_size, workers, show_progress, own,
+                                 grace, retire, source_pages, max_members)
+    return _write_similar(runner, handle, top_k, similarity_cutoff, batch_size, workers, show_progress, lock, grace,
+                          retire, parse_source_pages(source_pages), max_members)
 
 
-def _write_similar(runner, handle, top_k, cutoff, batch_size, workers, show_progress, lock, grace,
+def _write_similar(runner, handle, top_k, similarity_cutoff, batch_size, workers, show_progress, lock, grace,
                    retire_mode="wait", source_pages=None, max_members=0) -> RunRecord:
     from linksim.progress import Progress
     from linksim.topk import top_k_all
@@ -166,7 +166,7 @@ def _write_similar(runner, handle, top_k, cutoff, batch_size, workers, show_prog
     method, graph = handle.method, handle.streamed.graph
     record = RunRecord(
         algorithm=method, mode="write",
-        parameters=dict(store.parameters_of(handle.index), topK=top_k, similarityCutoff=cutoff,
+        parameters=dict(store.parameters_of(handle.index), topK=top_k, similarityCutoff=similarity_cutoff,
                         **({"sourcePages": source_pages.describe()} if source_pages else {}),
                         **({"maxMembers": max_members} if max_members else {})),
     )
@@ -177,8 +177,8 @@ def _write_similar(runner, handle, top_k, cutoff, batch_size, workers, show_prog
     counts: dict = {}
     with answering(handle):
         source, target, score, rank = top_k_all(
-            handle.index, top_k=top_k, threshold=cutoff, pages=pages, workers=workers, show_progress=show_progress,
-            max_members=max_members, report=counts,
+            handle.index, top_k=top_k, threshold=similarity_cutoff, pages=pages, workers=workers,
+            show_progress=show_progress, max_members=max_members, report=counts,
         )
     record.lists_cut = counts.get("lists_cut", 0)
     record.compute_millis = int((time.monotonic() - began + handle.build_seconds) * 1000)
