@@ -55,12 +55,10 @@ def _browser(args: argparse.Namespace) -> int:
     else:
         print(f"The local Neo4j is not running (`linksim neo4j start`); its Browser will be at {settings.browser_url}")
     if running and not args.no_tiers:
-        from linksim.cli.main import connection_from_args
-        from linksim.procedures import QueryRunner
-        from linksim.procedures.browser import label_pagerank_tiers
+        from linksim.cli.main import open_facade
 
-        with QueryRunner.connect(connection_from_args(args)) as runner:
-            counts = label_pagerank_tiers(runner, args.property)
+        with open_facade(args) as ls:
+            counts = ls.label_tiers(args.property)
         tiers = ", ".join(f":{label} {n:,}" for label, n in counts.labelled.items())
         print(f"\nPageRank tiers for the style: {tiers} of {counts.ranked:,} ranked pages.")
     print(f"\nStyle: drag {style} onto the Browser window, or run `:style` there and paste its text.")

@@ -7,6 +7,8 @@ import json
 import math
 from pathlib import Path
 
+from linksim.cli.options import checked
+
 
 def register(commands: argparse._SubParsersAction, connection: argparse.ArgumentParser) -> None:
     parser = commands.add_parser(
@@ -27,7 +29,7 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
                         help="grade this method (repeatable; default: every method with a current run)")
     parser.add_argument("--depth", type=int, default=2,
                         help="classes are category paths (without `subject.`) cut to this many components (default 2)")
-    parser.add_argument("--top", type=int, default=100, help="list length graded per page (default 100)")
+    parser.add_argument("--top", type=checked("top_k"), default=100, help="list length graded per page (default 100)")
     parser.add_argument("--exact", action="store_true",
                         help="also grade the exact reference of each method (small graphs: dense matrices)")
     parser.add_argument("--texts", type=Path, metavar="PATH",
@@ -39,18 +41,14 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from linksim.cli.main import connection_from_args
+    from linksim.cli.main import open_facade
     from linksim.loader.categories import read_categories
-    from linksim.procedures import QueryRunner
-    from linksim.procedures.evaluation import evaluate
-
     from linksim.loader.texts import read_texts
 
     categories = read_categories(args.categories) if args.categories else None
     texts = read_texts(args.texts) if args.texts else None
-    with QueryRunner.connect(connection_from_args(args)) as runner:
-        rows = evaluate(runner, categories, args.methods, depth=args.depth, top=args.top, exact=args.exact,
-                        texts=texts, show_progress=not args.quiet)
+    with open_facade(args) as ls:
+        rows = ls.evaluate(categories, args.methods, depth=args.depth, top=args.top, exact=args.exact, texts=texts)
     if args.json:
         print(json.dumps([{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
                           for row in rows], indent=2))

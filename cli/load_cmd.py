@@ -63,28 +63,11 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
 def _load(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from linksim.cli.main import connection_from_args
-    from linksim.procedures.load import load
-    from linksim.procedures import QueryRunner
-    from linksim.server import LocalServer, ServerSettings
+    from linksim.cli.main import open_facade
 
-    connection = connection_from_args(args)
-    local = None
-    if connection.source == "local":
-        local = LocalServer(LocalServer(ServerSettings.from_env()).running_settings())
-    with QueryRunner.connect(connection) as runner:
-        summary = load(
-            args.paths,
-            runner,
-            fmt=args.format,
-            mode=args.mode,
-            batch_size=args.batch_size,
-            on_error=args.on_error,
-            normalize=not args.no_normalize,
-            local_server=local,
-            show_progress=not args.quiet,
-            wait=args.wait,
-        )
+    with open_facade(args) as ls:
+        summary = ls.load(args.paths, format=args.format, mode=args.mode, batch_size=args.batch_size,
+                          on_error=args.on_error, normalize=not args.no_normalize, wait=args.wait)
     if args.json:
         print(json.dumps(asdict(summary), indent=2))
     else:

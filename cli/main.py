@@ -17,8 +17,6 @@ from linksim.errors import LinksimError
 
 log = logging.getLogger("linksim")
 
-EXIT_NEO4J = 3
-
 Handler = Callable[[argparse.Namespace], int]
 
 
@@ -39,6 +37,15 @@ def connection_options() -> argparse.ArgumentParser:
     )
     group.add_argument("--database", help="database name (env NEO4J_DATABASE; default neo4j)")
     return parent
+
+
+def open_facade(args: argparse.Namespace):
+    """The API (:func:`linksim.connect`) opened from a command's options: the one place the command
+    line resolves the connection, the local server and the index root."""
+    from linksim.procedures.api import connect
+
+    return connect(uri=args.uri, user=args.user, password_file=args.password_file, database=args.database,
+                   index_dir=getattr(args, "index_dir", None), show_progress=not args.quiet)
 
 
 def connection_from_args(args: argparse.Namespace):
@@ -108,29 +115,6 @@ def _configure_logging(verbose: int, quiet: bool) -> None:
     driver.propagate = False
 
 
-def _neo4j_error_message(exc: Exception, args: argparse.Namespace) -> str | None:
-    try:
-        from neo4j import exceptions as neo4j_exc
-    except ImportError:  # pragma: no cover - neo4j is a dependency
-        return None
-    if isinstance(exc, neo4j_exc.AuthError):
-        return (
-            "Neo4j refused the credentials. Check --user and --password-file "
-            f"(or NEO4J_USER / NEO4J_PASSWORD). Server said: {exc.message}"
-        )
-    if isinstance(exc, (neo4j_exc.ServiceUnavailable, neo4j_exc.SessionExpired)):
-        return (
-            f"cannot reach Neo4j: the server is not running, or closed the connection "
-            f"({type(exc).__name__}). Is the server running? Start the local one with "
-            "`linksim neo4j start`, or check --uri / NEO4J_URI, then run the command again."
-        )
-    if isinstance(exc, neo4j_exc.Neo4jError):
-        return f"Neo4j error {exc.code}: {exc.message}"
-    if isinstance(exc, neo4j_exc.ConfigurationError):
-        return f"invalid Neo4j connection setting: {exc}"
-    return None
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``linksim`` console script."""
     parser = build_parser()
@@ -151,11 +135,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except Exception as exc:
-        message = _neo4j_error_message(exc, args)
-        if message is None:
+        from linksim.procedures.runner import driver_error
+
+        error = driver_error(exc)
+        if error is None:
             raise
-        print(f"linksim: error: {message}", file=sys.stderr)
-        return EXIT_NEO4J
+        print(f"linksim: error: {error}", file=sys.stderr)
+        return error.exit_code
 
 
 if __name__ == "__main__":  # pragma: no cover

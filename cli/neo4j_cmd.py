@@ -173,12 +173,11 @@ def _logs(args: argparse.Namespace) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
-    from linksim.cli.main import connection_from_args
-    from linksim.procedures import QueryRunner, apply_schema
+    from linksim.cli.main import open_facade
 
-    connection = connection_from_args(args)
-    with QueryRunner.connect(connection) as runner:
-        result = apply_schema(runner)
+    with open_facade(args) as ls:
+        result = ls.init_schema()
+        connection = ls.connection
     print(
         f"Schema applied to {connection.uri} (database {connection.database}): "
         f"{result['statements']} statements, {result['constraints_added']} constraints and "

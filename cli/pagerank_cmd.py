@@ -46,21 +46,16 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
 
 
 def _pagerank(args: argparse.Namespace) -> int:
-    from linksim.cli.main import connection_from_args
-    from linksim.procedures import QueryRunner
-    from linksim.procedures.pagerank import run_pagerank
+    from linksim.cli.main import open_facade
 
     personalize = {url: 1.0 for url in args.personalize} if args.personalize else None
-    with QueryRunner.connect(connection_from_args(args)) as runner:
+    with open_facade(args) as ls:
         if args.estimate:
-            from linksim.procedures.budget import estimate_run
-
-            return print_estimate(estimate_run(runner, "pagerank"), args.json)
-        run = run_pagerank(
-            runner, mode=args.mode, damping=args.damping, tol=args.tol, max_iter=args.max_iter,
-            dangling=args.dangling, personalize=personalize, write_property=args.write_property,
-            crawled_only=args.crawled_only, top=args.top, show_progress=not args.quiet,
-            batch_size=args.batch_size, wait=args.wait, memory_budget=args.memory_budget,
+            return print_estimate(ls.pagerank.estimate(), args.json)
+        run = ls.pagerank.run(
+            args.mode, damping=args.damping, tol=args.tol, max_iter=args.max_iter, dangling=args.dangling,
+            personalize=personalize, write_property=args.write_property, crawled_only=args.crawled_only,
+            top=args.top, batch_size=args.batch_size, wait=args.wait, memory_budget=args.memory_budget,
         )
     record = run.record
     if args.json:

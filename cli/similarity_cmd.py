@@ -147,10 +147,9 @@ def _given(args: argparse.Namespace) -> dict:
 
 
 def _connect(args: argparse.Namespace):
-    from linksim.procedures.api import connect
+    from linksim.cli.main import open_facade
 
-    return connect(uri=args.uri, user=args.user, password_file=args.password_file, database=args.database,
-                   index_dir=args.index_dir, show_progress=not args.quiet)
+    return open_facade(args)
 
 
 def _index(args: argparse.Namespace) -> int:

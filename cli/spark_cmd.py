@@ -103,10 +103,9 @@ def _given(args: argparse.Namespace) -> dict:
 
 
 def _spark(args: argparse.Namespace):
-    from linksim.procedures.api import connect
+    from linksim.cli.main import open_facade
 
-    ls = connect(uri=args.uri, user=args.user, password_file=args.password_file, database=args.database,
-                 index_dir=getattr(args, "index_dir", None), show_progress=not args.quiet)
+    ls = open_facade(args)
     return ls, ls.spark(args.master, args.partitions)
 
 

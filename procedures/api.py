@@ -41,7 +41,9 @@ class PageRank:
     def __init__(self, client: "Linksim") -> None:
         self._client = client
 
-    def _run(self, mode: str, **options):
+    def run(self, mode: str = "write", **options):
+        """Any mode, with the command line's keywords; the run (``record``, ``result``, and ``top``,
+        the best pages as a DataFrame), as ``linksim pagerank`` prints it."""
         from linksim.procedures.pagerank import run_pagerank
 
         options.setdefault("show_progress", self._client.show_progress)
@@ -56,15 +58,15 @@ class PageRank:
 
     def write(self, **options):
         """Compute and write the ``pagerank`` property (``write_property``) of every page."""
-        return self._run("write", **options)
+        return self.run("write", **options)
 
     def stats(self, **options):
         """Compute, write nothing; the run's summary (``did_converge``, iterations, residual)."""
-        return self._run("stats", **options)
+        return self.run("stats", **options)
 
     def stream(self, **options) -> pd.DataFrame:
         """Every page's PageRank, best first: DataFrame ``url, pagerank``."""
-        run = self._run("stream", top=None, **options)
+        run = self.run("stream", top=None, **options)
         return run.top
 
 
@@ -200,6 +202,28 @@ class Linksim:
         return load([Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)], self.runner,
                     fmt=format, mode=mode, batch_size=batch_size, on_error=on_error, normalize=normalize,
                     local_server=self.local_server, show_progress=self.show_progress, wait=wait)
+
+    def init_schema(self) -> dict:
+        """Create linksim's constraints and indexes (idempotent); what was added."""
+        from linksim.procedures.schema import apply_schema
+
+        return apply_schema(self.runner)
+
+    def label_tiers(self, write_property: str = "pagerank"):
+        """Label the top pages by PageRank for the Browser's style (``:PageRankTop1``,
+        ``:PageRankTop10``); the counts per tier."""
+        from linksim.procedures.browser import label_pagerank_tiers
+
+        return label_pagerank_tiers(self.runner, write_property)
+
+    def evaluate(self, categories: dict | None = None, methods: list[str] | None = None, depth: int = 2,
+                 top: int = 100, exact: bool = False, texts: dict | None = None) -> list[dict]:
+        """Grade the current SIMILAR_TO run of each method (sibling Gamma, precision@10; with
+        ``texts``, Delta(A, T)); ``categories`` default to the pages' ``categories`` property."""
+        from linksim.procedures.evaluation import evaluate
+
+        return evaluate(self.runner, categories, methods, depth=depth, top=top, exact=exact, texts=texts,
+                        show_progress=self.show_progress)
 
     # Similarity ---------------------------------------------------------------------------------
     def similar(self, method: str = DEFAULT_METHOD) -> Similar:

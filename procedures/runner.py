@@ -21,6 +21,33 @@ class ServerUnreachable(LinksimError):
     exit_code = 3
 
 
+def driver_error(error: Exception, connection: Connection | None = None) -> LinksimError | None:
+    """The one wording of the driver's errors, as a :class:`ServerUnreachable` (exit code 3) to
+    raise or print; None for what is not the driver's."""
+    from neo4j import exceptions
+
+    where = f"Neo4j at {connection.uri}" if connection is not None else "Neo4j"
+    if isinstance(error, exceptions.AuthError):
+        return ServerUnreachable(
+            f"{where} refused the credentials" + (f" of user {connection.user!r}" if connection else "")
+            + f" ({error.message}). Check --user and --password-file, or NEO4J_USER and NEO4J_PASSWORD."
+        )
+    unreachable = (exceptions.ServiceUnavailable, exceptions.SessionExpired)
+    if isinstance(error, unreachable) or (connection is not None and isinstance(error, OSError)):
+        hint = ("Start the local server with `linksim neo4j start`, or check --uri / NEO4J_URI"
+                if connection is None or connection.source == "local"
+                else "Check --uri / NEO4J_URI and that the server runs")
+        return ServerUnreachable(
+            f"cannot reach {where}: the server is not running, or closed the connection "
+            f"({type(error).__name__}). {hint}, then run the command again."
+        )
+    if isinstance(error, exceptions.Neo4jError):
+        return ServerUnreachable(f"Neo4j error {error.code}: {error.message}")
+    if isinstance(error, exceptions.ConfigurationError):
+        return ServerUnreachable(f"invalid Neo4j connection setting: {error}")
+    return None
+
+
 class QueryRunner:
     """Run parameterised Cypher against one database of one server.
 
@@ -67,23 +94,9 @@ class QueryRunner:
         driver = connection.driver()
         try:
             driver.verify_connectivity()
-        except exceptions.AuthError as exc:
+        except (exceptions.AuthError, exceptions.ServiceUnavailable, OSError) as exc:
             driver.close()
-            raise ServerUnreachable(
-                f"Neo4j at {connection.uri} refused the credentials of user {connection.user!r} "
-                f"({exc.message}). Check --user and --password-file, or NEO4J_USER and "
-                "NEO4J_PASSWORD."
-            ) from None
-        except (exceptions.ServiceUnavailable, OSError) as exc:
-            driver.close()
-            hint = (
-                "Start it with `linksim neo4j start`."
-                if connection.source == "local"
-                else "Check --uri / NEO4J_URI and that the server runs."
-            )
-            raise ServerUnreachable(
-                f"cannot reach Neo4j at {connection.uri} ({type(exc).__name__}). {hint}"
-            ) from None
+            raise driver_error(exc, connection) from None
         runner = cls(driver, connection.database)
         runner._owns_driver = True
         runner.connection = connection  # for a background job that connects again (retirement)
