@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import socket
+from types import SimpleNamespace
+
 import pytest
 
 
@@ -62,3 +66,32 @@ class RecordingRunner:
 @pytest.fixture
 def recording():
     return RecordingRunner
+
+
+# A four-page graph as the database would stream it, and the answers of a free (or held) lock.
+STATE = {"id": "g1", "version": 2, "pages": 4, "links": 5}
+URLS = ["http://e.org/a", "http://e.org/b", "http://e.org/c", "http://e.org/d"]
+IDS = [10, 11, 12, 13]
+EDGES = ([0, 0, 1, 2, 3], [1, 2, 2, 3, 0])
+
+
+def lock_answers(free: bool = True, pid: int | None = None) -> dict:
+    holder = [] if free else [{"owner": "someone", "pid": pid or os.getpid(), "host": socket.gethostname()}]
+    row = [free, "me" if free else "someone", pid or os.getpid(), socket.gethostname(), "linksim similar", 0, 0]
+    return {"SHOW CONSTRAINTS": [{"name": "linksim_lock_name"}], "RETURN l.owner AS owner": holder,
+            "MERGE (l:LinksimLock": [row]}
+
+
+def graph_answers() -> dict:
+    sources = [IDS[s] for s in EDGES[0]]
+    targets = [IDS[t] for t in EDGES[1]]
+    return {"LinksimGraph {name: 'links'}": [STATE], "collect(id(p)) AS ids": [IDS, URLS],
+            "UNWIND $sources AS source": lambda p: [[s for s in sources if s in p["sources"]],
+                                                    [t for s, t in zip(sources, targets) if s in p["sources"]]]}
+
+
+@pytest.fixture
+def fake():
+    """The fake graph and lock answers above, for the procedures' tests."""
+    return SimpleNamespace(STATE=STATE, URLS=URLS, IDS=IDS, EDGES=EDGES, lock_answers=lock_answers,
+                           graph_answers=graph_answers)
