@@ -61,7 +61,7 @@ def main() -> None:
     with QueryRunner.connect(connection) as runner:
         ensure_cnr(runner, server, path)
         built = Linksim(runner, root, show_progress=False).similar("simrank").index()
-        print(f"cnr-2000 in Neo4j; SimRank index {'built' if built['built'] else 'reused'} in {built['path']}")
+        print(f"cnr-2000 in Neo4j; SimRank index {'built' if built.built else 'reused'} in {built.path}")
 
         began = time.perf_counter()
         streamed = stream_link_graph(runner, show_progress=False)

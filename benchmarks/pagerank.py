@@ -108,7 +108,7 @@ def main() -> None:
         record = run.record
         # cnr-2000 pages are loaded under their integer ids, so page i of the stream is id int(url).
         ids = np.array([int(url) for url in streamed.urls])
-        distance = float(np.abs(run.result.ranks.astype(np.float64) - reference[ids]).sum())
+        distance = float(np.abs(run.ranks.astype(np.float64) - reference[ids]).sum())
         print(f"linksim end to end in Neo4j (warm): {record.millis / 1000:.1f} s (stream {record.stream_millis / 1000:.1f}, "
               f"compute {record.compute_millis / 1000:.1f}, write {record.write_millis / 1000:.1f}); "
               f"{record.iterations} iterations; L1 to reference {distance:.2e}")

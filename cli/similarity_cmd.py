@@ -159,7 +159,7 @@ def _index(args: argparse.Namespace) -> int:
         if args.estimate:
             return print_estimate(ls.similar(args.method).estimate(top_k=None, **_given(args)), args.json)
         meta = ls.similar(args.method).index(rebuild=args.rebuild, crawled_only=args.crawled_only,
-                                             memory_budget=args.memory_budget, **_given(args))
+                                             memory_budget=args.memory_budget, **_given(args)).as_dict()
     if args.json:
         print(json.dumps(meta, indent=2))
         return 0
@@ -204,7 +204,7 @@ def _similar(args: argparse.Namespace) -> int:
             rebuild=args.rebuild, crawled_only=args.crawled_only, memory_budget=args.memory_budget,
             retire=args.retire, source_pages=_source_pages(args.source_pages), max_members=args.max_members,
             **_given(args),
-        )
+        ).record
     if args.json:
         print(json.dumps(record.as_dict(), indent=2))
         return 0

@@ -114,7 +114,11 @@ def _pagerank(args: argparse.Namespace) -> int:
 
     ls, spark = _spark(args)
     with ls, spark_errors():
-        summary = spark.pagerank(args.damping, args.tol, args.max_iter, args.write_property, wait=args.wait)
+        result = spark.pagerank(args.damping, args.tol, args.max_iter, args.write_property, wait=args.wait)
+    summary = {"pages": result.pages, "links": result.links, "iterations": result.ran_iterations,
+               "converged": result.did_converge, "residual": result.residual,
+               "compute_seconds": result.compute_millis / 1000, "write_seconds": result.write_millis / 1000,
+               "read_seconds": result.pre_processing_millis / 1000, "property": args.write_property}
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
@@ -133,7 +137,7 @@ def _index(args: argparse.Namespace) -> int:
             return _index_from_file(args)
     ls, spark = _spark(args)
     with ls, spark_errors():
-        meta = spark.index(args.method, parquet=args.parquet, **_given(args))
+        meta = spark.index(args.method, parquet=args.parquet, **_given(args)).as_dict()
     if args.json:
         print(json.dumps(meta, indent=2, default=str))
         return 0
@@ -166,7 +170,7 @@ def _similar(args: argparse.Namespace) -> int:
     with ls, spark_errors():
         record = spark.similar(args.method, args.top_k, args.similarity_cutoff, args.max_members,
                                args.write_partitions, wait=args.wait, retire=args.retire, rebuild=args.rebuild,
-                               **_given(args))
+                               **_given(args)).record
     if args.json:
         print(json.dumps(record.as_dict(), indent=2, default=str))
         return 0

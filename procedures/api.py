@@ -5,17 +5,21 @@ import linksim
 
 ls = linksim.connect()                       # options, then NEO4J_* variables, then the local server
 ls.load(["crawl.warc.gz"])                   # -> LoadSummary
-ls.pagerank.write()                          # -> PageRankRun (.did_converge, .record, .top)
+ls.pagerank.write()                          # -> PageRankWriteResult (.did_converge, .ran_iterations, .top, ...)
 ls.pagerank.stream()                         # -> DataFrame: url, pagerank of every page
-ls.similar("psimrank").write(top_k=10)       # -> RunRecord of the new current SIMILAR_TO run
+ls.similar("psimrank").write(top_k=10)       # -> SimilarWriteResult: the new current SIMILAR_TO run
 ls.similar("psimrank").stream(top_k=10)      # -> DataFrame: source, target, score, rank (every pair)
 ls.related("https://en.wikipedia.org/wiki/Paris", top_k=20)   # -> DataFrame: rank, url, title, score, pagerank
 ls.sim(url_a, url_b, method="xjaccard")      # -> float
 sp = ls.spark(master="local[2]")             # the same on Apache Spark (pip install 'linksim[spark]')
-sp.pagerank()                                # -> dict; the pagerank property written through the connector
-sp.index("simrank", n_fingerprints=100)      # -> dict: the stored index, equal to ls.similar(...).index()'s
-sp.similar("psimrank", top_k=10)             # -> RunRecord, SIMILAR_TO written through the connector
+sp.pagerank()                                # -> PageRankWriteResult, the property written through the connector
+sp.index("simrank", n_fingerprints=100)      # -> IndexResult: the stored index, equal to ls.similar(...).index()'s
+sp.similar("psimrank", top_k=10)             # -> SimilarWriteResult, SIMILAR_TO written through the connector
 ```
+
+Results are one typed class per mode, the same from both engines (:mod:`linksim.procedures.results`:
+``did_converge``, ``ran_iterations``, ``*_millis``, the counts written, ``configuration``; ``record``
+is the run as stored in Neo4j).
 
 Keyword names are those of the command line's flags (``top_k`` for ``--top-k``); URLs are
 normalised as the loader stores them. ``related`` and ``sim`` read the stored index only: they
@@ -33,6 +37,7 @@ import pandas as pd
 
 from linksim.loader.urls import stored_key
 from linksim.methods import DEFAULT_METHOD, method as registered
+from linksim.procedures.results import IndexResult, SimilarStatsResult, SimilarWriteResult
 
 
 class PageRank:
@@ -77,7 +82,7 @@ class Similar:
         registered(method)
         self._client, self.method = client, method
 
-    def estimate(self, top_k: int | None = 10, **parameters):
+    def estimate(self, *, top_k: int | None = 10, **parameters):
         """Memory and disk that ``write(top_k=...)`` (``top_k`` None: ``index()``) would take on the
         graph as it is now, with these parameters: a :class:`linksim.estimate.Estimate`."""
         from linksim.parameters import check_parameters
@@ -87,31 +92,90 @@ class Similar:
         task = "index" if top_k is None else "similar"
         return estimate_run(self._client.runner, task, self.method, top_k=top_k, **parameters)
 
-    def index(self, rebuild: bool = False, crawled_only: bool = False, **parameters) -> dict:
-        """Build (or reuse) the index with these parameters; its description (``meta.json``)."""
+    def index(self, *, rebuild: bool = False, crawled_only: bool = False, memory_budget: str | int | None = None,
+              **parameters) -> IndexResult:
+        """Build (or reuse) the method's index.
+
+        Parameters
+        ----------
+        rebuild : bool
+            Build anew even if an index of these parameters is stored for this graph.
+        crawled_only : bool
+            Index the crawled pages only.
+        memory_budget : str or int, optional
+            Refuse to start (exit 8 on the command line) when the estimate exceeds it; an index that
+            fits only on disk is built there (``"8G"``, ``"none"``; default: the memory available).
+        **parameters
+            The method's own parameters (``METHODS[method].defaults``: ``n_fingerprints``, ``length``,
+            ``decay``, ``seed``, ``radius``, ...), each checked by the registry.
+
+        Returns
+        -------
+        IndexResult
+            ``meta`` (the description as stored), ``built``, ``build_millis``, ``configuration``.
+
+        Examples
+        --------
+        >>> ls.similar("simrank").index(n_fingerprints=300).built  # doctest: +SKIP
+        True
+        """
         from linksim import store
         from linksim.procedures.indexes import obtain_index
 
         client = self._client
         handle = obtain_index(client.runner, self.method, client.index_root, rebuild=rebuild,
-                              crawled_only=crawled_only, show_progress=client.show_progress, **parameters)
-        return dict(store.describe_path(handle.path, self.method), built=handle.built,
-                    build_seconds=handle.build_seconds)
+                              crawled_only=crawled_only, show_progress=client.show_progress,
+                              memory_budget=memory_budget, **parameters)
+        return IndexResult(store.describe_path(handle.path, self.method), handle.built, handle.build_seconds)
 
-    def write(self, top_k: int = 10, similarity_cutoff: float = 0.0, batch_size: int = 50_000, wait: float = 0.0,
-              rebuild: bool = False, crawled_only: bool = False, **parameters):
-        """Write every page's top ``top_k`` as ``SIMILAR_TO`` of a new current run (one writer per
-        method: another waits ``wait`` seconds or is refused); its ``RunRecord``. ``retire=
-        "background"`` returns once the new run is current and deletes the old one in a process of
-        its own."""
+    def write(self, *, top_k: int = 10, similarity_cutoff: float = 0.0, batch_size: int = 50_000, wait: float = 0.0,
+              rebuild: bool = False, crawled_only: bool = False, memory_budget: str | int | None = None,
+              retire: str = "wait", source_pages=None, max_members: int = 0, **parameters) -> SimilarWriteResult:
+        """Write every page's top ``top_k`` as ``SIMILAR_TO`` of a new current run.
+
+        One writer per method: readers see the old run or the new one, never a mix or nothing.
+
+        Parameters
+        ----------
+        top_k, similarity_cutoff : int, float
+            Pages per list, and the lowest score kept (exclusive).
+        batch_size : int
+            Lists' relationships per write transaction.
+        wait : float
+            Seconds to wait for another writer of the method (0: refuse at once, naming it).
+        rebuild, crawled_only, memory_budget
+            As in :meth:`index`.
+        retire : {"wait", "background"}
+            ``background`` returns once the new run is current; a process of its own deletes the old
+            run's relationships.
+        source_pages : str or list of URLs, optional
+            Write lists for these pages only (``"crawled"``, ``"pagerank>=0.9"``, URLs); all pages stay
+            candidates.
+        max_members : int
+            SimRank, PSimRank: read at most this many tree members per list (0: every list exact).
+        **parameters
+            The method's own parameters, as in :meth:`index`.
+
+        Returns
+        -------
+        SimilarWriteResult
+            ``run_id``, ``relationships_written``, ``lists_cut``, ``*_millis``, ``configuration``.
+
+        Examples
+        --------
+        >>> ls.similar("psimrank").write(top_k=10).relationships_written  # doctest: +SKIP
+        46040
+        """
         from linksim.procedures.similarity import similar
 
         client = self._client
-        return similar(client.runner, self.method, client.index_root, top_k=top_k, similarity_cutoff=similarity_cutoff,
-                       batch_size=batch_size, wait=wait, rebuild=rebuild, crawled_only=crawled_only,
-                       show_progress=client.show_progress, **parameters)
+        return SimilarWriteResult(similar(
+            client.runner, self.method, client.index_root, top_k=top_k, similarity_cutoff=similarity_cutoff,
+            batch_size=batch_size, wait=wait, rebuild=rebuild, crawled_only=crawled_only,
+            show_progress=client.show_progress, memory_budget=memory_budget, retire=retire,
+            source_pages=source_pages, max_members=max_members, **parameters))
 
-    def stream(self, top_k: int = 10, similarity_cutoff: float = 0.0, rebuild: bool = False,
+    def stream(self, *, top_k: int = 10, similarity_cutoff: float = 0.0, rebuild: bool = False,
                crawled_only: bool = False, max_members: int = 0, **parameters) -> pd.DataFrame:
         """Every page's top ``top_k``, written nowhere: DataFrame ``source, target, score, rank``
         (URLs), every pair. ``max_members``: see ``linksim similar --max-members``."""
@@ -128,13 +192,15 @@ class Similar:
         urls = np.asarray(handle.streamed.urls, dtype=object)
         return pd.DataFrame({"source": urls[source], "target": urls[target], "score": score, "rank": rank})
 
-    def stats(self, top_k: int = 10, similarity_cutoff: float = 0.0, **parameters) -> dict:
-        """The stream's summary: pages, pairs, score quantiles."""
+    def stats(self, *, top_k: int = 10, similarity_cutoff: float = 0.0, **parameters) -> SimilarStatsResult:
+        """The stream's summary, written nowhere: pages, pairs, the score distribution."""
         frame = self.stream(top_k=top_k, similarity_cutoff=similarity_cutoff, **parameters)
         scores = frame["score"].to_numpy()
         quantiles = np.quantile(scores, [0.0, 0.5, 0.9, 1.0]) if len(scores) else [np.nan] * 4
-        return {"method": self.method, "pages": int(frame["source"].nunique()), "pairs": len(frame),
-                "score": dict(zip(("min", "p50", "p90", "max"), map(float, quantiles)))}
+        configuration = dict(registered(self.method).parameters_for(**parameters), topK=top_k,
+                             similarityCutoff=similarity_cutoff)
+        return SimilarStatsResult(self.method, int(frame["source"].nunique()), len(frame),
+                                  dict(zip(("min", "p50", "p90", "max"), map(float, quantiles))), configuration)
 
 
 class Spark:
@@ -157,7 +223,7 @@ class Spark:
         return self._session
 
     def pagerank(self, damping: float = 0.85, tol: float = 1e-6, max_iter: int = 100, write_property: str = "pagerank",
-                 wait: float = 0.0) -> dict:
+                 wait: float = 0.0):
         from linksim.procedures.spark import spark_pagerank
 
         c = self._client
@@ -168,8 +234,10 @@ class Spark:
         from linksim.procedures.spark import spark_index
 
         c = self._client
-        return spark_index(c.runner, c.connection, c.index_root, method, self.master, self.partitions,
-                           spark=self.session, parquet=parquet, **parameters)
+        described = spark_index(c.runner, c.connection, c.index_root, method, self.master, self.partitions,
+                                spark=self.session, parquet=parquet, **parameters)
+        meta = {k: v for k, v in described.items() if k not in ("built", "build_seconds")}
+        return IndexResult(meta, described["built"], described["build_seconds"], engine="spark")
 
     def similar(self, method: str, top_k: int = 10, similarity_cutoff: float = 0.0, max_members: int = 0,
                 write_partitions: int = 1, wait: float = 0.0, retire: str = "wait", rebuild: bool = False,
@@ -177,9 +245,10 @@ class Spark:
         from linksim.procedures.spark import spark_similar
 
         c = self._client
-        return spark_similar(c.runner, c.connection, c.index_root, method, self.master, self.partitions, top_k,
-                             similarity_cutoff, max_members, write_partitions, wait=wait, retire=retire,
-                             spark=self.session, rebuild=rebuild, **parameters)
+        return SimilarWriteResult(spark_similar(
+            c.runner, c.connection, c.index_root, method, self.master, self.partitions, top_k, similarity_cutoff,
+            max_members, write_partitions, wait=wait, retire=retire, spark=self.session, rebuild=rebuild,
+            **parameters), engine="spark")
 
 
 class Linksim:

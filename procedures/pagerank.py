@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from linksim.errors import ConfigurationError, LinksimError
-from linksim.pagerank import DANGLING, PageRankResult, pagerank
+from linksim.pagerank import DANGLING, pagerank
 from linksim.parameters import check_parameters
 from linksim.procedures.browser import label_pagerank_tiers, tiers_in_use
 from linksim.inflight import in_flight
+from linksim.procedures.results import PageRankStatsResult, PageRankWriteResult
 from linksim.procedures.runs import RunRecord, record_run
 from linksim.procedures.stream import StreamedGraph, stream_link_graph
 from linksim.progress import Progress
@@ -38,19 +38,6 @@ CLEAR_OTHERS = """
 MATCH (p:Page) WHERE p[$property] IS NOT NULL AND NOT coalesce(p.crawled, false)
 CALL (p) { SET p[$property] = null } IN TRANSACTIONS OF 50000 ROWS
 """
-
-
-@dataclass
-class PageRankRun:
-    """A PageRank run: the record stored in Neo4j, the result, the top pages."""
-
-    record: RunRecord
-    result: PageRankResult
-    top: pd.DataFrame
-
-    @property
-    def did_converge(self) -> bool:
-        return bool(self.result.converged)
 
 
 def _check_property(name: str) -> str:
@@ -104,7 +91,7 @@ def run_pagerank(
     show_progress: bool = True,
     wait: float = 0.0,
     memory_budget: str | int | None = None,
-) -> PageRankRun:
+) -> PageRankStatsResult:
     """Compute PageRank over the graph in Neo4j.
 
     Parameters
@@ -149,7 +136,7 @@ def run_pagerank(
 
 
 def _run(runner, mode, damping, tol, max_iter, dangling, personalize, write_property, crawled_only, top,
-         batch_size, show_progress) -> PageRankRun:
+         batch_size, show_progress) -> PageRankStatsResult:
     record = RunRecord(
         algorithm="pagerank",
         mode=mode,
@@ -203,4 +190,5 @@ def _run(runner, mode, damping, tol, max_iter, dangling, personalize, write_prop
         {"rank": np.arange(1, len(order) + 1), "url": [streamed.urls[i] for i in order],
          write_property: result.ranks[order].astype(np.float64)}
     )
-    return PageRankRun(record, result, top_pages)
+    kind = PageRankWriteResult if mode == "write" else PageRankStatsResult
+    return kind(record, top_pages, result.ranks)

@@ -229,13 +229,15 @@ RETURN count(p) AS pages, sum(p[$property]) AS total
 
 def spark_pagerank(runner, connection, master: str = "local[2]", partitions: int = 4, damping: float = 0.85,
                    tol: float = 1e-6, max_iter: int = 100, write_property: str = "pagerank", spark=None,
-                   wait: float = 0.0) -> dict:
-    """``linksim spark pagerank``: PageRank on Spark, written through the connector to every page."""
+                   wait: float = 0.0):
+    """``linksim spark pagerank``: PageRank on Spark, written through the connector to every page;
+    a :class:`~linksim.procedures.results.PageRankWriteResult`."""
     from pyspark.sql import functions as F
 
     from linksim import spark as jobs
     from linksim.procedures.locks import acquire
     from linksim.procedures.pagerank import _check_property, finish_write
+    from linksim.procedures.results import PageRankWriteResult
     from linksim.procedures.runs import RunRecord
 
     write_property = _check_property(write_property)
@@ -260,9 +262,7 @@ def spark_pagerank(runner, connection, master: str = "local[2]", partitions: int
         record.compute_millis = int(result.seconds * 1000)
         record.write_millis = int(write_seconds * 1000)
         finish_write(runner, record, write_property, graph.n)
-    return {"pages": graph.n, "links": graph.m, "iterations": result.iterations, "converged": result.converged,
-            "residual": result.residual, "compute_seconds": result.seconds, "write_seconds": write_seconds,
-            "read_seconds": graph.seconds, "property": write_property}
+    return PageRankWriteResult(record, engine="spark")
 
 
 def _write(frame, connection, query: str, partitions: int) -> None:

@@ -23,10 +23,10 @@ def test_the_readme_example_runs(runner, cli_env, tmp_path, monkeypatch) -> None
     names: dict = {}
     exec(compile(readme_example(), "README.md (Python API)", "exec"), names)  # noqa: S102 - our own README
     assert names["summary"].pages_created >= 4604  # Wikispeedia's articles (and the pages they link to)
-    assert names["run"].did_converge and names["run"].record.written == names["summary"].pages
+    assert names["run"].did_converge and names["run"].node_properties_written == names["summary"].pages
     ranks = names["ranks"]
     assert len(ranks) == names["summary"].pages and abs(ranks["pagerank"].sum() - 1) < 1e-4
-    assert names["record"].written > 40_000 and names["record"].algorithm == "psimrank"
+    assert names["record"].relationships_written > 40_000 and names["record"].method == "psimrank"
     pairs = names["pairs"]
     assert isinstance(pairs, pd.DataFrame) and pairs["rank"].max() == 5 and (pairs["source"] != pairs["target"]).all()
     paris = names["paris"]

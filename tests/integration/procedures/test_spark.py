@@ -101,7 +101,7 @@ def test_spark_pagerank_written_through_the_connector_is_within_1e9_of_numpy(wik
     label_pagerank_tiers(runner)
     summary = spark_path.spark_pagerank(runner, neo4j_server.connection, partitions=2, tol=1e-9, max_iter=300,
                                         spark=spark)
-    assert summary["converged"] and summary["iterations"] == reference.iterations
+    assert summary.did_converge and summary.ran_iterations == reference.iterations and summary.engine == "spark"
     rows = runner.run("MATCH (p:Page) RETURN id(p) AS id, p.pagerank AS rank")
     written = dict((row["id"], row["rank"]) for row in rows)
     ranks = np.array([written[i] for i in streamed.node_ids.tolist()])

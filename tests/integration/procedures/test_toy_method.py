@@ -89,12 +89,13 @@ def test_a_toy_method_from_one_module_goes_through_every_door(toy, runner, cli_e
         pages, links = estimate.pages, estimate.links
         assert pages > 0 and estimate.parts["in-link lists"] == 8 * (pages + links)  # the toy's own model
         described = ls.similar(NAME).index()
-        assert described["method"] == NAME and described["built"]
-        record = ls.similar(NAME).write(top_k=5)
-        assert record.algorithm == NAME and record.written > 0
+        assert described.method == NAME and described.built and described.configuration == {}
+        written = ls.similar(NAME).write(top_k=5)
+        record = written.record
+        assert written.method == NAME and written.relationships_written == record.written > 0
         pairs = ls.similar(NAME).stream(top_k=5)
         stats = ls.similar(NAME).stats(top_k=5)
-        assert stats["pairs"] == len(pairs) == record.written
+        assert stats.pairs == len(pairs) == record.written and stats.configuration["topK"] == 5
         url = pairs["source"].iloc[0]
         related = ls.related(url, method=NAME, top_k=5)
         expected = pairs[pairs["source"] == url].sort_values("rank")

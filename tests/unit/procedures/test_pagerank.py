@@ -18,4 +18,4 @@ def test_pagerank_write_locks_before_reading_and_sends_values_as_parameters(fake
     writes = [p for _, q, p in runner.sent if "SET p[$property]" in q]
     assert [w["ids"] for w in writes] == [fake.IDS[:3], fake.IDS[3:]] and {w["property"] for w in writes} == {"pr_test"}
     assert all("pr_test" not in q for _, q, _ in runner.sent)  # the property name is a parameter
-    assert run.did_converge and abs(sum(run.result.ranks) - 1) < 1e-6
+    assert run.did_converge and abs(sum(run.ranks) - 1) < 1e-6 and run.node_properties_written == run.pages

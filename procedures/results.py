@@ -1,0 +1,155 @@
+"""Typed results of the API, one per mode, the same whichever engine (numpy on one machine, or
+Spark) computed them, in the Graph Data Science client's vocabulary: ``did_converge``,
+``ran_iterations``, ``*_millis``, the counts written, ``configuration``.
+
+``record`` is the run as stored in Neo4j (:class:`linksim.procedures.runs.RunRecord`: what the
+command line prints with ``--json``); stream modes answer DataFrames.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from linksim.procedures.runs import RunRecord
+
+
+@dataclass(frozen=True)
+class _Timed:
+    record: RunRecord
+
+    @property
+    def run_id(self) -> str | int:
+        return self.record.id
+
+    @property
+    def configuration(self) -> dict:
+        return dict(self.record.parameters)
+
+    @property
+    def pages(self) -> int:
+        return self.record.pages
+
+    @property
+    def links(self) -> int:
+        return self.record.links
+
+    @property
+    def pre_processing_millis(self) -> int:
+        """Streaming the graph out of Neo4j."""
+        return self.record.stream_millis
+
+    @property
+    def compute_millis(self) -> int:
+        return self.record.compute_millis
+
+    @property
+    def write_millis(self) -> int:
+        return self.record.write_millis
+
+
+@dataclass(frozen=True)
+class PageRankStatsResult(_Timed):
+    """``ls.pagerank.stats()`` (and ``.run(mode)`` for the modes that write nothing).
+
+    ``top``: the best pages (rank, url, score), ``ranks``: every page's rank in the streamed order
+    (None from Spark, whose ranks stay in the cluster and in Neo4j)."""
+
+    top: pd.DataFrame | None = None
+    ranks: np.ndarray | None = None
+    engine: str = "numpy"
+
+    @property
+    def did_converge(self) -> bool:
+        return bool(self.record.converged)
+
+    @property
+    def ran_iterations(self) -> int:
+        return int(self.record.iterations or 0)
+
+    @property
+    def residual(self) -> float:
+        return float(self.record.residual)
+
+
+
+@dataclass(frozen=True)
+class PageRankWriteResult(PageRankStatsResult):
+    """``ls.pagerank.write()`` and ``ls.spark().pagerank()``: the property written on every page."""
+
+    @property
+    def node_properties_written(self) -> int:
+        return self.record.written
+
+
+@dataclass(frozen=True)
+class SimilarWriteResult(_Timed):
+    """``ls.similar(method).write()`` and ``ls.spark().similar(method)``: the new current
+    SIMILAR_TO run."""
+
+    engine: str = "numpy"
+
+    @property
+    def method(self) -> str:
+        return self.record.algorithm
+
+    @property
+    def relationships_written(self) -> int:
+        return self.record.written
+
+    @property
+    def lists_cut(self) -> int:
+        """Lists a member budget cut (``max_members``)."""
+        return self.record.lists_cut
+
+
+@dataclass(frozen=True)
+class SimilarStatsResult:
+    """``ls.similar(method).stats()``: what a write would write, written nowhere."""
+
+    method: str
+    pages: int
+    pairs: int
+    score_distribution: dict
+    configuration: dict
+
+
+@dataclass(frozen=True)
+class IndexResult:
+    """``ls.similar(method).index()`` and ``ls.spark().index(method)``: the stored index.
+    ``meta`` is its description as stored (``meta.json``, with its path)."""
+
+    meta: dict
+    built: bool
+    build_seconds: float
+    engine: str = "numpy"
+
+    @property
+    def build_millis(self) -> int:
+        return int(self.build_seconds * 1000)
+
+    @property
+    def method(self) -> str:
+        return self.meta["method"]
+
+    @property
+    def configuration(self) -> dict:
+        return dict(self.meta["parameters"])
+
+    @property
+    def path(self) -> str:
+        return self.meta["path"]
+
+    @property
+    def pages(self) -> int:
+        return self.meta["graph"]["pages"]
+
+    @property
+    def links(self) -> int:
+        return self.meta["graph"]["links"]
+
+    def as_dict(self) -> dict:
+        """What ``linksim index --json`` prints."""
+        return dict(self.meta, built=self.built, build_seconds=self.build_seconds)
