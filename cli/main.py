@@ -115,6 +115,34 @@ def _configure_logging(verbose: int, quiet: bool) -> None:
     driver.propagate = False
 
 
+def worded(error: LinksimError) -> str:
+    """An error's message in the command line's terms: the errors of the core carry what would
+    mend them as fields (an index to build, a budget to raise), worded here as commands and flags."""
+    from linksim.estimate import MemoryBudgetExceeded
+    from linksim.store import IndexCorrupt, IndexStoreError
+
+    if isinstance(error, MemoryBudgetExceeded):
+        return error.worded("--memory-budget / LINKSIM_MEMORY_BUDGET", "--fingerprints", "--top-k",
+                            "`--estimate`")
+    if isinstance(error, IndexStoreError):
+        return error.worded(_index_command(isinstance(error, IndexCorrupt)))
+    return str(error)
+
+
+def _index_command(corrupt: bool):
+    def word(method: str, parameters: dict, rebuild: bool) -> str:
+        from linksim.parameters import PARAMETERS
+
+        flags = [f"{PARAMETERS[k].option if k in PARAMETERS else '--' + k.replace('_', '-')} {v}"
+                 for k, v in parameters.items()] + (["--rebuild"] if rebuild else [])
+        command = f"`linksim index {method}{''.join(' ' + flag for flag in flags)}`"
+        if corrupt:
+            return f"check it with `linksim index {method} --verify`, build it again with {command}"
+        return f"build it again with {command}" if rebuild else f"build one with {command}"
+
+    return word
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``linksim`` console script."""
     parser = build_parser()
@@ -124,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(args)
     except LinksimError as exc:
-        print(f"linksim: error: {exc}", file=sys.stderr)
+        print(f"linksim: error: {worded(exc)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("linksim: interrupted", file=sys.stderr)

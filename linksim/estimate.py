@@ -27,9 +27,19 @@ PAGE_ID_BYTES = 32 + 8
 
 
 class MemoryBudgetExceeded(LinksimError):
-    """A run would need more memory than the budget allows: refused before it starts."""
+    """A run would need more memory than the budget allows: refused before it starts. ``reason``
+    says what and how much; the remedy (a larger budget, fewer fingerprints, a smaller top k) is
+    worded by the caller in its own terms (:meth:`worded`)."""
 
     exit_code = 8
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(self.worded("memory_budget", "n_fingerprints", "top_k", "estimate()"))
+
+    def worded(self, budget: str, fingerprints: str, top_k: str, estimate: str) -> str:
+        return (f"{self.reason}; nothing was started. Raise the budget ({budget}), or use fewer fingerprints "
+                f"({fingerprints}) or a smaller {top_k}; {estimate} prints the estimate.")
 
 
 @dataclass(frozen=True)
@@ -84,7 +94,7 @@ class Estimate:
                        + ", ".join(f"{name} {_size(value)}" for name, value in self.disk.items()) + ")")
         return out
 
-    def check(self, budget: int | None, setting: str = "--memory-budget / LINKSIM_MEMORY_BUDGET") -> None:
+    def check(self, budget: int | None) -> None:
         """Refuse (:class:`MemoryBudgetExceeded`) when even the smallest estimate exceeds ``budget``
         bytes (None: no budget)."""
         if budget is None or self.bytes_min <= budget:
@@ -93,10 +103,7 @@ class Estimate:
         raise MemoryBudgetExceeded(
             f"{self.task} on {self.pages:,} pages and {self.links:,} links needs at least "
             f"{_size(self.bytes_min)} of memory{' even with its index built on disk' if self.on_disk else ''} "
-            f"(most of it {biggest}, {_size(self.parts[biggest])}), more than "
-            f"the budget of {_size(budget)}; nothing was started. Raise the budget ({setting}), or use "
-            "fewer fingerprints (--fingerprints) or a smaller --top-k; `--estimate` prints the estimate."
-        )
+            f"(most of it {biggest}, {_size(self.parts[biggest])}), more than the budget of {_size(budget)}")
 
 
 def _size(value: int) -> str:

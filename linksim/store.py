@@ -43,9 +43,30 @@ FORMAT_VERSION = 3  # 2: a digest, size and modification time per array; 3: hash
 
 
 class IndexStoreError(LinksimError):
-    """An index that is missing, unreadable or built for something else."""
+    """An index that is missing, unreadable or built for something else.
+
+    Its fields say what would mend it, for each caller to word in its own terms (the command line
+    as a ``linksim index`` command, see :func:`linksim.cli.main`): ``method``, the ``parameters``
+    to build it with, and ``rebuild`` (the one stored must be built again)."""
 
     exit_code = 6
+
+    def __init__(self, reason: str, method: str | None = None, parameters: dict | None = None,
+                 rebuild: bool = False) -> None:
+        self.reason, self.method, self.rebuild = reason, method, rebuild
+        self.parameters = {k: v for k, v in (parameters or {}).items() if v is not None}
+        super().__init__(self.worded(remedy))
+
+    def worded(self, word) -> str:
+        """The message with the remedy as ``word(method, parameters, rebuild)`` spells it."""
+        return self.reason if self.method is None else f"{self.reason}: {word(self.method, self.parameters, self.rebuild)}"
+
+
+def remedy(method: str, parameters: dict, rebuild: bool) -> str:
+    """The remedy in the API's terms: the index of ``method`` to build (again)."""
+    shown = ", ".join([f"{k}={v!r}" for k, v in parameters.items()] + (["rebuild=True"] if rebuild else []))
+    return f"build it again with ls.similar({method!r}).index({shown})" if rebuild else \
+        f"build one with ls.similar({method!r}).index({shown})"
 
 
 class IndexNotFound(IndexStoreError):
@@ -60,10 +81,6 @@ class IndexCorrupt(IndexMismatch):
     """A stored file differs from what was written: reported, never rebuilt over silently."""
 
 
-def _rebuild_hint(method: str) -> str:
-    return f"build a new one with `linksim index {method}`"
-
-
 def parameters_of(index) -> dict:
     """What an index was built with (the values a query or a rebuild is compared against)."""
     return index.parameters
@@ -76,9 +93,8 @@ def _assemble(method: str, meta: dict, arrays: dict[str, np.ndarray]):
         return registered(method).restore(meta, arrays)
     except KeyError as missing:
         raise IndexMismatch(
-            f"the stored {method} index lacks the array {missing} (written by another linksim): "
-            f"{_rebuild_hint(method)}"
-        ) from None
+            f"the stored {method} index lacks the array {missing} (written by another linksim)", method,
+            rebuild=True) from None
 
 
 def index_dir(root: Path, method: str) -> Path:
@@ -100,7 +116,7 @@ def _read_meta(path: Path, method: str) -> dict:
     try:
         meta = json.loads((path / "meta.json").read_text())
     except (OSError, ValueError) as error:
-        raise IndexMismatch(f"{path / 'meta.json'} cannot be read ({error}); {_rebuild_hint(method)} --rebuild") from None
+        raise IndexMismatch(f"{path / 'meta.json'} cannot be read ({error})", method, rebuild=True) from None
     return dict(meta, path=str(path))
 
 
@@ -254,7 +270,7 @@ def save(index, root: Path, method: str, graph_pages: int, graph_links: int, ext
     except OSError as error:
         cause = error.strerror or str(error)
         if error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
-            cause += " (free some space or give another --index-dir)"
+            cause += " (free some space, or store the indexes in another folder)"
         raise IndexStoreError(
             f"cannot write the {method} index to {root}: {cause}. The previous index, if any, is "
             "untouched and nothing of the new one was kept."
@@ -325,37 +341,31 @@ def check(meta: dict, method: str, graph_fingerprint: str | None = None, **expec
     if meta.get("format") != FORMAT or meta.get("version") != FORMAT_VERSION:
         raise IndexMismatch(
             f"{where} has format {meta.get('format')!r} version {meta.get('version')!r}; this linksim "
-            f"reads {FORMAT!r} version {FORMAT_VERSION}: {_rebuild_hint(method)}"
-        )
+            f"reads {FORMAT!r} version {FORMAT_VERSION}", method, meta.get("parameters"), rebuild=True)
     if meta.get("method") != method:
-        raise IndexMismatch(f"{where} says it is a {meta.get('method')!r} index: {_rebuild_hint(method)}")
+        raise IndexMismatch(f"{where} says it is a {meta.get('method')!r} index", method, rebuild=True)
     built = meta["graph"]
     if graph_fingerprint is not None and built["fingerprint"] != graph_fingerprint:
         raise IndexMismatch(
             f"{where} was built on {meta['created']} from a different graph ({built['pages']:,} pages, "
-            f"{built['links']:,} links); the graph has changed since: {_rebuild_hint(method)}"
-        )
+            f"{built['links']:,} links); the graph has changed since", method, meta.get("parameters"))
     parameters = meta["parameters"]
     for name, value in expected.items():
         if value is None or name not in parameters:
             continue
         if name == "n_fingerprints":
             if value > parameters[name]:
-                raise IndexMismatch(
-                    f"{where} has {parameters[name]} fingerprints, fewer than the {value} asked for: "
-                    f"{_rebuild_hint(method)} --fingerprints {value}"
-                )
+                raise IndexMismatch(f"{where} has {parameters[name]} fingerprints, fewer than the {value} asked for",
+                                    method, {"n_fingerprints": value})
             continue
         if parameters[name] != value:
             shown = " ".join(f"{k}={v}" for k, v in parameters.items())
-            raise IndexMismatch(
-                f"{where} was built with {shown}, not {name}={value}: {_rebuild_hint(method)} with the "
-                f"parameters you want"
-            )
+            raise IndexMismatch(f"{where} was built with {shown}, not {name}={value}", method,
+                                {k: v for k, v in expected.items() if v is not None})
 
 
 def _corrupt(path: Path, what: str, method: str) -> IndexCorrupt:
-    return IndexCorrupt(f"{path} is corrupt ({what}): {_rebuild_hint(method)} --rebuild")
+    return IndexCorrupt(f"{path} is corrupt ({what})", method, rebuild=True)
 
 
 def _open_array(directory: Path, name: str, spec: dict, method: str, mmap: bool, verify: bool) -> np.ndarray:
@@ -363,7 +373,7 @@ def _open_array(directory: Path, name: str, spec: dict, method: str, mmap: bool,
     try:
         stat = path.stat()
     except OSError as error:
-        raise IndexMismatch(f"{path} cannot be read ({error.strerror}): {_rebuild_hint(method)}") from None
+        raise IndexMismatch(f"{path} cannot be read ({error.strerror})", method, rebuild=True) from None
     if stat.st_size != spec["fileBytes"]:
         raise _corrupt(path, f"{stat.st_size:,} bytes, {spec['fileBytes']:,} written", method)
     try:
@@ -372,9 +382,8 @@ def _open_array(directory: Path, name: str, spec: dict, method: str, mmap: bool,
         raise _corrupt(path, f"unreadable header: {error}", method) from None
     if str(array.dtype) != spec["dtype"] or list(array.shape) != spec["shape"]:
         raise IndexMismatch(
-            f"{path} holds {array.dtype}{list(array.shape)}, meta.json says {spec['dtype']}{spec['shape']}: "
-            f"{_rebuild_hint(method)}"
-        )
+            f"{path} holds {array.dtype}{list(array.shape)}, meta.json says {spec['dtype']}{spec['shape']}", method,
+            rebuild=True)
     if (verify or stat.st_mtime_ns != spec["mtimeNs"]) and _digest(array) != spec["blake2b"]:
         raise _corrupt(path, "its content differs from what was written: digest mismatch", method)
     # A plain ndarray over the same mapping: np.memmap's Python-level indexing costs more than the
@@ -426,17 +435,6 @@ def _matching(root: Path, method: str, crawled_only: bool | None, expected: dict
     return fits, everything
 
 
-def _asked(method: str, expected: dict) -> str:
-    """The command that builds an index with the values asked for, as the command line spells them."""
-    from linksim.parameters import PARAMETERS
-
-    def option(name: str) -> str:
-        return PARAMETERS[name].option if name in PARAMETERS else "--" + name.replace("_", "-")
-
-    shown = " ".join(f"{option(k)} {v}" for k, v in expected.items() if v is not None)
-    return f"`linksim index {method}{' ' + shown if shown else ''}`"
-
-
 def open_current(root: Path, method: str, state: dict, crawled_only: bool | None = None, mmap: bool = True,
                  **expected) -> StoredIndex:
     """The stored index of ``method`` that fits the parameters asked for (None: any; one built
@@ -451,13 +449,11 @@ def open_current(root: Path, method: str, state: dict, crawled_only: bool | None
     """
     fits, everything = _matching(root, method, crawled_only, expected)
     if not everything:
-        raise IndexNotFound(f"no {method} index in {Path(root)}: build one with {_asked(method, expected)}")
+        raise IndexNotFound(f"no {method} index in {Path(root)}", method, expected)
     if not fits:
         built = "; ".join(" ".join(f"{k}={v}" for k, v in m["parameters"].items()) for m in everything[:3])
-        raise IndexNotFound(
-            f"no stored {method} index fits the parameters asked for (stored: {built}): build one with "
-            f"{_asked(method, expected)}"
-        )
+        raise IndexNotFound(f"no stored {method} index fits the parameters asked for (stored: {built})", method,
+                            expected)
     # One built with exactly the values asked for first (N = 100 over the first 100 of N = 1000).
     fits.sort(key=lambda m: any(v is not None and m["parameters"].get(k) != v for k, v in expected.items()))
     for meta in fits:
@@ -467,9 +463,7 @@ def open_current(root: Path, method: str, state: dict, crawled_only: bool | None
     raise IndexMismatch(
         f"the stored {method} index is stale: it was built from version {newest.get('version')} of the graph "
         f"({newest.get('pages', 0):,} pages, {newest.get('links', 0):,} links); the graph is at version "
-        f"{state.get('version')} ({state.get('pages', 0):,} pages, {state.get('links', 0):,} links). Rebuild it "
-        f"with {_asked(method, expected)} (or `linksim similar {method}`, which rebuilds and writes SIMILAR_TO)"
-    )
+        f"{state.get('version')} ({state.get('pages', 0):,} pages, {state.get('links', 0):,} links)", method, expected)
 
 
 def open_built(root: Path, method: str, parameters: dict, graph_fingerprint: str, crawled_only: bool = False,
@@ -506,13 +500,13 @@ def load(root: Path, method: str, graph_fingerprint: str | None = None, mmap: bo
     files."""
     fits, everything = _matching(root, method, crawled_only, expected)
     if not everything:
-        raise IndexNotFound(f"no {method} index in {Path(root)}: {_rebuild_hint(method)}")
+        raise IndexNotFound(f"no {method} index in {Path(root)}", method, expected)
     for meta in fits:
         if graph_fingerprint is None or meta["graph"]["fingerprint"] == graph_fingerprint:
             return _open(meta, method, mmap, verify).index
     # None fits: check says what differs (the parameters, or the graph of those that fit them).
     check((fits or everything)[0], method, graph_fingerprint, **expected)
-    raise IndexMismatch(f"no stored {method} index fits: {_rebuild_hint(method)}")
+    raise IndexMismatch(f"no stored {method} index fits", method, expected)
 
 
 def _ranges(method: str, meta: dict) -> dict[str, tuple[float, float]]:
@@ -539,7 +533,7 @@ def verify(root: Path, method: str) -> list[dict]:
     """
     metas = stored(root, method)
     if not metas:
-        raise IndexNotFound(f"no {method} index in {Path(root)}: {_rebuild_hint(method)}")
+        raise IndexNotFound(f"no {method} index in {Path(root)}", method)
     for meta in metas:
         _verify_one(meta, method)
     return metas

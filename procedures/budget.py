@@ -12,7 +12,6 @@ import os
 from linksim.estimate import Estimate, estimate_index, estimate_pagerank, parse_bytes
 
 ENV = "LINKSIM_MEMORY_BUDGET"
-SETTING = f"--memory-budget / memory_budget= / {ENV}"
 
 
 def memory_budget(given: str | int | None = None) -> int | None:
@@ -64,5 +63,5 @@ def check_memory(runner, task: str, budget: str | int | None = None, method: str
     estimate = _estimate(*counts, task, method, top_k, **parameters)
     if limit is not None and estimate.bytes_min > limit and task != "pagerank" and registered(method).fingerprint_trees:
         estimate = _estimate(*counts, task, method, top_k, on_disk=True, **parameters)
-    estimate.check(limit, SETTING)
+    estimate.check(limit)
     return estimate

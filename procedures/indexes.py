@@ -136,7 +136,7 @@ def open_index(runner, method: str, root: Path, crawled_only: bool | None = None
     found = store.open_current(root, method, state, crawled_only, **given)
     if found.pages is None:
         raise store.IndexMismatch(f"the stored {method} index in {found.path} names no pages (written by an "
-                                  f"older linksim): rebuild it with `linksim index {method} --rebuild`")
+                                  "older linksim)", method, rebuild=True)
     return IndexHandle(method, found.index, root, path=found.path, _pages=found.pages)
 
 
@@ -149,6 +149,5 @@ def answering(handle: IndexHandle):
     except (IndexError, ValueError) as error:
         raise store.IndexCorrupt(
             f"the stored {handle.method} index in {handle.path or store.index_dir(handle.root, handle.method)} gave an "
-            f"impossible value ({type(error).__name__}: {error}): it is corrupt. Check it with `linksim "
-            f"index {handle.method} --verify`, rebuild it with `linksim index {handle.method} --rebuild`"
-        ) from None
+            f"impossible value ({type(error).__name__}: {error}): it is corrupt (its verify finds which file)",
+            handle.method, rebuild=True) from None

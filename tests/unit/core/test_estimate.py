@@ -49,9 +49,13 @@ def test_a_run_over_the_budget_is_refused_naming_the_setting():
     estimate = estimate_index("simrank", 1_000_000, 10_000_000, top_k=10)
     estimate.check(None)  # no budget: never refused
     estimate.check(estimate.bytes_min)  # exactly enough
-    with pytest.raises(MemoryBudgetExceeded, match="LINKSIM_MEMORY_BUDGET") as refused:
-        estimate.check(estimate.bytes_min - 1, "LINKSIM_MEMORY_BUDGET")
+    with pytest.raises(MemoryBudgetExceeded, match=r"Raise the budget \(memory_budget\)") as refused:
+        estimate.check(estimate.bytes_min - 1)
     assert refused.value.exit_code == 8 and "tree layout" in str(refused.value)
+    from linksim.cli.main import worded  # the command line names its own flags and variable
+
+    assert "Raise the budget (--memory-budget / LINKSIM_MEMORY_BUDGET), or use fewer fingerprints (--fingerprints) " \
+        "or a smaller --top-k; `--estimate` prints the estimate." in worded(refused.value)
 
 
 @pytest.mark.parametrize("text, value", [

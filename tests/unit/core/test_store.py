@@ -14,6 +14,14 @@ from linksim.walks import build_index
 from linksim.graph import LinkGraph
 
 
+def on_the_command_line(error) -> str:
+    """The message as `linksim` prints it: the remedy worded as a command (the core's errors carry
+    the method and parameters to build, not a command)."""
+    from linksim.cli.main import worded
+
+    return worded(error)
+
+
 def random_graph(seed: int, n: int = 50, m: int = 160, keys=None) -> LinkGraph:
     rng = np.random.default_rng(seed)
     return LinkGraph.from_edges(rng.integers(0, n, m), rng.integers(0, n, m), n, keys=keys)
@@ -46,8 +54,9 @@ def test_a_different_graph_is_refused(tmp_path) -> None:
     graph = random_graph(1, keys=[f"https://x/{i}" for i in range(50)])
     store.save(build("simrank", graph), tmp_path, "simrank", graph.n, graph.m)
     other = random_graph(2, keys=graph.keys)
-    with pytest.raises(store.IndexMismatch, match="different graph.*linksim index simrank"):
+    with pytest.raises(store.IndexMismatch, match="different graph.*build one with ls.similar.'simrank'.") as info:
         store.load(tmp_path, "simrank", graph_fingerprint(other))
+    assert "build one with `linksim index simrank --fingerprints 20 " in on_the_command_line(info.value)
     # Same links, pages named differently: also a different graph.
     renamed = random_graph(1, keys=[f"https://y/{i}" for i in range(50)])
     with pytest.raises(store.IndexMismatch, match="different graph"):
@@ -144,8 +153,10 @@ def test_a_rewritten_array_is_refused_on_load(tmp_path) -> None:
     graph, _, folder = _saved(tmp_path)
     _rewrite(folder / "parent.npy", lambda a: np.roll(a, 1, axis=1), keep_mtime=False)
     with pytest.raises(store.IndexMismatch, match=r"parent.npy is corrupt \(its content differs .*digest mismatch\).*"
-                       "linksim index simrank` --rebuild"):
+                       r"rebuild=True") as info:
         store.load(tmp_path, "simrank", graph_fingerprint(graph))
+    assert on_the_command_line(info.value).endswith(
+        "check it with `linksim index simrank --verify`, build it again with `linksim index simrank --rebuild`")
 
 
 def test_verify_finds_what_a_load_cannot(tmp_path) -> None:
@@ -209,14 +220,18 @@ def test_indexes_of_other_parameters_coexist_and_queries_pick_by_graph_state(tmp
     assert opened.pages.url(12) == "https://x/12"
     # A load moved the graph on: every read refuses, naming what to run; nothing is rebuilt.
     later = dict(state, version=4, links=161)
-    with pytest.raises(store.IndexMismatch, match=r"stale: it was built from version 3 .*version 4 .*`linksim index simrank`"):
+    with pytest.raises(store.IndexMismatch, match=r"stale: it was built from version 3 .*version 4 ") as info:
         store.open_current(tmp_path, "simrank", later)
-    with pytest.raises(store.IndexNotFound, match="no stored simrank index fits .*`linksim index simrank --length 5`"):
+    assert on_the_command_line(info.value).endswith("build one with `linksim index simrank`")
+    with pytest.raises(store.IndexNotFound, match=r"no stored simrank index fits .*\.index\(length=5\)") as info:
         store.open_current(tmp_path, "simrank", state, length=5)
-    with pytest.raises(store.IndexNotFound, match="fits .*`linksim index simrank --fingerprints 500`"):
-        store.open_current(tmp_path, "simrank", state, n_fingerprints=500)  # the flag, as typed
-    with pytest.raises(store.IndexNotFound, match="no psimrank index .*`linksim index psimrank`"):
+    assert on_the_command_line(info.value).endswith("`linksim index simrank --length 5`")
+    with pytest.raises(store.IndexNotFound, match="fits ") as info:
+        store.open_current(tmp_path, "simrank", state, n_fingerprints=500)
+    assert on_the_command_line(info.value).endswith("`linksim index simrank --fingerprints 500`")  # the flag, as typed
+    with pytest.raises(store.IndexNotFound, match="no psimrank index ") as info:
         store.open_current(tmp_path, "psimrank", state)
+    assert on_the_command_line(info.value).endswith("build one with `linksim index psimrank`")
     # The same links under a newer version: recorded, and the index answers again.
     store.record_state(store.path_of(tmp_path, "simrank", large.parameters), later)
     assert store.open_current(tmp_path, "simrank", later).index.n_fingerprints == 60
