@@ -45,6 +45,27 @@ def add_memory(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_sampling(group, fingerprints_help: str, seed_help: str) -> None:
+    """The Monte Carlo methods' build parameters: --fingerprints, --length, --decay, --seed."""
+    group.add_argument("--fingerprints", type=checked("n_fingerprints"), metavar="N", dest="n_fingerprints",
+                       help=fingerprints_help)
+    group.add_argument("--length", type=checked("length"), metavar="L", help="walk length / neighbourhood depth L, 1..127")
+    group.add_argument("--decay", type=checked("decay"), metavar="C", help="decay factor c, in (0, 1)")
+    group.add_argument("--seed", type=checked("seed"), help=seed_help)
+
+
+def add_list_options(parser: argparse.ArgumentParser, max_members_help: str, retire_help: str) -> None:
+    """What every writer of SIMILAR_TO lists takes: --top-k, --similarity-cutoff, --max-members,
+    --rebuild, --retire, --wait."""
+    parser.add_argument("--top-k", type=checked("top_k"), default=10, help="related pages per page (default 10)")
+    parser.add_argument("--similarity-cutoff", type=checked("similarity_cutoff"), default=0.0,
+                        help="write only scores above this, in [0, 1) (default 0)")
+    parser.add_argument("--max-members", type=checked("max_members"), default=0, metavar="M", help=max_members_help)
+    parser.add_argument("--rebuild", action="store_true", help="rebuild the index first")
+    parser.add_argument("--retire", choices=("wait", "background"), default="wait", help=retire_help)
+    add_wait(parser, "`linksim similar` of the same method")
+
+
 def memory_size(text: str) -> str:
     """An argparse ``type`` for a memory size (checked now, kept as written for the budget)."""
     from linksim.estimate import parse_bytes

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from linksim.cli.options import add_memory, add_wait, checked, print_estimate
+from linksim.cli.options import add_list_options, add_memory, add_sampling, checked, print_estimate
 
 from linksim.methods import DEFAULT_METHOD, METHODS
 
@@ -33,18 +33,15 @@ def _index_options(parser: argparse.ArgumentParser, build: bool) -> None:
     group.add_argument("--index-dir", type=Path, metavar="DIR",
                        help="index store (env LINKSIM_INDEX_DIR; default "
                        "$LINKSIM_HOME/indexes/<server>-<database>-<hash>)")
-    fingerprints = ("number of fingerprints N to build, 1..100000" if build else
-                    "use the first N fingerprints of the stored index, 1..as many as it has (default all)")
-    group.add_argument("--fingerprints", type=checked("n_fingerprints"), metavar="N", dest="n_fingerprints",
-                       help=fingerprints)
     if build:
-        group.add_argument("--length", type=checked("length"), metavar="L",
-                           help="walk length / neighbourhood depth L, 1..127")
-        group.add_argument("--decay", type=checked("decay"), metavar="C", help="decay factor c, in (0, 1)")
-        group.add_argument("--seed", type=checked("seed"), help="random seed >= 0 (same seed, same graph: same index)")
+        add_sampling(group, "number of fingerprints N to build, 1..100000",
+                     "random seed >= 0 (same seed, same graph: same index)")
         group.add_argument("--radius", type=checked("radius"), help="PageSim: propagation radius r, 1..20 (default 3)")
         group.add_argument("--formula", choices=("minmax", "sum"),
                            help="PageSim: minmax = sum of min^2/max (2006 paper, default); sum = sum of min")
+    else:
+        group.add_argument("--fingerprints", type=checked("n_fingerprints"), metavar="N", dest="n_fingerprints",
+                           help="use the first N fingerprints of the stored index, 1..as many as it has (default all)")
     group.add_argument("--crawled-only", action="store_true",
                        help="only crawled pages and the links between them")
 
@@ -85,28 +82,23 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
         "run of the method holds its lock, 8 the estimate exceeds the memory budget.",
     )
     similar.add_argument("method", metavar="METHOD", choices=methods, help=" | ".join(methods))
-    similar.add_argument("--top-k", type=checked("top_k"), default=10, help="related pages per page (default 10)")
-    similar.add_argument("--similarity-cutoff", type=checked("similarity_cutoff"), default=0.0,
-                         help="write only scores above this, in [0, 1) (default 0)")
+    add_list_options(
+        similar,
+        max_members_help="simrank, psimrank: read at most M fingerprint-tree members per list (e.g. 50k); "
+        "a list not proven exact by then is the best of the pages read, each with its exact "
+        "score, and the summary counts such lists. For crawls whose giant trees make exact "
+        "lists too slow (see --estimate and the README). Default 0: every list exact",
+        retire_help="the previous run's relationships: delete them before returning (wait, the "
+        "default) or in a process of its own after the new run is current (background: "
+        "the command returns at once; readers see the new run either way)")
     _index_options(similar, build=True)
-    similar.add_argument("--rebuild", action="store_true", help="rebuild the index first")
     similar.add_argument("--batch-size", type=checked("batch_size"), default=50_000,
                          help="relationships per write transaction (default 50000)")
-    add_wait(similar, "`linksim similar` of the same method")
-    similar.add_argument("--retire", choices=("wait", "background"), default="wait",
-                         help="the previous run's relationships: delete them before returning (wait, the "
-                         "default) or in a process of its own after the new run is current (background: "
-                         "the command returns at once; readers see the new run either way)")
     add_memory(similar)
     similar.add_argument("--source-pages", metavar="SPEC",
                          help="write lists only for these pages (all pages remain candidates): crawled, "
                          "pagerank>=Q (PageRank at or above the quantile Q in [0, 1) of all pages' ranks; "
                          "run `linksim pagerank` first) or @FILE (URLs, one a line)")
-    similar.add_argument("--max-members", type=checked("max_members"), default=0, metavar="M",
-                         help="simrank, psimrank: read at most M fingerprint-tree members per list (e.g. 50k); "
-                         "a list not proven exact by then is the best of the pages read, each with its exact "
-                         "score, and the summary counts such lists. For crawls whose giant trees make exact "
-                         "lists too slow (see --estimate and the README). Default 0: every list exact")
     similar.add_argument("--json", action="store_true", help="print the run summary as JSON")
     similar.set_defaults(handler=_similar)
 

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from linksim.cli.options import add_wait, checked
+from linksim.cli.options import add_list_options, add_sampling, add_wait, checked
 from linksim.procedures.spark import spark_methods
 
 
@@ -25,12 +25,8 @@ def _build_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("index", "As for `linksim index`; unset parameters take the papers' defaults.")
     group.add_argument("--index-dir", type=Path, metavar="DIR",
                        help="index store (env LINKSIM_INDEX_DIR); on a cluster, a folder every executor reads")
-    group.add_argument("--fingerprints", type=checked("n_fingerprints"), metavar="N", dest="n_fingerprints",
-                       help="number of fingerprints N")
-    group.add_argument("--length", type=checked("length"), metavar="L", help="walk length / neighbourhood depth L")
-    group.add_argument("--decay", type=checked("decay"), metavar="C", help="decay factor c, in (0, 1)")
-    group.add_argument("--seed", type=checked("seed"), help="random seed >= 0 (same seed: the same index as "
-                       "`linksim index`, bit for bit)")
+    add_sampling(group, "number of fingerprints N",
+                 "random seed >= 0 (same seed: the same index as `linksim index`, bit for bit)")
 
 
 def register(commands: argparse._SubParsersAction, connection: argparse.ArgumentParser) -> None:
@@ -79,18 +75,11 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     similar.add_argument("method", metavar="METHOD", choices=spark_methods(), help=" | ".join(spark_methods()))
     _spark_options(similar)
     _build_options(similar)
-    similar.add_argument("--top-k", type=checked("top_k"), default=10, help="related pages per page (default 10)")
-    similar.add_argument("--similarity-cutoff", type=checked("similarity_cutoff"), default=0.0,
-                         help="write only scores above this, in [0, 1) (default 0)")
-    similar.add_argument("--max-members", type=checked("max_members"), default=0, metavar="M",
-                         help="as for `linksim similar` (simrank, psimrank; default 0: every list exact)")
-    similar.add_argument("--rebuild", action="store_true", help="rebuild the index first")
+    add_list_options(similar, max_members_help="as for `linksim similar` (simrank, psimrank; default 0: every list "
+                     "exact)", retire_help="the previous run's relationships: as for `linksim similar`")
     similar.add_argument("--write-partitions", type=checked("write_partitions"), default=1,
                          help="connector writers at once (default 1: parallel writers of one graph lock the same "
                          "hub pages and deadlock, retried)")
-    similar.add_argument("--retire", choices=("wait", "background"), default="wait",
-                         help="the previous run's relationships: as for `linksim similar`")
-    add_wait(similar, "`linksim similar` of the same method")
     similar.add_argument("--json", action="store_true", help="print the run summary as JSON")
     similar.set_defaults(handler=_similar)
 
