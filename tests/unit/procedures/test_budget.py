@@ -1,0 +1,42 @@
+"""procedures/budget.py: the budget's sources in order, and a run refused before it reads or
+locks anything; an index that fits only on disk is built there."""
+
+from __future__ import annotations
+
+import pytest
+
+from linksim.estimate import MemoryBudgetExceeded
+from linksim.procedures.budget import check_memory, memory_budget
+
+
+def test_the_budget_is_the_value_given_then_the_environment_then_the_memory_available(monkeypatch) -> None:
+    monkeypatch.setenv("LINKSIM_MEMORY_BUDGET", "2G")
+    assert memory_budget("512M") == 512 << 20 and memory_budget(None) == 2 << 30
+    assert memory_budget("none") is None
+    monkeypatch.delenv("LINKSIM_MEMORY_BUDGET")
+    assert memory_budget(None) > 0  # what the machine has available now
+
+
+def _counts(pages: int, links: int):
+    """A recording runner that answers the graph's state (counts from Neo4j's count store)."""
+    state = {"id": "g", "version": 1, "pages": pages, "links": links}
+    return {"LinksimGraph {name: 'links'}": [state]}
+
+
+def test_a_run_over_the_budget_is_refused_having_read_only_the_counts(recording) -> None:
+    runner = recording(_counts(1_000_000, 10_000_000))
+    with pytest.raises(MemoryBudgetExceeded):
+        check_memory(runner, "similar", "100M", "psimrank", top_k=10)
+    assert all("LinksimGraph" in query for _, query, _ in runner.sent)  # no lock, no stream, no write
+
+
+def test_an_index_too_large_for_memory_is_built_on_disk_when_that_fits(recording) -> None:
+    runner = recording(_counts(1_000_000, 10_000_000))
+    in_memory = check_memory(runner, "index", "none", "simrank")
+    assert not in_memory.on_disk
+    budget = in_memory.bytes_min - 1
+    assert check_memory(runner, "index", budget, "simrank").on_disk  # SimRank's trees go to disk
+    with pytest.raises(MemoryBudgetExceeded):
+        check_memory(runner, "index", budget // 20, "simrank")  # not even on disk
+    with pytest.raises(MemoryBudgetExceeded):  # extended Jaccard is built in memory only
+        check_memory(runner, "index", check_memory(runner, "index", "none", "xjaccard").bytes_min - 1, "xjaccard")
