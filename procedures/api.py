@@ -272,6 +272,14 @@ class Linksim:
                     fmt=format, mode=mode, batch_size=batch_size, on_error=on_error, normalize=normalize,
                     local_server=self.local_server, show_progress=self.show_progress, wait=wait)
 
+    def tour(self, folder, pages, top_k: int = 10, pagesim_radius: int = 2, rebuild: bool = False, **steps):
+        """``linksim demo`` on this database: Wikispeedia from ``folder``, PageRank, every demo
+        method's SIMILAR_TO (each skipped when already there), graded; the related pages of
+        ``pages`` (article names). A :class:`linksim.procedures.demo.Tour`."""
+        from linksim.procedures.demo import tour
+
+        return tour(self, Path(folder), pages, top_k=top_k, pagesim_radius=pagesim_radius, rebuild=rebuild, **steps)
+
     def init_schema(self) -> dict:
         """Create linksim's constraints and indexes (idempotent); what was added."""
         from linksim.procedures.schema import apply_schema
