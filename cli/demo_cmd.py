@@ -9,7 +9,6 @@ import time
 from linksim.cli.options import checked
 from linksim.methods import DEFAULT_METHOD
 
-
 DEMO_PAGES = ("Albert_Einstein", "Paris", "Dog")
 
 

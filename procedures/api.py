@@ -280,6 +280,13 @@ class Linksim:
 
         return tour(self, Path(folder), pages, top_k=top_k, pagesim_radius=pagesim_radius, rebuild=rebuild, **steps)
 
+    def report(self, out, categories: dict | None = None, texts=None, quick: bool = False):
+        """``linksim report``: the papers' experiments on this crawl, one HTML file at ``out``; a
+        :class:`linksim.procedures.report.Report` (path, sections, findings)."""
+        from linksim.procedures.report import write_report
+
+        return write_report(self, Path(out), categories, Path(texts) if texts else None, quick)
+
     def init_schema(self) -> dict:
         """Create linksim's constraints and indexes (idempotent); what was added."""
         from linksim.procedures.schema import apply_schema
