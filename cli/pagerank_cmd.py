@@ -48,13 +48,13 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
 def _pagerank(args: argparse.Namespace) -> int:
     from linksim.cli.main import open_facade
 
-    personalize = {url: 1.0 for url in args.personalize} if args.personalize else None
+    personalization = {url: 1.0 for url in args.personalize} if args.personalize else None
     with open_facade(args) as ls:
         if args.estimate:
             return print_estimate(ls.pagerank.estimate(), args.json)
         run = ls.pagerank.run(
             args.mode, damping=args.damping, tol=args.tol, max_iter=args.max_iter, dangling=args.dangling,
-            personalize=personalize, write_property=args.write_property, crawled_only=args.crawled_only,
+            personalization=personalization, write_property=args.write_property, crawled_only=args.crawled_only,
             top=args.top, batch_size=args.batch_size, wait=args.wait, memory_budget=args.memory_budget,
         )
     record = run.record

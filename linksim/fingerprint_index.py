@@ -373,7 +373,7 @@ class FingerprintIndex:
             self._twins[count] = (klass, indptr, members)
         return self._twins[count]
 
-    def _related_twin(self, u: int, twins: np.ndarray, top_k: int, decay: float, threshold: float,
+    def _related_twin(self, u: int, twins: np.ndarray, top_k: int, decay: float, similarity_cutoff: float,
                       count: int, max_members: int = 0) -> tuple[list[tuple[int, float]], bool]:
         """u's list from its twin class: the other twins first (score c, by page), then the
         pages outside the class as the class's first page sees them (one query per class)."""
@@ -381,50 +381,50 @@ class FingerprintIndex:
         head = [(int(v), decay) for v in others[:top_k]]
         if len(head) == top_k:
             return head, False
-        key = (int(twins[0]), top_k, decay, threshold, count, max_members)
+        key = (int(twins[0]), top_k, decay, similarity_cutoff, count, max_members)
         if not self._twin_memo or self._twin_memo[0] != key:
-            wider, cut = self._related_one(int(twins[0]), top_k + len(others), decay, threshold, count,
+            wider, cut = self._related_one(int(twins[0]), top_k + len(others), decay, similarity_cutoff, count,
                                            max_members)
             inside = set(twins.tolist())
             self._twin_memo = (key, [(v, s) for v, s in wider if v not in inside], cut)
         return head + self._twin_memo[1][: top_k - len(head)], self._twin_memo[2]
 
     def related(
-        self, u: int, top_k: int | None = 10, decay: float | None = None, threshold: float = 0.0,
+        self, u: int, top_k: int | None = 10, decay: float | None = None, similarity_cutoff: float = 0.0,
         n_fingerprints: int | None = None, max_members: int = 0,
     ) -> list[tuple[int, float]]:
         """Pages most similar to ``u`` (u excluded), best first: [(page, score)], ties by page.
 
         A top-k query reads u's trees (one per fingerprint) in increasing meeting time until a
         bound proves the answer (:func:`linksim.treescan.top_k_one`); without ``top_k`` every
-        member is read. ``threshold`` drops scores at or below it. A top-k query for a page with
+        member is read. ``similarity_cutoff`` drops scores at or below it. A top-k query for a page with
         twins (see :meth:`twin_classes`) is answered from its class. ``max_members`` > 0 caps the
         members a top-k query reads: a list not proven by then is the best of the pages read,
         each with its exact score (counted in ``lists_cut``); 0, the default: exact lists.
         """
-        check_query(top_k, threshold, decay)
+        check_query(top_k, similarity_cutoff, decay)
         check_parameters(max_members=max_members)
         count = check_fingerprints_asked(n_fingerprints, self.n_fingerprints)
         check_page(u, self.n)
         decay = self.decay if decay is None else decay
-        if top_k is not None and self._use_twins and threshold < decay:
+        if top_k is not None and self._use_twins and similarity_cutoff < decay:
             klass, indptr, members = self.twin_classes(count)
             if klass[u] >= 0:
                 twins = members[indptr[klass[u]] : indptr[klass[u] + 1]]
-                found, cut = self._related_twin(u, twins, top_k, decay, threshold, count, max_members)
+                found, cut = self._related_twin(u, twins, top_k, decay, similarity_cutoff, count, max_members)
                 self.lists_cut += cut
                 return found
-        found, cut = self._related_one(u, top_k, decay, threshold, count, max_members)
+        found, cut = self._related_one(u, top_k, decay, similarity_cutoff, count, max_members)
         self.lists_cut += cut
         return found
 
-    def _related_one(self, u: int, top_k: int | None, decay: float, threshold: float,
+    def _related_one(self, u: int, top_k: int | None, decay: float, similarity_cutoff: float,
                      count: int, max_members: int = 0) -> tuple[list[tuple[int, float]], bool]:
         """u's list, and whether the member budget cut it."""
         powers = self.powers(decay)
         if top_k is not None:
-            pages, scores, level = self._top_k_scan(u, top_k, powers, threshold, count, max_members)
-            return top_pairs(pages, scores, u, top_k, threshold), level < 0
+            pages, scores, level = self._top_k_scan(u, top_k, powers, similarity_cutoff, count, max_members)
+            return top_pairs(pages, scores, u, top_k, similarity_cutoff), level < 0
         # Every member: summed in increasing τ (stable), the order every other path sums in.
         owner, pages, times = self.related_all_times(u, count)
         by_time = np.argsort(times, kind="stable")
@@ -432,10 +432,11 @@ class FingerprintIndex:
         if len(pages) * self._few_members < self.n:  # few members: no pass over all pages
             unique, inverse = np.unique(pages, return_inverse=True)
             sums = np.bincount(inverse.ravel(), weights=weights, minlength=len(unique)) / count
-            return top_pairs(unique, sums, u, top_k, threshold), False
-        return top_scores(np.bincount(pages, weights=weights, minlength=self.n) / count, u, top_k, threshold), False
+            return top_pairs(unique, sums, u, top_k, similarity_cutoff), False
+        scores = np.bincount(pages, weights=weights, minlength=self.n) / count
+        return top_scores(scores, u, top_k, similarity_cutoff), False
 
-    def _top_k_scan(self, u: int, top_k: int, powers: np.ndarray, threshold: float, count: int,
+    def _top_k_scan(self, u: int, top_k: int, powers: np.ndarray, similarity_cutoff: float, count: int,
                     max_members: int = 0):
         """The compiled level-by-level query (:func:`linksim.treescan.top_k_one`)."""
         layout = self.layout()
@@ -448,7 +449,7 @@ class FingerprintIndex:
         if not self._query_arrays:
             self._query_arrays = tuple(read_only(a) for a in (self.parent, self.label, layout.order,
                                                                layout.position, layout.size, layout.label))
-        return top_k_one(int(u), int(top_k), int(count), int(self.length), powers, float(threshold),
+        return top_k_one(int(u), int(top_k), int(count), int(self.length), powers, float(similarity_cutoff),
                          int(self._candidate_limit), float(self._rescore_cost), int(max_members),
                          int(max(self._cut_candidates, 2 * top_k)), *self._query_arrays,
                          scratch.acc, scratch.seen, scratch.touched)

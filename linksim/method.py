@@ -2,7 +2,7 @@
 collected by the registry (:mod:`linksim.methods`).
 
 Every index answers the same protocol (:class:`SimilarityIndex`): ``sim(u, v)``,
-``related(u, top_k, threshold)``, ``n``, ``nbytes``, ``parameters``, and ``store_arrays()`` /
+``related(u, top_k, similarity_cutoff)``, ``n``, ``nbytes``, ``parameters``, and ``store_arrays()`` /
 ``from_store(meta, arrays)`` for the store.
 """
 
@@ -32,7 +32,8 @@ class SimilarityIndex(Protocol):
 
     def sim(self, u: int, v: int, **options) -> float: ...
 
-    def related(self, u: int, top_k: int | None = 10, threshold: float = 0.0, **options) -> list[tuple[int, float]]: ...
+    def related(self, u: int, top_k: int | None = 10, similarity_cutoff: float = 0.0,
+                **options) -> list[tuple[int, float]]: ...
 
     def store_arrays(self) -> dict[str, np.ndarray]: ...
 

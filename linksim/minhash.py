@@ -87,10 +87,10 @@ class MinHashIndex:
         equal = self.values[:count, :, u] == self.values[:count, :, v]
         return float((equal * self._weights(decay)).sum(axis=1).mean())
 
-    def related(self, u: int, top_k: int | None = 10, decay: float | None = None, threshold: float = 0.0,
+    def related(self, u: int, top_k: int | None = 10, decay: float | None = None, similarity_cutoff: float = 0.0,
                 n_fingerprints: int | None = None) -> list[tuple[int, float]]:
         """Pages most similar to ``u`` (u excluded), best first, ties by page."""
-        check_query(top_k, threshold, decay)
+        check_query(top_k, similarity_cutoff, decay)
         count = check_fingerprints_asked(n_fingerprints, self.n_fingerprints)
         check_page(u, self.n)
         weights = self._weights(decay)
@@ -105,7 +105,7 @@ class MinHashIndex:
         pages = order.reshape(-1)[where]
         member_weights = np.repeat(np.tile(weights, count), sizes)
         scores = np.bincount(pages, weights=member_weights, minlength=self.n) / count
-        return top_scores(scores, u, top_k, threshold)
+        return top_scores(scores, u, top_k, similarity_cutoff)
 
 
 def build_minhash_index(

@@ -190,7 +190,7 @@ class PageSimIndex:
         pages = self.by_source.indices[where]
         return pages, _combine(np.repeat(mine, sizes), self.by_source.data[where], formula)
 
-    def related(self, u: int, top_k: int | None = 10, threshold: float = 0.0, formula: str | None = None,
+    def related(self, u: int, top_k: int | None = 10, similarity_cutoff: float = 0.0, formula: str | None = None,
                 n_fingerprints: int | None = None) -> list[tuple[int, float]]:
         """Pages most similar to ``u`` (u excluded), best first, ties by page: the paper's online
         query over the pages reached from the sources of u's feature vector (every entry of
@@ -198,16 +198,16 @@ class PageSimIndex:
         from linksim.ranking import top_pairs, top_scores
 
         _no_fingerprints(n_fingerprints)
-        check_query(top_k, threshold)
+        check_query(top_k, similarity_cutoff)
         check_page(u, self.n)
         formula = self.formula if formula is None else formula
         start, stop = self.by_page.indptr[u], self.by_page.indptr[u + 1]
         sources, mine = self.by_page.indices[start:stop], self.by_page.data[start:stop]
         if top_k is None:
             pages, values = self._gather_rows(sources, mine, formula)
-            return top_scores(np.bincount(pages, weights=values, minlength=self.n), u, top_k, threshold)
+            return top_scores(np.bincount(pages, weights=values, minlength=self.n), u, top_k, similarity_cutoff)
         pages, scores = self._scan(sources, mine, formula)
-        return top_pairs(pages, scores, u, top_k, threshold)
+        return top_pairs(pages, scores, u, top_k, similarity_cutoff)
 
     def _scan(self, sources: np.ndarray, mine: np.ndarray, formula: str) -> tuple[np.ndarray, np.ndarray]:
         """The compiled gather (:func:`linksim.treescan.pagesim_scores`): the same sums as numpy's."""

@@ -141,9 +141,9 @@ def check_fingerprints_asked(asked: int | None, built: int) -> int:
     return value
 
 
-def check_query(top_k: int | None = None, threshold: float = 0.0, decay: float | None = None) -> None:
+def check_query(top_k: int | None = None, similarity_cutoff: float = 0.0, decay: float | None = None) -> None:
     """Check the arguments of an index query (``top_k`` None: every page)."""
-    check_parameters(top_k=top_k, similarity_cutoff=threshold, decay=decay)
+    check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, decay=decay)
 
 
 def check_page(u: int, n: int) -> None:

@@ -1,20 +1,20 @@
-"""Ranking one page's scores: the best pages above a threshold, ties broken by page."""
+"""Ranking one page's scores: the best pages above a similarity_cutoff, ties broken by page."""
 
 from __future__ import annotations
 
 import numpy as np
 
 
-def top_scores(scores: np.ndarray, u: int, top_k: int | None, threshold: float) -> list[tuple[int, float]]:
-    """The pages of a score vector above ``threshold`` (u excluded), best first, ties by page."""
-    candidates = np.flatnonzero(scores > threshold)
-    return top_pairs(candidates, scores[candidates], u, top_k, threshold)
+def top_scores(scores: np.ndarray, u: int, top_k: int | None, similarity_cutoff: float) -> list[tuple[int, float]]:
+    """The pages of a score vector above ``similarity_cutoff`` (u excluded), best first, ties by page."""
+    candidates = np.flatnonzero(scores > similarity_cutoff)
+    return top_pairs(candidates, scores[candidates], u, top_k, similarity_cutoff)
 
 
 def top_pairs(candidates: np.ndarray, values: np.ndarray, u: int, top_k: int | None,
-              threshold: float) -> list[tuple[int, float]]:
-    """The best of (page, score) pairs above ``threshold`` (u excluded), ties by page."""
-    keep = (values > threshold) & (candidates != u)
+              similarity_cutoff: float) -> list[tuple[int, float]]:
+    """The best of (page, score) pairs above ``similarity_cutoff`` (u excluded), ties by page."""
+    keep = (values > similarity_cutoff) & (candidates != u)
     candidates, values = candidates[keep], values[keep]
     if top_k is not None and len(candidates) > top_k:
         kth = np.partition(values, len(values) - top_k)[len(values) - top_k]

@@ -59,7 +59,9 @@ class IndexStoreError(LinksimError):
 
     def worded(self, word) -> str:
         """The message with the remedy as ``word(method, parameters, rebuild)`` spells it."""
-        return self.reason if self.method is None else f"{self.reason}: {word(self.method, self.parameters, self.rebuild)}"
+        if self.method is None:
+            return self.reason
+        return f"{self.reason}: {word(self.method, self.parameters, self.rebuild)}"
 
 
 def remedy(method: str, parameters: dict, rebuild: bool) -> str:

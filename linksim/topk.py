@@ -14,12 +14,12 @@ _SHARED: dict = {}  # the index, inherited by forked workers (copy-on-write, nev
 
 
 def _run(task: tuple[np.ndarray, int, float, dict]):
-    pages, top_k, threshold, options = task
+    pages, top_k, similarity_cutoff, options = task
     index = _SHARED["index"]
     sources, targets, scores = [], [], []
     cut_before = getattr(index, "lists_cut", 0)
     for u in pages.tolist():
-        for v, score in index.related(u, top_k=top_k, threshold=threshold, **options):
+        for v, score in index.related(u, top_k=top_k, similarity_cutoff=similarity_cutoff, **options):
             sources.append(u)
             targets.append(v)
             scores.append(score)
@@ -30,7 +30,7 @@ def _run(task: tuple[np.ndarray, int, float, dict]):
 def top_k_all(
     index,
     top_k: int = 10,
-    threshold: float = 0.0,
+    similarity_cutoff: float = 0.0,
     pages: np.ndarray | None = None,
     workers: int | None = None,
     chunk: int = 1_000,
@@ -38,7 +38,7 @@ def top_k_all(
     max_members: int = 0,
     report: dict | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Every page's ``top_k`` related pages with a score above ``threshold``.
+    """Every page's ``top_k`` related pages with a score above ``similarity_cutoff``.
 
     Returns parallel arrays ``(source, target, score, rank)``, rank 1 = most similar, in the
     order of ``pages`` (default: all). With ``workers`` > 1 (default: the CPUs available) the
@@ -66,7 +66,7 @@ def top_k_all(
     if hasattr(index, "twin_classes"):
         klass = index.twin_classes()[0]  # built here, before the workers fork
         queue = pages[np.argsort(klass[pages], kind="stable")]
-    tasks = [(queue[start : start + chunk], top_k, threshold, options) for start in range(0, len(queue), chunk)]
+    tasks = [(queue[start : start + chunk], top_k, similarity_cutoff, options) for start in range(0, len(queue), chunk)]
     parts = []
     cut = 0
     _SHARED["index"] = index

@@ -104,11 +104,11 @@ def _exact_score(u, v, count, length, powers, parent, plabel, position, size, ch
 
 
 @njit(cache=True, nogil=True)
-def top_k_one(u, top_k, count, length, powers, threshold, candidate_limit, rescore_cost, max_members,
+def top_k_one(u, top_k, count, length, powers, similarity_cutoff, candidate_limit, rescore_cost, max_members,
               cut_candidates, parent, plabel, order, position, size, olabel, acc, seen, touched):
     """The pages that can be among u's ``top_k`` (u excluded) with their exact scores.
 
-    Returns (pages, scores, level): every page whose score is above ``threshold`` and within 1e-12 of
+    Returns (pages, scores, level): every page whose score is above ``similarity_cutoff`` and within 1e-12 of
     the k-th best or better (ties at the k-th place all included; the caller ranks them), and
     the level after which the bound proved the answer (``length + 1``: every member was read).
     With ``max_members`` > 0, a page whose answer is not proven once that many members are read
@@ -182,7 +182,7 @@ def top_k_one(u, top_k, count, length, powers, threshold, candidate_limit, resco
                 cut = True
                 break
         if cut:  # the budget is spent: the best of the pages read, scored exactly
-            found_pages, found_scores = _best_read(u, top_k, threshold, count, length, powers, cut_candidates,
+            found_pages, found_scores = _best_read(u, top_k, similarity_cutoff, count, length, powers, cut_candidates,
                                                    parent, plabel, position, size, chains, intos, depths,
                                                    acc, touched, n_touched)
             level = -t
@@ -192,7 +192,7 @@ def top_k_one(u, top_k, count, length, powers, threshold, candidate_limit, resco
             break
         # Can the pages read so far hold the whole answer?
         bound = powers[t + 1]  # the most any page gains from one fingerprint it was not read in
-        if threshold < bound and best / count <= bound + MARGIN:
+        if similarity_cutoff < bound and best / count <= bound + MARGIN:
             continue  # not even the best partial score is above the bound
         if n_touched >= top_k:
             values = np.empty(n_touched, dtype=np.float64)
@@ -201,8 +201,8 @@ def top_k_one(u, top_k, count, length, powers, threshold, candidate_limit, resco
             kth = np.partition(values, n_touched - top_k)[n_touched - top_k]
         else:
             kth = -1.0
-        floor_score = max(kth, threshold)
-        if not (kth > bound + MARGIN or threshold >= bound):
+        floor_score = max(kth, similarity_cutoff)
+        if not (kth > bound + MARGIN or similarity_cutoff >= bound):
             continue
         n_candidates = 0
         for r in range(n_touched):
@@ -224,7 +224,7 @@ def top_k_one(u, top_k, count, length, powers, threshold, candidate_limit, resco
                 cand_scores[c] = _exact_score(u, w, count, length, powers, parent, plabel, position, size,
                                               chains, intos, depths, times)
                 c += 1
-        found_pages, found_scores = _best(cand_pages, cand_scores, top_k, threshold)
+        found_pages, found_scores = _best(cand_pages, cand_scores, top_k, similarity_cutoff)
         level = t
         done = True
         break
@@ -234,7 +234,7 @@ def top_k_one(u, top_k, count, length, powers, threshold, candidate_limit, resco
         for r in range(n_touched):
             pages[r] = touched[r]
             scores[r] = acc[touched[r]] / count
-        found_pages, found_scores = _best(pages, scores, top_k, threshold)
+        found_pages, found_scores = _best(pages, scores, top_k, similarity_cutoff)
     for r in range(n_touched):
         w = touched[r]
         acc[w] = 0.0
@@ -243,7 +243,7 @@ def top_k_one(u, top_k, count, length, powers, threshold, candidate_limit, resco
 
 
 @njit(cache=True, nogil=True)
-def _best_read(u, top_k, threshold, count, length, powers, n_chosen, parent, plabel, position, size,
+def _best_read(u, top_k, similarity_cutoff, count, length, powers, n_chosen, parent, plabel, position, size,
                chains, intos, depths, acc, touched, n_touched):
     """The answer of a reading stopped by the member budget: the ``n_chosen`` read pages of
     largest partial score (ties: smaller page first) scored exactly, their best kept."""
@@ -275,13 +275,13 @@ def _best_read(u, top_k, threshold, count, length, powers, n_chosen, parent, pla
     for c in range(n):
         scores[c] = _exact_score(u, chosen[c], count, length, powers, parent, plabel, position, size, chains,
                                  intos, depths, times)
-    return _best(chosen, scores, top_k, threshold)
+    return _best(chosen, scores, top_k, similarity_cutoff)
 
 
 @njit(cache=True, nogil=True)
-def _best(pages, scores, top_k, threshold):
-    """Pages above the threshold scoring within 1e-12 of the k-th best or better."""
-    keep = scores > threshold
+def _best(pages, scores, top_k, similarity_cutoff):
+    """Pages above the similarity_cutoff scoring within 1e-12 of the k-th best or better."""
+    keep = scores > similarity_cutoff
     pages, scores = pages[keep], scores[keep]
     if len(scores) > top_k:
         kth = np.partition(scores.copy(), len(scores) - top_k)[len(scores) - top_k]

@@ -187,7 +187,7 @@ class Similar:
         client = self._client
         handle = obtain_index(client.runner, self.method, client.index_root, rebuild=rebuild,
                               crawled_only=crawled_only, show_progress=client.show_progress, **parameters)
-        source, target, score, rank = top_k_all(handle.index, top_k=top_k, threshold=similarity_cutoff,
+        source, target, score, rank = top_k_all(handle.index, top_k=top_k, similarity_cutoff=similarity_cutoff,
                                                 show_progress=client.show_progress, max_members=max_members)
         urls = np.asarray(handle.streamed.urls, dtype=object)
         return pd.DataFrame({"source": urls[source], "target": urls[target], "score": score, "rank": rank})
@@ -341,7 +341,7 @@ class Linksim:
 
         check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, n_fingerprints=n_fingerprints)
         handle = self._handle(method, n_fingerprints, crawled_only)
-        return related_pages(handle, self.runner, stored_key(url), top_k=top_k, threshold=similarity_cutoff,
+        return related_pages(handle, self.runner, stored_key(url), top_k=top_k, similarity_cutoff=similarity_cutoff,
                              n_fingerprints=n_fingerprints)
 
     def sim(self, url: str, other: str, method: str = DEFAULT_METHOD, n_fingerprints: int | None = None,

@@ -50,17 +50,18 @@ def _check_property(name: str) -> str:
     return name
 
 
-def _personalization(streamed: StreamedGraph, personalize: dict[str, float] | None) -> dict[int, float] | None:
-    if not personalize:
+def _teleport(streamed: StreamedGraph, personalization: dict[str, float] | None) -> dict[int, float] | None:
+    """The personalization's URLs as pages of the streamed graph."""
+    if not personalization:
         return None
     index = {url: i for i, url in enumerate(streamed.urls)}
-    missing = [url for url in personalize if url not in index]
+    missing = [url for url in personalization if url not in index]
     if missing:
         raise LinksimError(
             f"--personalize names pages that are not in the graph: {', '.join(missing[:5])} "
             "(URLs are stored normalised: lower-case host, no default port, no fragment)"
         )
-    return {index[url]: weight for url, weight in personalize.items()}
+    return {index[url]: weight for url, weight in personalization.items()}
 
 
 def finish_write(runner, record: RunRecord, write_property: str, pages: int) -> None:
@@ -83,7 +84,7 @@ def run_pagerank(
     tol: float = 1e-6,
     max_iter: int = 100,
     dangling: str = "uniform",
-    personalize: dict[str, float] | None = None,
+    personalization: dict[str, float] | None = None,
     write_property: str = "pagerank",
     crawled_only: bool = False,
     top: int = 20,
@@ -102,7 +103,7 @@ def run_pagerank(
         to the pages. All three record a ``(:LinksimRun)``.
     damping, tol, max_iter, dangling
         As in :func:`linksim.pagerank.pagerank`.
-    personalize : dict of URL -> weight, optional
+    personalization : dict of URL -> weight, optional
         Teleport to these pages only (personalised PageRank).
     write_property : str
         Node property to write (default ``pagerank``).
@@ -126,23 +127,23 @@ def run_pagerank(
 
     check_memory(runner, "pagerank", memory_budget)
     if mode != "write":
-        return _run(runner, mode, damping, tol, max_iter, dangling, personalize, write_property, crawled_only,
+        return _run(runner, mode, damping, tol, max_iter, dangling, personalization, write_property, crawled_only,
                     top, batch_size, show_progress)
     from linksim.procedures.locks import acquire
 
     with acquire(runner, f"pagerank:{write_property}", wait=wait):
-        return _run(runner, mode, damping, tol, max_iter, dangling, personalize, write_property, crawled_only,
+        return _run(runner, mode, damping, tol, max_iter, dangling, personalization, write_property, crawled_only,
                     top, batch_size, show_progress)
 
 
-def _run(runner, mode, damping, tol, max_iter, dangling, personalize, write_property, crawled_only, top,
+def _run(runner, mode, damping, tol, max_iter, dangling, personalization, write_property, crawled_only, top,
          batch_size, show_progress) -> PageRankStatsResult:
     record = RunRecord(
         algorithm="pagerank",
         mode=mode,
         parameters={
             "damping": damping, "tol": tol, "maxIter": max_iter, "dangling": dangling,
-            "personalize": personalize or {}, "crawledOnly": crawled_only,
+            "personalization": personalization or {}, "crawledOnly": crawled_only,
             "writeProperty": write_property,
         },
     )
@@ -157,7 +158,7 @@ def _run(runner, mode, damping, tol, max_iter, dangling, personalize, write_prop
     began = time.monotonic()
     result = pagerank(
         graph, damping=damping, tol=tol, max_iter=max_iter, dangling=dangling,
-        personalization=_personalization(streamed, personalize),
+        personalization=_teleport(streamed, personalization),
     )
     record.compute_millis = int((time.monotonic() - began) * 1000)
     record.iterations, record.converged, record.residual = result.iterations, result.converged, result.residual

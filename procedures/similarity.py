@@ -47,13 +47,13 @@ RETURN p.url AS url, p.title AS title, p.pagerank AS pagerank
 """
 
 
-def related_pages(handle: IndexHandle, runner, url: str, top_k: int = 10, threshold: float = 0.0,
+def related_pages(handle: IndexHandle, runner, url: str, top_k: int = 10, similarity_cutoff: float = 0.0,
                   n_fingerprints: int | None = None) -> pd.DataFrame:
     """The pages most similar to ``url``: rank, url, title, score, pagerank."""
     u = handle.page(url)
     kwargs = {"n_fingerprints": n_fingerprints} if n_fingerprints is not None else {}
     with answering(handle):
-        found = handle.index.related(u, top_k=top_k, threshold=threshold, **kwargs)
+        found = handle.index.related(u, top_k=top_k, similarity_cutoff=similarity_cutoff, **kwargs)
     urls = handle.pages.urls(v for v, _ in found)
     details = {row["url"]: row for row in runner.run(PAGE_DETAILS, {"urls": urls})} if urls else {}
     # Columns typed whatever the length: a page without related pages is an empty list, not a
@@ -177,7 +177,7 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, batch_size, workers
     counts: dict = {}
     with answering(handle):
         source, target, score, rank = top_k_all(
-            handle.index, top_k=top_k, threshold=similarity_cutoff, pages=pages, workers=workers,
+            handle.index, top_k=top_k, similarity_cutoff=similarity_cutoff, pages=pages, workers=workers,
             show_progress=show_progress, max_members=max_members, report=counts,
         )
     record.lists_cut = counts.get("lists_cut", 0)

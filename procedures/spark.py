@@ -243,7 +243,7 @@ def spark_pagerank(runner, connection, master: str = "local[2]", partitions: int
     write_property = _check_property(write_property)
     spark = spark or session(master, partitions)
     record = RunRecord(algorithm="pagerank", mode="write", parameters={
-        "damping": damping, "tol": tol, "maxIter": max_iter, "dangling": "uniform", "personalize": {},
+        "damping": damping, "tol": tol, "maxIter": max_iter, "dangling": "uniform", "personalization": {},
         "crawledOnly": False, "writeProperty": write_property, "engine": "spark"})
     with acquire(runner, f"pagerank:{write_property}", wait=wait):
         graph = read_graph(spark, connection, partitions)

@@ -92,7 +92,7 @@ def test_stream_and_stats_write_nothing(runner: QueryRunner) -> None:
 def test_personalized_and_crawled_only(runner: QueryRunner) -> None:
     load([FIXTURES / "site.jsonl"], runner, show_progress=False)
     run_pagerank(runner, show_progress=False)
-    run = run_pagerank(runner, crawled_only=True, personalize={"http://example.org/c": 1.0}, show_progress=False)
+    run = run_pagerank(runner, crawled_only=True, personalization={"http://example.org/c": 1.0}, show_progress=False)
     rows = {r["url"]: r["pr"] for r in runner.run("MATCH (p:Page) RETURN p.url AS url, p.pagerank AS pr")}
     assert rows["http://other.example/"] is None  # left out of a crawled-only run: no stale rank
     assert rows["http://example.org/c"] == max(v for v in rows.values() if v is not None)
@@ -135,7 +135,7 @@ def test_browser_tiers_follow_pagerank(runner: QueryRunner, cli_env, capsys) -> 
     # relabels by itself once the tiers are in use).
     other = runner.run("MATCH (p:Page) WHERE p.url <> $top RETURN p.url AS url ORDER BY p.url LIMIT 1",
                        {"top": top})[0]["url"]
-    run_pagerank(runner, personalize={other: 1.0}, show_progress=False)  # moves the tiers itself
+    run_pagerank(runner, personalization={other: 1.0}, show_progress=False)  # moves the tiers itself
     lead = runner.run("MATCH (p:Page) RETURN p.url AS url ORDER BY p.pagerank DESC, p.url LIMIT 1")[0]["url"]
     assert [row["url"] for row in runner.run("MATCH (p:PageRankTop1) RETURN p.url AS url")] == [lead]
     assert runner.run("MATCH (p:PageRankTop1|PageRankTop10) RETURN count(p) AS n")[0]["n"] == 1

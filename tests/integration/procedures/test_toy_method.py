@@ -47,10 +47,10 @@ class InLinkCosine:
     def sim(self, u: int, v: int, **options) -> float:
         return 1.0 if u == v else float(self._row(u)[v])
 
-    def related(self, u: int, top_k: int | None = 10, threshold: float = 0.0, **options):
+    def related(self, u: int, top_k: int | None = 10, similarity_cutoff: float = 0.0, **options):
         scores = self._row(u)
         scores[u] = 0.0
-        order = [int(v) for v in np.argsort(-scores, kind="stable") if scores[v] > threshold]
+        order = [int(v) for v in np.argsort(-scores, kind="stable") if scores[v] > similarity_cutoff]
         return [(v, float(scores[v])) for v in order[:top_k]]
 
     def store_arrays(self) -> dict[str, np.ndarray]:

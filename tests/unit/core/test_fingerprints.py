@@ -281,10 +281,10 @@ def test_top_k_read_level_by_level_equals_reading_every_member(method: str, limi
         for u in range(graph.n):
             every = index.related(u, top_k=None, n_fingerprints=count)  # numpy, every member
             for top_k in (1, 3, 8):
-                for threshold in (0.0, 0.1):
-                    got = index.related(u, top_k=top_k, threshold=threshold, n_fingerprints=count)
-                    assert got == [(v, s) for v, s in every if s > threshold][:top_k]  # same floats
-                    levels.append(index._top_k_scan(u, top_k, powers, threshold, count)[2])
+                for similarity_cutoff in (0.0, 0.1):
+                    got = index.related(u, top_k=top_k, similarity_cutoff=similarity_cutoff, n_fingerprints=count)
+                    assert got == [(v, s) for v, s in every if s > similarity_cutoff][:top_k]  # same floats
+                    levels.append(index._top_k_scan(u, top_k, powers, similarity_cutoff, count)[2])
     if limit >= 0 and cost == 0:
         assert min(levels) <= 2  # the bound proved some lists after two levels
     elif limit < 0:
@@ -347,13 +347,13 @@ def test_twin_classes_are_the_pages_meeting_at_step_one_everywhere(method: str) 
 def test_twin_answers_equal_the_query_of_each_page(method: str) -> None:
     graph = hub_graph(9)
     index = build_index(graph, method, n_fingerprints=30, seed=9)
-    for threshold in (0.0, 0.05):
+    for similarity_cutoff in (0.0, 0.05):
         for count in (30, 7):
             for u in range(graph.n):
                 for top_k in (1, 4, 12, 40):  # the same class asked for lists of several lengths
                     index._use_twins = False
-                    expected = index.related(u, top_k=top_k, threshold=threshold, n_fingerprints=count)
+                    expected = index.related(u, top_k=top_k, similarity_cutoff=similarity_cutoff, n_fingerprints=count)
                     index._use_twins = True
-                    got = index.related(u, top_k=top_k, threshold=threshold, n_fingerprints=count)
+                    got = index.related(u, top_k=top_k, similarity_cutoff=similarity_cutoff, n_fingerprints=count)
                     assert [v for v, _ in got] == [v for v, _ in expected]
                     assert np.allclose([s for _, s in got], [s for _, s in expected], atol=1e-12)

@@ -98,7 +98,7 @@ def test_compiled_top_k_equals_the_numpy_list_of_every_page(formula: str) -> Non
     for u in range(graph.n):
         every = index.related(u, top_k=None)  # numpy: gather and bincount
         for top_k in (1, 5, 30):
-            for threshold in (0.0, 1e-4):
-                got = index.related(u, top_k=top_k, threshold=threshold)
-                assert got == [(v, s) for v, s in every if s > threshold][:top_k]  # the same floats
+            for similarity_cutoff in (0.0, 1e-4):
+                got = index.related(u, top_k=top_k, similarity_cutoff=similarity_cutoff)
+                assert got == [(v, s) for v, s in every if s > similarity_cutoff][:top_k]  # the same floats
         assert all(s == pytest.approx(index.sim(u, v), abs=1e-15) for v, s in every)

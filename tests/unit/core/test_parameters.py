@@ -34,7 +34,7 @@ INDEXES = {
     (lambda i: i.related(3, n_fingerprints=13), "must lie in 1..12 for this index .* got 13; build one with more"),
     (lambda i: i.sim(1, 2, n_fingerprints=-3), "got -3"),
     (lambda i: i.sim(1, 2, decay=1.5), r"--decay \(decay\) must be a number in \(0, 1\), got 1.5"),
-    (lambda i: i.related(3, threshold=-0.5), r"--similarity-cutoff \(similarity_cutoff\) must be a number in \[0, 1\)"),
+    (lambda i: i.related(3, similarity_cutoff=-0.5), r"--similarity-cutoff \(similarity_cutoff\) must be a number in \[0, 1\)"),
     (lambda i: i.related(-1), r"page -1 is not a page of this index \(0..39\)"),
     (lambda i: i.sim(0, 40), "page 40 is not a page of this index"),
 ])
@@ -50,7 +50,7 @@ def test_pagesim_refuses_what_does_not_apply_to_it() -> None:
         index.related(3, n_fingerprints=50)  # was silently ignored
     with pytest.raises(ConfigurationError, match="--top-k"):
         index.related(3, top_k=0)
-    assert index.related(3, top_k=None) == index.related(3, top_k=None, threshold=0.0)
+    assert index.related(3, top_k=None) == index.related(3, top_k=None, similarity_cutoff=0.0)
 
 
 def test_every_range_says_what_it_accepts() -> None:

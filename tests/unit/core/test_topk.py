@@ -27,7 +27,7 @@ def graph_with_twins(seed: int) -> LinkGraph:
 def test_top_k_all_equals_related_per_page(workers: int, kind: str) -> None:
     graph = graph_with_twins(3)
     index = build_minhash_index(graph, 30, seed=1) if kind == "xjaccard" else build_index(graph, kind, 30, seed=1)
-    source, target, score, rank = top_k_all(index, top_k=4, threshold=0.01, workers=workers, chunk=9,
+    source, target, score, rank = top_k_all(index, top_k=4, similarity_cutoff=0.01, workers=workers, chunk=9,
                                             show_progress=False)
     got: dict[int, list] = {}
     for s, t, v, r in zip(source, target, score, rank):
@@ -36,7 +36,7 @@ def test_top_k_all_equals_related_per_page(workers: int, kind: str) -> None:
         assert len(index.twin_classes()[1]) > 3
         index._use_twins = False  # the reference: one query per page
     for u in range(graph.n):
-        expected = index.related(u, top_k=4, threshold=0.01)
+        expected = index.related(u, top_k=4, similarity_cutoff=0.01)
         assert [(t, v) for t, v, _ in got.get(u, [])] == expected
         assert [r for _, _, r in got.get(u, [])] == list(range(1, len(expected) + 1))
     assert len(got) > 0
