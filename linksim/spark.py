@@ -26,6 +26,7 @@ pyspark is imported only here (``pip install 'linksim[spark]'``); the core stays
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 
@@ -53,14 +54,19 @@ def session(master: str = "local[2]", partitions: int = 4, app_name: str = "link
         from pyspark.sql import SparkSession
     except ImportError:
         raise ConfigurationError("Spark is not installed: pip install 'linksim[spark]'") from None
+    # The tasks' Python must import linksim from where it is installed, never from a `linksim`
+    # folder in the working directory (a source checkout): Python >= 3.11 leaves the unsafe path
+    # out of sys.path under PYTHONSAFEPATH, in the workers of local mode (which inherit this
+    # process's environment) and on a cluster's executors.
+    os.environ.setdefault("PYTHONSAFEPATH", "1")
     builder = (SparkSession.builder.master(master).appName(app_name)
+               .config("spark.executorEnv.PYTHONSAFEPATH", "1")
                .config("spark.sql.shuffle.partitions", str(partitions))
                .config("spark.default.parallelism", str(partitions))
                .config("spark.sql.ansi.enabled", "false")
                .config("spark.ui.enabled", "false")
                .config("spark.sql.adaptive.enabled", "false"))
     if master.startswith("local"):
-        import os
         import sys
 
         # The tasks' Python is this one (with linksim and numpy), not the first `python3` on PATH.

@@ -139,3 +139,38 @@ def test_a_bad_edge_file_is_refused_with_its_line(spark, tmp_path, capsys) -> No
     assert not out.exists()  # nothing half-written
     assert main(["-q", "spark", "index", "simrank", "--edges", str(tmp_path / "missing.tsv"), "--parquet",
                  str(out)]) == 4
+
+
+WORKERS_IN_A_CHECKOUT = """
+import sys
+import numpy as np
+from linksim import spark as jobs, store
+from linksim.graph import LinkGraph
+from linksim.walks import build_index
+
+rng = np.random.default_rng(3)
+graph = LinkGraph.from_edges(rng.integers(0, 40, 160), rng.integers(0, 40, 160), 40)
+index = build_index(graph, "psimrank", 5, 4, seed=1)
+index.graph_fingerprint = "g"
+path = store.save(index, sys.argv[1], "psimrank", graph.n, graph.m)
+spark = jobs.session("local[1]", 2)
+rows = jobs.top_k_lists(spark, str(path), graph.n, top_k=3, partitions=2).count()
+print("rows", rows)
+"""
+
+
+def test_spark_tasks_import_the_installed_linksim_not_a_folder_in_the_working_directory(tmp_path) -> None:
+    """A user in a source checkout (a `linksim` folder where the command runs): the tasks'
+    Python must not import it (it imports nothing but fails here, as an old checkout would)."""
+    import subprocess
+    import sys
+
+    checkout = tmp_path / "checkout"
+    (checkout / "linksim").mkdir(parents=True)
+    (checkout / "linksim" / "__init__.py").write_text("raise ImportError('the checkout, not the installed linksim')\n")
+    script = tmp_path / "job.py"  # outside the checkout: the driver imports the installed linksim
+    script.write_text(WORKERS_IN_A_CHECKOUT)
+    result = subprocess.run([sys.executable, str(script), str(tmp_path / "indexes")], cwd=checkout,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "rows " in result.stdout and "the checkout, not the installed" not in result.stderr
