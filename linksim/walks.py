@@ -28,7 +28,7 @@ def _check(n_fingerprints: int, length: int, decay: float, method: str) -> None:
         raise ConfigurationError(f"method must be one of {', '.join(walking_methods())}, got {method!r}")
 
 
-#: How a fingerprint walk chooses its next page, by the method's ``walk`` (see linksim.method.Method).
+#: How a fingerprint walk chooses its next page, by the method's ``walk`` (see linksim.methods.method.Method).
 _DRAWS = {"uniform": uniform_choices, "smallest": smallest_choices}
 
 

@@ -11,8 +11,8 @@ from linksim.methods import METHODS
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ("linksim", "loader", "procedures", "server", "cli", "analysis", "benchmarks")
 # The method modules (each declares its Method) and the registry that collects them.
-METHOD_MODULES = {"linksim/simrank.py", "linksim/psimrank.py", "linksim/xjaccard.py", "linksim/pagesim.py",
-                  "linksim/fingerprint_methods.py", "linksim/method.py", "linksim/methods.py"}
+METHOD_MODULES = {f"linksim/methods/{name}.py" for name in
+                  ("__init__", "method", "fingerprints", "simrank", "psimrank", "xjaccard", "pagesim")}
 
 
 def _names(node: ast.AST) -> set[str]:
@@ -55,6 +55,6 @@ def test_each_method_is_declared_by_its_own_module() -> None:
     import importlib
 
     for name, entry in METHODS.items():
-        module = importlib.import_module(f"linksim.{name}")
+        module = importlib.import_module(f"linksim.methods.{name}")
         assert getattr(module, name.upper()) is entry
         assert entry.value_ranges is not None and entry.estimate is not None and entry.build is not None

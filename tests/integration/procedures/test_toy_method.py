@@ -16,7 +16,7 @@ import linksim
 from linksim.cli.main import main
 from linksim.digest import graph_fingerprint
 from linksim.graph import LinkGraph
-from linksim.method import Method
+from linksim.methods.method import Method
 from linksim.methods import METHODS, register
 from linksim.procedures.load import load
 

@@ -1,6 +1,6 @@
-"""The registry of similarity methods: it collects the :class:`~linksim.method.Method` that each
-method's own module declares (:mod:`linksim.simrank`, :mod:`linksim.psimrank`,
-:mod:`linksim.xjaccard`, :mod:`linksim.pagesim`): its name, what it computes, the papers' defaults,
+"""The registry of similarity methods: it collects the :class:`~linksim.methods.method.Method` that each
+method's own module of this package declares (:mod:`linksim.methods.simrank`,
+:mod:`linksim.methods.psimrank`, :mod:`linksim.methods.xjaccard`, :mod:`linksim.methods.pagesim`): its name, what it computes, the papers' defaults,
 its parameters (their ranges live in :mod:`linksim.parameters`), how to build, store, check and
 estimate its index, its Spark build and its exact reference. The command line, the API, the index
 store, the estimates, the procedures, the experiments and the report read this table and never a
@@ -12,11 +12,11 @@ from __future__ import annotations
 __all__ = ["DEFAULT_METHOD", "METHODS", "Method", "SimilarityIndex", "method", "register"]
 
 from linksim.errors import ConfigurationError
-from linksim.method import Method, SimilarityIndex
-from linksim.pagesim import PAGESIM
-from linksim.psimrank import PSIMRANK
-from linksim.simrank import SIMRANK
-from linksim.xjaccard import XJACCARD
+from linksim.methods.method import Method, SimilarityIndex
+from linksim.methods.pagesim import PAGESIM
+from linksim.methods.psimrank import PSIMRANK
+from linksim.methods.simrank import SIMRANK
+from linksim.methods.xjaccard import XJACCARD
 
 
 #: The methods, by name, in the papers' order (help texts and reports show them so). Each is

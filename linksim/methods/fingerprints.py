@@ -1,7 +1,7 @@
 """What SimRank and PSimRank share as methods: fingerprint graphs of coalescing walks (built by
 :mod:`linksim.walks`, read as trees by :mod:`linksim.fingerprint_index`), told apart only by how a
 walk chooses its next page. Their modules (:mod:`linksim.simrank`, :mod:`linksim.psimrank`)
-declare each :class:`~linksim.method.Method` from these parts; the heavy modules are imported
+declare each :class:`~linksim.methods.method.Method` from these parts; the heavy modules are imported
 when a part is called, so that the registry stays light to import."""
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def spark_index(name: str):
 
 
 def parts(name: str, walk: str) -> dict:
-    """The keyword arguments of a fingerprint method's :class:`~linksim.method.Method`."""
+    """The keyword arguments of a fingerprint method's :class:`~linksim.methods.method.Method`."""
     return dict(name=name, defaults=dict(MONTE_CARLO), samples=True, build=builder(name), restore=restore,
                 exact=exact_reference(name), fingerprint_trees=True, walk=walk, value_ranges=value_ranges,
                 estimate=estimate, spark_rows=spark_rows(name), spark_index=spark_index(name))

@@ -1,9 +1,9 @@
 """SimRank (Jeh & Widom; Monte Carlo by Fogaras & Racz 2004/2005): sim(u, v) = E[c^tau], tau the
 first meeting time of two reversed random walks, each walk stepping to a uniformly chosen
-in-neighbour. Built as N fingerprint graphs of coalescing walks (:mod:`linksim.fingerprint_methods`)."""
+in-neighbour. Built as N fingerprint graphs of coalescing walks (:mod:`linksim.methods.fingerprints`)."""
 
-from linksim import fingerprint_methods
-from linksim.method import Method
+from linksim.methods import fingerprints as fingerprint_methods
+from linksim.methods.method import Method
 
 SIMRANK = Method(
     title="SimRank",

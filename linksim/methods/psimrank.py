@@ -1,9 +1,9 @@
 """PSimRank (Fogaras & Racz 2005): reversed random walks coupled by a random order of the pages per
 step, each walk stepping to its in-neighbour first in that order, so that two walks meet with the
-Jaccard similarity of the in-sets. Built as N fingerprint graphs (:mod:`linksim.fingerprint_methods`)."""
+Jaccard similarity of the in-sets. Built as N fingerprint graphs (:mod:`linksim.methods.fingerprints`)."""
 
-from linksim import fingerprint_methods
-from linksim.method import Method
+from linksim.methods import fingerprints as fingerprint_methods
+from linksim.methods.method import Method
 
 PSIMRANK = Method(
     title="PSimRank",

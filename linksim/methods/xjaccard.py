@@ -4,9 +4,9 @@ similarity of the k-step in-neighbourhoods (the page itself included), by min-ha
 
 from __future__ import annotations
 
-from linksim.fingerprint_methods import MONTE_CARLO, exact_reference
+from linksim.methods.fingerprints import MONTE_CARLO, exact_reference
 from linksim.graph import LinkGraph
-from linksim.method import Method
+from linksim.methods.method import Method
 
 
 def _build(graph: LinkGraph, p: dict, show_progress: bool = False):
