@@ -13,7 +13,10 @@ $(VENV)/bin/python:
 	$(PIP) install --quiet --upgrade pip
 
 # A regular (not editable) install: the tests run against what a user's pip install gives.
+# setuptools stages the package in build/ and keeps what an earlier build left there: a module
+# moved or removed since would still be installed, hiding a broken import. Start from nothing.
 install: $(VENV)/bin/python
+	rm -rf build
 	$(PIP) install --quiet --upgrade '.[test]'
 
 demo: install

@@ -1,6 +1,6 @@
 """A self-contained HTML report of the papers' experiments (plots embedded as PNG).
 
-:func:`build_report` runs :mod:`linksim.experiments` on a graph with category classes and texts and
+:func:`build_report` runs :mod:`linksim.evaluation.experiments` on a graph with category classes and texts and
 returns the figures and the numbers behind them; :func:`write_html` writes them to one file.
 """
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from linksim import experiments
+from linksim.evaluation import experiments
 from linksim.analysis.texts import text_quality_curves
 from linksim.graph import LinkGraph
 from linksim.methods import METHODS as METHODS_REGISTRY

@@ -70,9 +70,9 @@ def main() -> None:
 
 
 def inprocess(graph, queries, paper_bytes) -> None:
-    from linksim.fingerprint_index import tree_sizes_by_length
-    from linksim.minhash import build_minhash_index
-    from linksim.walks import build_index
+    from linksim.fingerprints.index import tree_sizes_by_length
+    from linksim.fingerprints.minhash import build_minhash_index
+    from linksim.fingerprints.walks import build_index
 
     print(f"{'method':<9}{'build s':>9}{'target':>8}{'index MiB':>11}{'2NV4 MiB':>10}{'+layout MiB':>13}"
           f"{'related p50 ms':>16}{'p99 ms':>8}{'mean ms':>9}")
@@ -106,8 +106,8 @@ def inprocess(graph, queries, paper_bytes) -> None:
 
 
 def anchor(graph) -> None:
-    from linksim.exact import simrank_exact
-    from linksim.walks import build_index
+    from linksim.fingerprints.exact import simrank_exact
+    from linksim.fingerprints.walks import build_index
 
     # Anchor: networkx SimRank on a sample (networkx is exact and quadratic: small graphs only).
     import networkx as nx

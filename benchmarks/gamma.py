@@ -56,7 +56,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from linksim.evaluation import sibling_gamma, top_lists_from_matrix
-    from linksim.experiments import exact_matrix, lists_of, monte_carlo_index
+    from linksim.evaluation.experiments import exact_matrix, lists_of, monte_carlo_index
     from linksim.methods import METHODS
 
     graph, classes = wikispeedia(args.data)

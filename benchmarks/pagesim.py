@@ -90,7 +90,7 @@ def wikispeedia_all_pages(data: Path, radius: int, sample: int = 100) -> None:
     from gamma import wikispeedia
 
     from linksim.pagesim import _combine, build_pagesim_index
-    from linksim.topk import top_k_all
+    from linksim.ranking.topk import top_k_all
 
     graph, _ = wikispeedia(data)
     began = time.perf_counter()

@@ -59,7 +59,7 @@ def timed(function):
 
 def walks(spark, graph, label: str, fingerprints: int, partitions: int, cores: int) -> dict:
     from linksim import spark as jobs
-    from linksim.walks import build_index
+    from linksim.fingerprints.walks import build_index
 
     edges = jobs.edges_frame(spark, graph, partitions).localCheckpoint(eager=True)
     stats: dict = {}
@@ -95,8 +95,8 @@ def lists(spark, graph, fingerprints: int, partitions: int) -> dict:
     from linksim import spark as jobs
     from linksim import store
     from linksim.digest import graph_fingerprint
-    from linksim.topk import top_k_all
-    from linksim.walks import build_index
+    from linksim.ranking.topk import top_k_all
+    from linksim.fingerprints.walks import build_index
 
     index = build_index(graph, "psimrank", fingerprints, 10, seed=0)
     index.graph_fingerprint = graph_fingerprint(graph)
@@ -135,7 +135,7 @@ def main() -> None:
     spark = jobs.session(args.master, 4, config={"spark.driver.memory": "12g"})
     results: dict = {"master": args.master, "spark": spark.version, "cores": cores}
     graph = cnr_graph(args.data)
-    build = __import__("linksim.walks", fromlist=["build_index"]).build_index
+    build = __import__("linksim.fingerprints.walks", fromlist=["build_index"]).build_index
     build(graph, "simrank", 1, 2)  # compile the kernels before timing
     if "cnr" not in skip:
         results["cnr"] = walks(spark, graph, "cnr-2000", args.fingerprints, 4, cores)

@@ -2,7 +2,7 @@
 starts (in the style of GDS's ``.estimate``: bytes min / max and what takes them).
 
 The model follows what each stage holds at its peak (``linksim.graph.LinkGraph.from_edges``,
-``linksim.walks``, ``linksim.fingerprint_index.TreeLayout``, ``linksim.topk``, the write-back in
+``linksim.fingerprints.walks``, ``linksim.fingerprints.index.TreeLayout``, ``linksim.ranking.topk``, the write-back in
 ``linksim.procedures.similarity``): numpy arrays whose sizes are exact functions of the counts,
 plus the Python objects of the streamed URLs and the interpreter with its libraries, whose sizes
 were measured (``benchmarks/similar.py``, ``benchmarks/scale.py`` print the estimate beside the

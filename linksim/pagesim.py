@@ -210,8 +210,8 @@ class PageSimIndex:
         return top_pairs(pages, scores, u, top_k, similarity_cutoff)
 
     def _scan(self, sources: np.ndarray, mine: np.ndarray, formula: str) -> tuple[np.ndarray, np.ndarray]:
-        """The compiled gather (:func:`linksim.treescan.pagesim_scores`): the same sums as numpy's."""
-        from linksim.treescan import pagesim_scores, read_only
+        """The compiled gather (:func:`linksim.ranking.treescan.pagesim_scores`): the same sums as numpy's."""
+        from linksim.ranking.treescan import pagesim_scores, read_only
 
         scratch = self._scratch
         if getattr(scratch, "n", None) != self.n:

@@ -9,13 +9,13 @@ merged, no self-links: what :class:`linksim.graph.LinkGraph` holds) and the numb
 - :func:`fingerprint_graphs`: SimRank / PSimRank coalescing reversed walks, all N fingerprints
   at once (the 2005 paper's N-way parallelism): a row per active walk ``(fp, start, pos)``; a
   step joins the walks with the in-links of the pages they stand on, draws the choice from
-  (seed, fingerprint, step, page) exactly as :mod:`linksim.randomness` does (SplitMix64 in
+  (seed, fingerprint, step, page) exactly as :mod:`linksim.fingerprints.randomness` does (SplitMix64 in
   Spark's 64-bit integer arithmetic, which wraps like the unsigned one when ANSI mode is off),
   then groups the walks by new position: the smallest start of each group goes on, the others
   get their fingerprint-graph edge ``(parent, label = step)``. Nothing depends on how the rows
-  are partitioned, so the arrays equal :func:`linksim.walks.build_index`'s bit for bit.
+  are partitioned, so the arrays equal :func:`linksim.fingerprints.walks.build_index`'s bit for bit.
 - :func:`minhash`: extended-Jaccard min-hash fingerprints, one join of the current minima with
-  the links per step (2005 paper, Algorithm 3), equal to :func:`linksim.minhash.build_minhash_index`.
+  the links per step (2005 paper, Algorithm 3), equal to :func:`linksim.fingerprints.minhash.build_minhash_index`.
 - :func:`top_k_lists`: every page's top-k, the pages shared out to Spark tasks, each task
   answering its pages from the stored index with the single-machine compiled query (the
   fingerprint trees read level by level with the exact bound c^(t+1), then Lemma 2): no pair of
@@ -33,8 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from linksim.errors import ConfigurationError, LinksimError
-from linksim.fingerprint_index import NO_PARENT
-from linksim.randomness import GAMMA, MIX_1, MIX_2, signed, stream_key
+from linksim.fingerprints.index import NO_PARENT
+from linksim.fingerprints.randomness import GAMMA, MIX_1, MIX_2, signed, stream_key
 
 
 def _functions():
@@ -137,7 +137,7 @@ def _mix(z):
 
 
 def draw_column(key, page):
-    """``draw(key, page)`` of :mod:`linksim.randomness` as a Spark long Column (same 64 bits)."""
+    """``draw(key, page)`` of :mod:`linksim.fingerprints.randomness` as a Spark long Column (same 64 bits)."""
     F = _functions()
     return _mix(key + page.cast("long") * F.lit(signed(GAMMA)))
 
@@ -245,7 +245,7 @@ def in_links(edges, partitions: int):
 def fingerprint_graphs(edges, n: int, method: str, n_fingerprints: int, length: int, seed: int,
                        partitions: int = 4, log=None, stats: dict | None = None,
                        batch: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """``(parent, label)`` arrays, (N, n) int32 and int8, of :func:`linksim.walks.build_index`,
+    """``(parent, label)`` arrays, (N, n) int32 and int8, of :func:`linksim.fingerprints.walks.build_index`,
     collected from :func:`fingerprint_rows`."""
     return fingerprint_arrays(fingerprint_rows(edges, n, method, n_fingerprints, length, seed, partitions, log,
                                                stats, batch), n_fingerprints, n)
@@ -273,7 +273,7 @@ def fingerprint_rows(edges, n: int, method: str, n_fingerprints: int, length: in
     from linksim.parameters import check_parameters
 
     check_parameters(n_fingerprints=n_fingerprints, length=length, seed=seed)
-    from linksim.walks import walking_methods
+    from linksim.fingerprints.walks import walking_methods
 
     if method not in walking_methods():
         raise ConfigurationError(f"fingerprint graphs are built for {', '.join(walking_methods())}, not {method!r}")
@@ -348,7 +348,7 @@ def _fingerprint_rows(edges, n: int, method: str, fingerprints: range, length: i
 # Extended Jaccard -------------------------------------------------------------------------------------
 def minhash(edges, n: int, n_fingerprints: int, length: int, seed: int, partitions: int = 4,
             log=None) -> np.ndarray:
-    """``values`` (N, length, n) int32 of :func:`linksim.minhash.build_minhash_index`, collected
+    """``values`` (N, length, n) int32 of :func:`linksim.fingerprints.minhash.build_minhash_index`, collected
     from :func:`minhash_rows`."""
     return minhash_arrays(minhash_rows(edges, n, n_fingerprints, length, seed, partitions, log), n_fingerprints,
                           length, n)
@@ -396,7 +396,7 @@ def top_k_lists(spark, index_path: str, n: int, top_k: int = 10, similarity_cuto
     """Every page's top-k as a DataFrame ``(source, target, score, rank)``, from the index stored
     in ``index_path`` (a folder every executor reads: local disk in local mode, a shared file
     system on a cluster). Each task opens the index (memory-mapped) and answers a contiguous range
-    of pages with :func:`linksim.topk.top_k_all` (one worker per task)."""
+    of pages with :func:`linksim.ranking.topk.top_k_all` (one worker per task)."""
     from pyspark.sql import types as T
 
     from linksim.parameters import check_parameters
@@ -407,7 +407,7 @@ def top_k_lists(spark, index_path: str, n: int, top_k: int = 10, similarity_cuto
 
     def answer(rows):
         from linksim.store import open_path
-        from linksim.topk import top_k_all
+        from linksim.ranking.topk import top_k_all
 
         index = open_path(index_path)
         for first, last in rows:

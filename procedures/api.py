@@ -181,7 +181,7 @@ class Similar:
         (URLs), every pair. ``max_members``: see ``linksim similar --max-members``."""
         from linksim.parameters import check_parameters
         from linksim.procedures.indexes import obtain_index
-        from linksim.topk import top_k_all
+        from linksim.ranking.topk import top_k_all
 
         check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, max_members=max_members)
         client = self._client

@@ -45,9 +45,9 @@ class IndexHandle:
 
     @property
     def pages(self):
-        """Which page is which (a :class:`linksim.pagetable.PageTable`)."""
+        """Which page is which (a :class:`linksim.store.pagetable.PageTable`)."""
         if self._pages is None:
-            from linksim.pagetable import PageTable
+            from linksim.store.pagetable import PageTable
 
             self._pages = PageTable.from_urls(self.streamed.urls)
         return self._pages

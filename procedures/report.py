@@ -25,7 +25,7 @@ def write_report(ls, out: Path, categories: dict | None = None, texts_path: Path
     property, ``texts_path`` to the Wikispeedia data set's article texts (left out if missing)."""
     from linksim.analysis.report import build_report, write_html
     from linksim.evaluation import classes_of
-    from linksim.experiments import lists_of, monte_carlo_index
+    from linksim.evaluation.experiments import lists_of, monte_carlo_index
     from linksim.loader.datasets import DatasetMissing, locate
     from linksim.loader.texts import read_texts
     from linksim.methods import METHODS

@@ -113,7 +113,7 @@ def similar(
         retirement_log(method)
     source_pages = parse_source_pages(source_pages)
     on_disk = check_memory(runner, "similar", memory_budget, method, top_k=top_k, **given).on_disk
-    from linksim.treescan import warm_up
+    from linksim.ranking.treescan import warm_up
 
     warm_up()  # a first compilation of the queries happens here, not while the lock is held
     with acquire(runner, f"similar:{method}", wait=wait) as lock:
@@ -159,7 +159,7 @@ def write_similar(
 def _write_similar(runner, handle, top_k, similarity_cutoff, batch_size, workers, show_progress, lock, grace,
                    retire_mode="wait", source_pages=None, max_members=0) -> RunRecord:
     from linksim.progress import Progress
-    from linksim.topk import top_k_all
+    from linksim.ranking.topk import top_k_all
     from linksim.procedures.schema import apply_schema
 
     apply_schema(runner)  # the indexes the write and the related-pages query use (idempotent)

@@ -1,5 +1,5 @@
 """What SimRank and PSimRank share as methods: fingerprint graphs of coalescing walks (built by
-:mod:`linksim.walks`, read as trees by :mod:`linksim.fingerprint_index`), told apart only by how a
+:mod:`linksim.fingerprints.walks`, read as trees by :mod:`linksim.fingerprints.index`), told apart only by how a
 walk chooses its next page. Their modules (:mod:`linksim.simrank`, :mod:`linksim.psimrank`)
 declare each :class:`~linksim.methods.method.Method` from these parts; the heavy modules are imported
 when a part is called, so that the registry stays light to import."""
@@ -14,7 +14,7 @@ MONTE_CARLO = {"n_fingerprints": 100, "length": 10, "decay": 0.6, "seed": 0}
 
 def builder(name: str):
     def build(graph: LinkGraph, p: dict, show_progress: bool = False, directory=None):
-        from linksim.walks import build_index
+        from linksim.fingerprints.walks import build_index
 
         return build_index(graph, name, int(p["n_fingerprints"]), int(p["length"]), int(p["seed"]), float(p["decay"]),
                            show_progress=show_progress, directory=directory)
@@ -23,14 +23,14 @@ def builder(name: str):
 
 
 def restore(meta: dict, arrays: dict):
-    from linksim.fingerprint_index import FingerprintIndex
+    from linksim.fingerprints.index import FingerprintIndex
 
     return FingerprintIndex.from_store(meta, arrays)
 
 
 def exact_reference(name: str):
     def exact(graph: LinkGraph, decay: float, length: int, each=None):
-        from linksim import exact as references
+        from linksim.fingerprints import exact as references
 
         return getattr(references, f"{name}_exact")(graph, decay, length, each=each)
 
@@ -69,7 +69,7 @@ def spark_rows(name: str):
 def spark_index(name: str):
     def gather(rows, parameters: dict, n: int):
         from linksim import spark as jobs
-        from linksim.fingerprint_index import FingerprintIndex
+        from linksim.fingerprints.index import FingerprintIndex
 
         parent, label = jobs.fingerprint_arrays(rows, parameters["n_fingerprints"], n)
         return FingerprintIndex(parent, label, name, parameters["length"], parameters["seed"], "", parameters["decay"])

@@ -55,7 +55,7 @@ class Method:
     build : callable
         ``build(graph, parameters, show_progress=False)`` -> index, parameters complete (see
         :meth:`parameters_for`); SimRank's and PSimRank's also take ``directory=`` to build
-        into memory-mapped files there (:func:`linksim.walks.build_index`).
+        into memory-mapped files there (:func:`linksim.fingerprints.walks.build_index`).
     restore : callable
         ``restore(meta, arrays)`` -> index, from the store.
     fingerprint_trees : bool

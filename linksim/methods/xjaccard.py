@@ -1,6 +1,6 @@
 """Extended Jaccard (Fogaras & Racz 2005, Algorithm 3): sum over k of c^k (1 - c) times the Jaccard
 similarity of the k-step in-neighbourhoods (the page itself included), by min-hashing
-(:mod:`linksim.minhash`)."""
+(:mod:`linksim.fingerprints.minhash`)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ from linksim.methods.method import Method
 
 
 def _build(graph: LinkGraph, p: dict, show_progress: bool = False):
-    from linksim.minhash import build_minhash_index
+    from linksim.fingerprints.minhash import build_minhash_index
 
     return build_minhash_index(graph, int(p["n_fingerprints"]), int(p["length"]), int(p["seed"]), float(p["decay"]),
                                show_progress=show_progress)
 
 
 def _restore(meta: dict, arrays: dict):
-    from linksim.minhash import MinHashIndex
+    from linksim.fingerprints.minhash import MinHashIndex
 
     return MinHashIndex.from_store(meta, arrays)
 
@@ -43,7 +43,7 @@ def _spark_rows(edges, n: int, parameters: dict, partitions: int, log=None):
 
 def _spark_index(rows, parameters: dict, n: int):
     from linksim import spark as jobs
-    from linksim.minhash import MinHashIndex
+    from linksim.fingerprints.minhash import MinHashIndex
 
     values = jobs.minhash_arrays(rows, parameters["n_fingerprints"], parameters["length"], n)
     return MinHashIndex(values, parameters["length"], parameters["seed"], "", parameters["decay"])

@@ -10,7 +10,7 @@ import pytest
 
 from linksim import cypher, store
 from linksim.cli.main import main
-from linksim.walks import build_index
+from linksim.fingerprints.walks import build_index
 from linksim.procedures.load import load
 from linksim.procedures import QueryRunner
 from linksim.procedures.indexes import obtain_index

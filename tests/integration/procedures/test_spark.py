@@ -13,7 +13,7 @@ from linksim import cypher, store
 from linksim.cli.main import main
 from linksim.procedures import spark as spark_path
 from linksim.procedures.stream import stream_link_graph
-from linksim.walks import build_index
+from linksim.fingerprints.walks import build_index
 
 URLS = [
     "https://en.wikipedia.org/wiki/Albert_Einstein",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from linksim.evaluation import classes_of
-from linksim.experiments import pagerank_convergence
+from linksim.evaluation.experiments import pagerank_convergence
 from linksim.graph import LinkGraph
 from linksim.analysis.report import build_report, write_html
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from linksim.errors import ConfigurationError
-from linksim.exact import psimrank_exact, simrank_exact, xjaccard_exact
-from linksim.minhash import build_minhash_index
-from linksim.walks import build_index, walk_choices
+from linksim.fingerprints.exact import psimrank_exact, simrank_exact, xjaccard_exact
+from linksim.fingerprints.minhash import build_minhash_index
+from linksim.fingerprints.walks import build_index, walk_choices
 from linksim.graph import LinkGraph
 
 DECAY, LENGTH = 0.6, 10
@@ -292,7 +292,7 @@ def test_top_k_read_level_by_level_equals_reading_every_member(method: str, limi
 
 
 def test_tree_sizes_by_length_equal_the_walks_meeting_by_then() -> None:
-    from linksim.fingerprint_index import tree_sizes_by_length
+    from linksim.fingerprints.index import tree_sizes_by_length
 
     graph = random_graph(41, n=70, m=200)
     index = build_index(graph, "psimrank", n_fingerprints=12, length=6, seed=3)

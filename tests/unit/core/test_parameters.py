@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from linksim.errors import ConfigurationError
-from linksim.minhash import build_minhash_index
-from linksim.walks import build_index
+from linksim.fingerprints.minhash import build_minhash_index
+from linksim.fingerprints.walks import build_index
 from linksim.graph import LinkGraph
 from linksim.pagesim import build_pagesim_index
 from linksim.parameters import PARAMETERS, check_parameters

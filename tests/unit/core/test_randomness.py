@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from linksim.graph import LinkGraph
-from linksim.minhash import build_minhash_index
-from linksim.randomness import GAMMA, draws, mix64, order_keys, stream_key
-from linksim.walks import build_index, step_choices
+from linksim.fingerprints.minhash import build_minhash_index
+from linksim.fingerprints.randomness import GAMMA, draws, mix64, order_keys, stream_key
+from linksim.fingerprints.walks import build_index, step_choices
 
 
 def random_graph(seed: int, n: int = 300, m: int = 2_000) -> LinkGraph:

@@ -8,10 +8,10 @@ import pytest
 
 from linksim import spark as jobs
 from linksim.graph import LinkGraph
-from linksim.minhash import build_minhash_index
+from linksim.fingerprints.minhash import build_minhash_index
 from linksim.pagerank import pagerank
-from linksim.randomness import draws, order_keys, stream_key
-from linksim.walks import build_index
+from linksim.fingerprints.randomness import draws, order_keys, stream_key
+from linksim.fingerprints.walks import build_index
 
 
 def random_graph(seed: int, n: int = 150, m: int = 700) -> LinkGraph:
@@ -67,7 +67,7 @@ def test_pagerank_within_1e9_of_numpy(spark) -> None:
 
 def test_top_k_lists_of_spark_tasks_equal_the_single_machine(spark, tmp_path) -> None:
     from linksim import store
-    from linksim.topk import top_k_all
+    from linksim.ranking.topk import top_k_all
 
     graph = random_graph(7)
     index = build_index(graph, "psimrank", 20, 6, seed=1)
@@ -146,7 +146,7 @@ import sys
 import numpy as np
 from linksim import spark as jobs, store
 from linksim.graph import LinkGraph
-from linksim.walks import build_index
+from linksim.fingerprints.walks import build_index
 
 rng = np.random.default_rng(3)
 graph = LinkGraph.from_edges(rng.integers(0, 40, 160), rng.integers(0, 40, 160), 40)

@@ -9,8 +9,8 @@ import pytest
 
 from linksim import store
 from linksim.digest import graph_fingerprint
-from linksim.minhash import build_minhash_index
-from linksim.walks import build_index
+from linksim.fingerprints.minhash import build_minhash_index
+from linksim.fingerprints.walks import build_index
 from linksim.graph import LinkGraph
 
 
@@ -97,7 +97,7 @@ FULL_DISK_SAVE = """
 import resource, signal, sys
 import numpy as np
 from linksim import store
-from linksim.walks import build_index
+from linksim.fingerprints.walks import build_index
 from linksim.graph import LinkGraph
 
 rng = np.random.default_rng(2)
@@ -239,7 +239,7 @@ def test_indexes_of_other_parameters_coexist_and_queries_pick_by_graph_state(tmp
 
 
 def test_the_page_table_finds_every_url_by_bisection() -> None:
-    from linksim.pagetable import PageTable
+    from linksim.store.pagetable import PageTable
 
     urls = [f"https://e.org/{word}" for word in ("zeta", "alpha", "mu", "Ünïcode", "alpha/x", "b")] + ["42"]
     table = PageTable.from_urls(urls)
@@ -252,8 +252,8 @@ def test_the_page_table_finds_every_url_by_bisection() -> None:
 
 @pytest.mark.parametrize("method", ["simrank", "psimrank"])
 def test_an_index_built_on_disk_equals_the_one_built_in_memory(tmp_path, method: str) -> None:
-    from linksim.topk import top_k_all
-    from linksim.walks import build_index
+    from linksim.ranking.topk import top_k_all
+    from linksim.fingerprints.walks import build_index
 
     graph = random_graph(4)
     in_memory = build_index(graph, method, 25, seed=6)
@@ -286,7 +286,7 @@ import os, sys
 import numpy as np
 from linksim import store
 from linksim.graph import LinkGraph
-from linksim.walks import build_index
+from linksim.fingerprints.walks import build_index
 
 rng = np.random.default_rng(1)
 graph = LinkGraph.from_edges(rng.integers(0, 50, 160), rng.integers(0, 50, 160), 50)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from linksim.minhash import build_minhash_index
-from linksim.walks import build_index
+from linksim.fingerprints.minhash import build_minhash_index
+from linksim.fingerprints.walks import build_index
 from linksim.graph import LinkGraph
-from linksim.topk import top_k_all
+from linksim.ranking.topk import top_k_all
 
 
 def graph_with_twins(seed: int) -> LinkGraph:

@@ -44,11 +44,11 @@ def top_k_all(
     order of ``pages`` (default: all). With ``workers`` > 1 (default: the CPUs available) the
     pages are shared out in chunks to forked processes that see the index without copying it.
     An index with twin classes (pages that share their scores, see
-    :meth:`linksim.fingerprint_index.FingerprintIndex.twin_classes`) gets each class's pages in a row,
+    :meth:`linksim.fingerprints.index.FingerprintIndex.twin_classes`) gets each class's pages in a row,
     so that the class is queried once.
 
     ``max_members`` > 0 (SimRank, PSimRank): the most tree members one list reads (see
-    :meth:`linksim.fingerprint_index.FingerprintIndex.related`); ``report``, if given, receives
+    :meth:`linksim.fingerprints.index.FingerprintIndex.related`); ``report``, if given, receives
     ``lists_cut``, the lists that budget cut.
     """
     if top_k < 1:

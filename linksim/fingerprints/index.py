@@ -30,7 +30,7 @@ from linksim.parameters import (
     check_fingerprints_asked, check_page, check_parameters, check_query, sampled_parameters,
 )
 from linksim.ranking import top_pairs, top_scores
-from linksim.treescan import read_only, top_k_one
+from linksim.ranking.treescan import read_only, top_k_one
 
 NO_PARENT = -1
 
@@ -396,7 +396,7 @@ class FingerprintIndex:
         """Pages most similar to ``u`` (u excluded), best first: [(page, score)], ties by page.
 
         A top-k query reads u's trees (one per fingerprint) in increasing meeting time until a
-        bound proves the answer (:func:`linksim.treescan.top_k_one`); without ``top_k`` every
+        bound proves the answer (:func:`linksim.ranking.treescan.top_k_one`); without ``top_k`` every
         member is read. ``similarity_cutoff`` drops scores at or below it. A top-k query for a page with
         twins (see :meth:`twin_classes`) is answered from its class. ``max_members`` > 0 caps the
         members a top-k query reads: a list not proven by then is the best of the pages read,
@@ -438,7 +438,7 @@ class FingerprintIndex:
 
     def _top_k_scan(self, u: int, top_k: int, powers: np.ndarray, similarity_cutoff: float, count: int,
                     max_members: int = 0):
-        """The compiled level-by-level query (:func:`linksim.treescan.top_k_one`)."""
+        """The compiled level-by-level query (:func:`linksim.ranking.treescan.top_k_one`)."""
         layout = self.layout()
         scratch = self._scratch
         if getattr(scratch, "n", None) != self.n:

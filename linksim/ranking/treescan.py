@@ -1,7 +1,7 @@
 """Compiled top-k query of a fingerprint index, read level by level (numba).
 
 One page u's trees are read in increasing meeting time: with each page's children laid out in
-increasing label order (:class:`linksim.fingerprint_index.TreeLayout`) and labels growing towards
+increasing label order (:class:`linksim.fingerprints.index.TreeLayout`) and labels growing towards
 the root, the members of u's tree in fingerprint i, taken in the order
 
     u's subtree, then for each ancestor a_j: [a_j, a_{j-1}), then the rest of a_j's subtree,

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from linksim.evaluation import GammaReport, sibling_gamma, top_lists_from_matrix
-from linksim.fingerprint_index import tree_sizes_by_length
+from linksim.fingerprints.index import tree_sizes_by_length
 from linksim.graph import LinkGraph
 from linksim.methods import method as registered
 from linksim.pagerank import pagerank
-from linksim.topk import top_k_all
-from linksim.walks import build_index, walking_methods
+from linksim.ranking.topk import top_k_all
+from linksim.fingerprints.walks import build_index, walking_methods
 
 
 def monte_carlo_index(graph: LinkGraph, method: str, **parameters):

@@ -9,11 +9,11 @@ import numpy as np
 
 from linksim.digest import graph_fingerprint
 from linksim.errors import ConfigurationError
-from linksim.fingerprint_index import NO_PARENT, FingerprintIndex, new_array
+from linksim.fingerprints.index import NO_PARENT, FingerprintIndex, new_array
 from linksim.graph import LinkGraph
 from linksim.parameters import check_parameters
 from linksim.progress import Progress
-from linksim.randomness import smallest_choices, stream_key, uniform_choices
+from linksim.fingerprints.randomness import smallest_choices, stream_key, uniform_choices
 
 def walking_methods() -> list[str]:
     """The registered methods whose index is fingerprint graphs of walks."""
@@ -34,7 +34,7 @@ _DRAWS = {"uniform": uniform_choices, "smallest": smallest_choices}
 
 def step_choices(graph: LinkGraph, method: str, seed: int, fingerprint: int, step: int) -> np.ndarray:
     """Where a walk standing on each page goes at ``step`` (1..L) of ``fingerprint`` (-1: no
-    in-link): a pure function of (seed, fingerprint, step, page), see :mod:`linksim.randomness`."""
+    in-link): a pure function of (seed, fingerprint, step, page), see :mod:`linksim.fingerprints.randomness`."""
     return choices_of(graph, method, stream_key(seed, fingerprint, step), np.arange(graph.n, dtype=np.int64))
 
 

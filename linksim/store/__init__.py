@@ -39,7 +39,7 @@ import numpy as np
 from linksim.errors import LinksimError
 
 FORMAT = "linksim-index"
-FORMAT_VERSION = 3  # 2: a digest, size and modification time per array; 3: hash-based draws (linksim.randomness)
+FORMAT_VERSION = 3  # 2: a digest, size and modification time per array; 3: hash-based draws (linksim.fingerprints.randomness)
 
 
 class IndexStoreError(LinksimError):
@@ -223,7 +223,7 @@ def remove_dead_scratch(root: Path) -> list[Path]:
 
 def _move_built(array: np.ndarray, path: Path) -> bool:
     """Move an array built on disk (a whole ``.npy`` memory-mapped for writing, see
-    :func:`linksim.fingerprint_index.new_array`) to ``path`` instead of copying it; False if it is not one
+    :func:`linksim.fingerprints.index.new_array`) to ``path`` instead of copying it; False if it is not one
     or lives on another file system."""
     if not isinstance(array, np.memmap) or array.mode not in ("w+", "r+") or not array.filename:
         return False
@@ -282,7 +282,7 @@ def save(index, root: Path, method: str, graph_pages: int, graph_links: int, ext
 def _save(index, root: Path, method: str, graph_pages: int, graph_links: int, extra: dict | None, urls,
           state: dict | None, crawled_only: bool) -> Path:
     from linksim import __version__
-    from linksim.pagetable import PageTable
+    from linksim.store.pagetable import PageTable
 
     arrays = dict(index.store_arrays())
     if urls is not None:
@@ -399,12 +399,12 @@ class StoredIndex:
 
     index: object
     meta: dict
-    pages: object  # linksim.pagetable.PageTable, or None for an index stored without URLs
+    pages: object  # linksim.store.pagetable.PageTable, or None for an index stored without URLs
     path: Path
 
 
 def _open(meta: dict, method: str, mmap: bool, verify: bool) -> StoredIndex:
-    from linksim.pagetable import PageTable
+    from linksim.store.pagetable import PageTable
 
     directory = Path(meta["path"])
     arrays = {name: _open_array(directory, name, spec, method, mmap, verify) for name, spec in meta["arrays"].items()}

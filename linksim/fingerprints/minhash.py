@@ -9,7 +9,7 @@ import numpy as np
 from linksim.digest import graph_fingerprint
 from linksim.graph import LinkGraph
 from linksim.progress import Progress
-from linksim.randomness import order_keys, spread_min, stream_key
+from linksim.fingerprints.randomness import order_keys, spread_min, stream_key
 from linksim.parameters import check_fingerprints_asked, check_page, check_parameters, check_query, sampled_parameters
 from linksim.ranking import top_scores
 
@@ -118,7 +118,7 @@ def build_minhash_index(
     progress = Progress(n_fingerprints, "xjaccard fingerprints", "fingerprints", enabled=show_progress)
     for i in range(n_fingerprints):
         progress.update(1)
-        # σ: the random order of fingerprint i drawn page by page (linksim.randomness), so that a
+        # σ: the random order of fingerprint i drawn page by page (linksim.fingerprints.randomness), so that a
         # partitioned build (Spark) draws the same; a key's low 32 bits are its page.
         current = order_keys(np.uint64(stream_key(seed, i, 0)), graph.n)
         for k in range(length):
