@@ -8,6 +8,8 @@ import os
 import textwrap
 from importlib import resources
 
+from linksim.cli.options import command
+
 
 def browser_query(url: str, method: str) -> str:
     """The related-pages graph query with its parameters, ready to paste into the Browser's
@@ -23,22 +25,23 @@ def _quoted(text: str) -> str:
 
 
 def register(commands: argparse._SubParsersAction, connection: argparse.ArgumentParser) -> None:
-    parser = commands.add_parser(
-        "browser", parents=[connection], help="print the Neo4j Browser URL and how to load linksim's style",
-        description="Print the local Neo4j Browser URL and credentials, and how to load linksim's style "
-        "and saved queries. The style captions pages by title and sizes them by PageRank, which a "
-        "Browser style can only do through labels: this command labels the top 1% of the pages by "
-        "PageRank :PageRankTop1 and the rest of the top 10% :PageRankTop10 (once set, `linksim "
-        "pagerank` keeps them in step; --no-tiers leaves the graph alone).",
+    parser = command(
+        commands, "browser", _browser, parents=[connection],
+        help="print the Neo4j Browser URL and how to load linksim's style",
     )
     parser.add_argument("--no-tiers", action="store_true",
                         help="do not set the PageRank tier labels, only print the instructions")
     parser.add_argument("--property", default="pagerank",
                         help="the node property holding PageRank (default: pagerank)")
-    parser.set_defaults(handler=_browser)
 
 
 def _browser(args: argparse.Namespace) -> int:
+    """Print the local Neo4j Browser URL and credentials, and how to load linksim's style and saved
+    queries. The style captions pages by title and sizes them by PageRank, which a Browser style can
+    only do through labels: this command labels the top 1% of the pages by PageRank :PageRankTop1
+    and the rest of the top 10% :PageRankTop10 (once set, `linksim pagerank` keeps them in step;
+    --no-tiers leaves the graph alone)."""
+
     from linksim.server.local import LocalServer
     from linksim.server.settings import ServerSettings
 

@@ -6,23 +6,16 @@ import argparse
 import textwrap
 import time
 
-from linksim.cli.options import checked
+from linksim.cli.options import checked, command
 from linksim.methods import DEFAULT_METHOD
 
 DEMO_PAGES = ("Albert_Einstein", "Paris", "Dog")
 
 
 def register(commands: argparse._SubParsersAction, connection: argparse.ArgumentParser) -> None:
-    parser = commands.add_parser(
-        "demo", parents=[connection], help="start Neo4j, load Wikispeedia, compute everything, show related pages",
-        description=(
-            "The one-command tour: provisions and starts the local Neo4j (or uses $NEO4J_URI), "
-            "loads the Wikispeedia crawl (4,604 Wikipedia articles as pages with titles and "
-            "categories), computes PageRank and the top-10 SIMILAR_TO relationships of SimRank, "
-            "PSimRank, extended Jaccard and PageSim, then prints the related pages of three "
-            "well-known pages side by side and the Neo4j Browser URL with a query to paste. "
-            "A rerun reuses what is already there."
-        ),
+    parser = command(
+        commands, "demo", _demo, parents=[connection],
+        help="start Neo4j, load Wikispeedia, compute everything, show related pages",
     )
     parser.add_argument("--pages", nargs="+", metavar="ARTICLE", default=list(DEMO_PAGES),
                         help=f"Wikipedia article names to show (default: {' '.join(DEMO_PAGES)})")
@@ -32,10 +25,15 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
                         "the paper's, takes about 15 minutes here for all pages; `linksim similar pagesim` "
                         "uses 3)")
     parser.add_argument("--rebuild", action="store_true", help="recompute everything, even what is there")
-    parser.set_defaults(handler=_demo)
 
 
 def _demo(args: argparse.Namespace) -> int:
+    """The one-command tour: provisions and starts the local Neo4j (or uses $NEO4J_URI), loads the
+    Wikispeedia crawl (4,604 Wikipedia articles as pages with titles and categories), computes
+    PageRank and the top-10 SIMILAR_TO relationships of SimRank, PSimRank, extended Jaccard and
+    PageSim, then prints the related pages of three well-known pages side by side and the Neo4j
+    Browser URL with a query to paste. A rerun reuses what is already there."""
+
     import os
 
     from linksim.cli.browser_cmd import browser_query

@@ -7,19 +7,13 @@ import json
 import math
 from pathlib import Path
 
-from linksim.cli.options import checked
+from linksim.cli.options import checked, command
 
 
 def register(commands: argparse._SubParsersAction, connection: argparse.ArgumentParser) -> None:
-    parser = commands.add_parser(
-        "evaluate", parents=[connection], help="grade the SIMILAR_TO lists against a category tree",
-        description=(
-            "Grade the current SIMILAR_TO run of each method by sibling Gamma (Fogaras & Racz 2005): "
-            "for each page with a category, the same-class pages of its list should score above "
-            "the pages that are only in a sibling class. Prints the mean Gamma over queries, the "
-            "pooled Gamma, the number of queries and of comparable pairs, and precision@10. "
-            "Write the lists with `linksim similar METHOD --top-k 100` first."
-        ),
+    parser = command(
+        commands, "evaluate", _evaluate, parents=[connection],
+        help="grade the SIMILAR_TO lists against a category tree",
     )
     parser.add_argument("--categories", type=Path, metavar="FILE",
                         help="page<TAB>category path per line (URL or Wikispeedia article name; a "
@@ -37,10 +31,15 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
                         "report Delta(A, T), the mean cosine TF-IDF similarity of a page and its top T "
                         "related pages, T = 1..10 (PageSim paper, Section 6)")
     parser.add_argument("--json", action="store_true", help="print JSON rows")
-    parser.set_defaults(handler=_evaluate)
 
 
 def _evaluate(args: argparse.Namespace) -> int:
+    """Grade the current SIMILAR_TO run of each method by sibling Gamma (Fogaras & Racz 2005): for each
+    page with a category, the same-class pages of its list should score above the pages that are
+    only in a sibling class. Prints the mean Gamma over queries, the pooled Gamma, the number of
+    queries and of comparable pairs, and precision@10. Write the lists with `linksim similar METHOD
+    --top-k 100` first."""
+
     from linksim.cli.main import open_facade
     from linksim.loader.categories import read_categories
     from linksim.loader.texts import read_texts

@@ -7,22 +7,14 @@ import json
 import sys
 from dataclasses import asdict
 
-from linksim.cli.options import checked
+from linksim.cli.options import checked, command
 
 
 def register(commands: argparse._SubParsersAction, connection: argparse.ArgumentParser) -> None:
     del connection  # generating touches no database
-    parser = commands.add_parser(
-        "generate",
+    parser = command(
+        commands, "generate", _generate,
         help="write a synthetic web crawl with power-law degrees (for scale tests)",
-        description=(
-            "Write a seeded synthetic crawl as a gzip edge list of URLs (one `source<TAB>target` "
-            "pair a line, the `edges` format of `linksim load`). Links follow a copying model of "
-            "Kumar et al. set to the (alpha, beta) model's degree exponents that the PageSim term "
-            "paper uses: out-degree 2.1, in-degree 2.38 (see the README, 'Synthetic crawls'). "
-            "About 0.11 pages a link, 11 out-links a crawled page, one host per 50 pages. "
-            "The same --seed and --links give the same file."
-        ),
         epilog="Example: linksim generate crawl-10M.tsv.gz --links 10M --seed 1 && linksim load crawl-10M.tsv.gz",
     )
     parser.add_argument("output", help="file to write, e.g. crawl.tsv.gz (written whole or not at all)")
@@ -34,10 +26,15 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     parser.add_argument("--in-exponent", type=checked("in_exponent"), default=2.38,
                         help="power-law exponent of the in-degrees (default 2.38)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
-    parser.set_defaults(handler=_generate)
 
 
 def _generate(args: argparse.Namespace) -> int:
+    """Write a seeded synthetic crawl as a gzip edge list of URLs (one `source<TAB>target` pair a line,
+    the `edges` format of `linksim load`). Links follow a copying model of Kumar et al. set to the
+    (alpha, beta) model's degree exponents that the PageSim term paper uses: out-degree 2.1, in-
+    degree 2.38 (see the README, 'Synthetic crawls'). About 0.11 pages a link, 11 out-links a
+    crawled page, one host per 50 pages. The same --seed and --links give the same file."""
+
     from linksim.generate import CopyingModel
     from linksim.loader.synthetic import write_synthetic_crawl
 

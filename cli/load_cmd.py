@@ -7,31 +7,14 @@ import json
 import sys
 from pathlib import Path
 
-from linksim.cli.options import add_wait, checked
+from linksim.cli.options import add_wait, checked, command
 from linksim.loader.load import BULK_MIN_LINKS, MODES
 from linksim.loader.readers import FORMATS
 
 
 def register(commands: argparse._SubParsersAction, connection: argparse.ArgumentParser) -> None:
-    parser = commands.add_parser(
-        "load",
-        parents=[connection],
-        help="import crawled pages and links into Neo4j",
-        description=(
-            "Import crawl files into Neo4j as (:Page {url, title, host, crawled})-[:LINKS_TO "
-            "{count}]->(:Page). The format comes from each file name (.gz read transparently): "
-            ".tsv/.txt/.edges edge lists, .cites (WebKB), .csv (pages file with url,title,... "
-            "or links file with source,target,anchor), .jsonl ({url,title,links}), .net (Pajek), "
-            ".warc/.warc.gz, or a Wikispeedia folder. URLs are normalised (scheme and host "
-            "lower-cased, default port and fragment dropped, dot segments and relative links "
-            "resolved, percent-encoding normalised); mailto:, javascript: and other non-web "
-            "links are skipped and counted. Loading the same input again leaves the same graph; "
-            "a later crawl adds and updates."
-        ),
-        epilog=(
-            "Exit codes: 0 loaded, 1 usage or connection problem, 4 bad input (nothing written), "
-            "5 the database failed mid-load (rerun to finish), 7 another load is running."
-        ),
+    parser = command(
+        commands, "load", _load, parents=[connection], help="import crawled pages and links into Neo4j",
     )
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or a Wikispeedia folder")
     parser.add_argument("--format", choices=FORMATS, help="format of every PATH (default: from the name)")
@@ -57,10 +40,18 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     )
     add_wait(parser, "load of this database")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
-    parser.set_defaults(handler=_load)
 
 
 def _load(args: argparse.Namespace) -> int:
+    """Import crawl files into Neo4j as (:Page {url, title, host, crawled})-[:LINKS_TO
+    {count}]->(:Page). The format comes from each file name (.gz read transparently):
+    .tsv/.txt/.edges edge lists, .cites (WebKB), .csv (pages file with url,title,... or links file
+    with source,target,anchor), .jsonl ({url,title,links}), .net (Pajek), .warc/.warc.gz, or a
+    Wikispeedia folder. URLs are normalised (scheme and host lower-cased, default port and fragment
+    dropped, dot segments and relative links resolved, percent-encoding normalised); mailto:,
+    javascript: and other non-web links are skipped and counted. Loading the same input again leaves
+    the same graph; a later crawl adds and updates."""
+
     from dataclasses import asdict
 
     from linksim.cli.main import open_facade

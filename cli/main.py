@@ -13,6 +13,7 @@ import sys
 from typing import Callable, Sequence
 
 from linksim import __version__
+from linksim.cli.options import EXIT_CODES_HELP
 from linksim.errors import LinksimError
 
 log = logging.getLogger("linksim")
@@ -66,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
             "stored in Neo4j: load a crawl, index it (PageRank, SimRank, PSimRank, extended "
             "Jaccard, PageSim), then ask for related pages in Cypher or from this command."
         ),
-        epilog="Run `linksim COMMAND --help` for the options of a command.",
+        epilog="Run `linksim COMMAND --help` for the options of a command. " + EXIT_CODES_HELP,
     )
     parser.add_argument("--version", action="version", version=f"linksim {__version__}")
     parser.add_argument(

@@ -8,6 +8,8 @@ import sys
 import time
 from collections import deque
 
+from linksim.cli.options import command
+
 from linksim.server.local import LocalServer, ServerStatus
 from linksim.server.settings import ServerSettings
 
@@ -37,15 +39,8 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
         "--pagecache", help="page cache, e.g. 2g (env LINKSIM_PAGECACHE; default 2g)"
     )
 
-    start = sub.add_parser(
-        "start",
-        parents=[sizing],
-        help="start the server; returns when it answers queries",
-        description=(
-            "Start the local server and return once Bolt answers a query. The first start "
-            "fetches the jars with Maven and generates the password; later starts take seconds. "
-            "Exits 0 and says so when the server already runs."
-        ),
+    start = command(
+        sub, "start", _start, parents=[sizing], help="start the server; returns when it answers queries",
     )
     start.add_argument(
         "--timeout", type=float, default=180.0, help="seconds to wait for Bolt (default 180)"
@@ -55,23 +50,18 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
         help="also install Neo4j Graph Data Science (Community, from Maven Central) as a plugin; "
         "used by the benchmarks as an anchor, not by linksim itself",
     )
-    start.set_defaults(handler=_start)
 
-    stop = sub.add_parser("stop", help="stop the server cleanly (data persists)")
+    stop = command(sub, "stop", _stop, help="stop the server cleanly (data persists)")
     stop.add_argument(
         "--timeout", type=float, default=120.0, help="seconds before a forced kill (default 120)"
     )
-    stop.set_defaults(handler=_stop)
 
-    status = sub.add_parser(
-        "status",
-        help="print URI, Browser URL, version and pid (exit 3 if not running)",
-        description="Print the state of the local server. Exit code 0 if it runs, 3 if not.",
+    status = command(
+        sub, "status", _status, help="print URI, Browser URL, version and pid (exit 3 if not running)",
     )
     status.add_argument("--json", action="store_true", help="print the status as JSON")
-    status.set_defaults(handler=_status)
 
-    logs = sub.add_parser("logs", help="print the end of the server log")
+    logs = command(sub, "logs", _logs, help="print the end of the server log")
     logs.add_argument("-n", "--lines", type=int, default=50, help="lines to print (default 50)")
     logs.add_argument(
         "--file",
@@ -80,18 +70,11 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
         help="which log (default neo4j)",
     )
     logs.add_argument("-f", "--follow", action="store_true", help="keep printing new lines")
-    logs.set_defaults(handler=_logs)
 
-    init = sub.add_parser(
-        "init",
-        parents=[connection],
+    command(
+        sub, "init", _init, parents=[connection],
         help="create linksim's constraints and indexes (idempotent)",
-        description=(
-            "Apply cypher/schema.cypher: the uniqueness constraint on :Page(url) and the indexes "
-            "the procedures use. Safe to run again; the loader runs it before every load."
-        ),
     )
-    init.set_defaults(handler=_init)
 
 
 def _server(args: argparse.Namespace) -> LocalServer:
@@ -114,6 +97,10 @@ def _print_status(status: ServerStatus) -> None:
 
 
 def _start(args: argparse.Namespace) -> int:
+    """Start the local server and return once Bolt answers a query. The first start fetches the jars
+    with Maven and generates the password; later starts take seconds. Exits 0 and says so when the
+    server already runs."""
+
     server = _server(args)
     began = time.monotonic()
     if args.with_gds:
@@ -140,6 +127,8 @@ def _stop(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
+    """Print the state of the local server. Exit code 0 if it runs, 3 if not."""
+
     status = _server(args).status()
     if args.json:
         print(json.dumps(status.as_dict(), indent=2))
@@ -173,6 +162,9 @@ def _logs(args: argparse.Namespace) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
+    """Apply cypher/schema.cypher: the uniqueness constraint on :Page(url) and the indexes the
+    procedures use. Safe to run again; the loader runs it before every load."""
+
     from linksim.cli.main import open_facade
 
     with open_facade(args) as ls:

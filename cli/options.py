@@ -9,6 +9,31 @@ from linksim.errors import ConfigurationError
 from linksim.parameters import PARAMETERS
 
 
+#: The exit codes of every command: the README's table (Reliability) says the same, a test checks it.
+EXIT_CODES = {
+    0: "done",
+    1: "something else went wrong",
+    2: "a bad option, argument or setting",
+    3: "Neo4j cannot be reached, refused the credentials, or failed a query",
+    4: "a bad input file",
+    5: "a write failed half-way; what was current stays current",
+    6: "no stored index fits, or the one stored is stale or corrupt",
+    7: "another writer holds the lock",
+    8: "the run does not fit the memory budget",
+    130: "interrupted",
+}
+EXIT_CODES_HELP = "Exit codes: " + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_CODES.items()) + "."
+
+
+def command(commands, name: str, handler, **options) -> argparse.ArgumentParser:
+    """A command's parser: its description is the handler's docstring, its epilog the exit codes
+    (unless given), and it runs ``handler``."""
+    options.setdefault("epilog", EXIT_CODES_HELP)
+    parser = commands.add_parser(name, description=handler.__doc__, **options)
+    parser.set_defaults(handler=handler)
+    return parser
+
+
 def checked(name: str):
     """An argparse ``type`` that converts and range-checks the parameter ``name``."""
     parameter = PARAMETERS[name]

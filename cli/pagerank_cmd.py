@@ -6,21 +6,13 @@ import argparse
 import json
 import sys
 
-from linksim.cli.options import add_memory, add_wait, checked, print_estimate
+from linksim.cli.options import add_memory, add_wait, checked, command, print_estimate
 
 
 def register(commands: argparse._SubParsersAction, connection: argparse.ArgumentParser) -> None:
-    parser = commands.add_parser(
-        "pagerank",
-        parents=[connection],
+    parser = command(
+        commands, "pagerank", _pagerank, parents=[connection],
         help="compute PageRank of the pages in Neo4j (write, stream or stats)",
-        description=(
-            "Stream the link graph out of Neo4j, compute PageRank by power iteration "
-            "(Haveliwala 1999: damping, L1 residual, single-precision rank vectors) and write it "
-            "to a property of every :Page (mode write, the default), print the top pages "
-            "(stream) or only the summary (stats). Every run is recorded as a (:LinksimRun) node. "
-            "Self-loops are left out."
-        ),
     )
     parser.add_argument("--mode", choices=("write", "stream", "stats"), default="write",
                         help="write (default): set the property; stream: print the top pages; stats: summary only")
@@ -42,10 +34,14 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     add_wait(parser, "PageRank write of the same property")
     add_memory(parser)
     parser.add_argument("--json", action="store_true", help="print the run summary as JSON")
-    parser.set_defaults(handler=_pagerank)
 
 
 def _pagerank(args: argparse.Namespace) -> int:
+    """Stream the link graph out of Neo4j, compute PageRank by power iteration (Haveliwala 1999:
+    damping, L1 residual, single-precision rank vectors) and write it to a property of every :Page
+    (mode write, the default), print the top pages (stream) or only the summary (stats). Every run
+    is recorded as a (:LinksimRun) node. Self-loops are left out."""
+
     from linksim.cli.main import open_facade
 
     personalization = {url: 1.0 for url in args.personalize} if args.personalize else None

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from linksim.cli.options import add_list_options, add_memory, add_sampling, checked, print_estimate
+from linksim.cli.options import add_list_options, add_memory, add_sampling, checked, command, print_estimate
 
 from linksim.methods import DEFAULT_METHOD, METHODS
 
@@ -67,19 +67,9 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     index.add_argument("--json", action="store_true", help="print the index description as JSON")
     index.set_defaults(handler=_index)
 
-    similar = commands.add_parser(
-        "similar", parents=[connection], help="write every page's related pages as SIMILAR_TO",
-        description=(
-            "Write the top-k related pages of every page by METHOD as "
-            "(:Page)-[:SIMILAR_TO {score, method, rank, run}]->(:Page), building the index first "
-            "when no matching one is stored. A rerun replaces the method's relationships: the new "
-            "run is written beside the old one, made current in one transaction, then the old one "
-            "is deleted, so a reader of the current run never sees a mix or nothing. Other "
-            "methods are untouched. One run of a method at a time: a second one waits (--wait) or "
-            "is refused."
-        ),
-        epilog="Exit codes: 0 written, 2 bad option, 3 Neo4j error, 6 index store problem, 7 another "
-        "run of the method holds its lock, 8 the estimate exceeds the memory budget.",
+    similar = command(
+        commands, "similar", _similar, parents=[connection],
+        help="write every page's related pages as SIMILAR_TO",
     )
     similar.add_argument("method", metavar="METHOD", choices=methods, help=" | ".join(methods))
     add_list_options(
@@ -100,7 +90,6 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
                          "pagerank>=Q (PageRank at or above the quantile Q in [0, 1) of all pages' ranks; "
                          "run `linksim pagerank` first) or @FILE (URLs, one a line)")
     similar.add_argument("--json", action="store_true", help="print the run summary as JSON")
-    similar.set_defaults(handler=_similar)
 
     related = commands.add_parser(
         "related", parents=[connection], help="the pages most similar to a page",
@@ -119,17 +108,12 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     related.add_argument("--json", action="store_true", help="print JSON records")
     related.set_defaults(handler=_related)
 
-    sim = commands.add_parser(
-        "sim", parents=[connection], help="the similarity of two pages",
-        description="Print the similarity of two pages by --method, from its stored index (which "
-        "must fit the graph as it is now, as for `related`).",
-    )
+    sim = command(commands, "sim", _sim, parents=[connection], help="the similarity of two pages")
     sim.add_argument("url", metavar="URL")
     sim.add_argument("other", metavar="URL")
     sim.add_argument("--method", choices=methods, default=DEFAULT_METHOD, help=f"default {DEFAULT_METHOD}")
     _index_options(sim, build=False)
     sim.add_argument("--json", action="store_true")
-    sim.set_defaults(handler=_sim)
 
 
 def _given(args: argparse.Namespace) -> dict:
@@ -188,6 +172,13 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _similar(args: argparse.Namespace) -> int:
+    """Write the top-k related pages of every page by METHOD as (:Page)-[:SIMILAR_TO {score, method,
+    rank, run}]->(:Page), building the index first when no matching one is stored. A rerun replaces
+    the method's relationships: the new run is written beside the old one, made current in one
+    transaction, then the old one is deleted, so a reader of the current run never sees a mix or
+    nothing. Other methods are untouched. One run of a method at a time: a second one waits (--wait)
+    or is refused."""
+
     with _connect(args) as ls:
         if args.estimate:
             return print_estimate(ls.similar(args.method).estimate(top_k=args.top_k, **_given(args)), args.json)
@@ -246,6 +237,9 @@ def _related(args: argparse.Namespace) -> int:
 
 
 def _sim(args: argparse.Namespace) -> int:
+    """Print the similarity of two pages by --method, from its stored index (which must fit the graph
+    as it is now, as for `related`)."""
+
     with _connect(args) as ls:
         value = ls.sim(args.url, args.other, method=args.method, n_fingerprints=args.n_fingerprints,
                        crawled_only=args.crawled_only)

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from linksim.cli.options import add_list_options, add_sampling, add_wait, checked
+from linksim.cli.options import add_list_options, add_sampling, add_wait, checked, command
 from linksim.procedures.spark import spark_methods
 
 
@@ -39,9 +39,9 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     )
     actions = spark.add_subparsers(dest="spark_command", metavar="ACTION", required=True)
 
-    pagerank = actions.add_parser("pagerank", parents=[connection], help="PageRank on Spark, written to each page",
-                                  description="PageRank (uniform teleport, dangling pages' rank spread uniformly, "
-                                  "as `linksim pagerank`) computed on Spark and written to --write-property.")
+    pagerank = command(
+        actions, "pagerank", _pagerank, parents=[connection], help="PageRank on Spark, written to each page",
+    )
     _spark_options(pagerank)
     pagerank.add_argument("--damping", type=checked("damping"), default=0.85, help="damping factor (default 0.85)")
     pagerank.add_argument("--tol", type=checked("tol"), default=1e-6, help="L1 residual to stop at (default 1e-6)")
@@ -49,11 +49,8 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     pagerank.add_argument("--write-property", default="pagerank", help="node property (default pagerank)")
     add_wait(pagerank, "PageRank write of the same property")
     pagerank.add_argument("--json", action="store_true", help="print the summary as JSON")
-    pagerank.set_defaults(handler=_pagerank)
 
-    index = actions.add_parser("index", parents=[connection], help="build a similarity index on Spark",
-                               description="Build the index of METHOD on Spark and store it in the index store, "
-                               "where `linksim related` and `linksim similar` find it.")
+    index = command(actions, "index", _index, parents=[connection], help="build a similarity index on Spark")
     index.add_argument("method", metavar="METHOD", choices=spark_methods(), help=" | ".join(spark_methods()))
     _spark_options(index)
     _build_options(index)
@@ -62,15 +59,10 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
                        help="build from this edge list instead of Neo4j (Parquet with columns src, dst, or a "
                        "text file of two page numbers a line, gzip or not); needs --parquet, the only output")
     index.add_argument("--json", action="store_true", help="print the index description as JSON")
-    index.set_defaults(handler=_index)
 
-    similar = actions.add_parser(
-        "similar", parents=[connection], help="every page's related pages on Spark, written as SIMILAR_TO",
-        description="As `linksim similar`: the index (built on Spark unless a matching one is stored), every "
-        "page's top-k computed by Spark tasks that each answer a range of pages from the stored index, written "
-        "through the connector as a new run made current in one transaction (readers never see a mix or nothing).",
-        epilog="Exit codes: 0 written, 2 bad option, 3 Neo4j error, 6 index store problem, 7 another run of the "
-        "method holds its lock.",
+    similar = command(
+        actions, "similar", _similar, parents=[connection],
+        help="every page's related pages on Spark, written as SIMILAR_TO",
     )
     similar.add_argument("method", metavar="METHOD", choices=spark_methods(), help=" | ".join(spark_methods()))
     _spark_options(similar)
@@ -81,7 +73,6 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
                          help="connector writers at once (default 1: parallel writers of one graph lock the same "
                          "hub pages and deadlock, retried)")
     similar.add_argument("--json", action="store_true", help="print the run summary as JSON")
-    similar.set_defaults(handler=_similar)
 
 
 def _given(args: argparse.Namespace) -> dict:
@@ -99,6 +90,9 @@ def _spark(args: argparse.Namespace):
 
 
 def _pagerank(args: argparse.Namespace) -> int:
+    """PageRank (uniform teleport, dangling pages' rank spread uniformly, as `linksim pagerank`)
+    computed on Spark and written to --write-property."""
+
     from linksim.procedures.spark import spark_errors
 
     ls, spark = _spark(args)
@@ -119,6 +113,9 @@ def _pagerank(args: argparse.Namespace) -> int:
 
 
 def _index(args: argparse.Namespace) -> int:
+    """Build the index of METHOD on Spark and store it in the index store, where `linksim related` and
+    `linksim similar` find it."""
+
     from linksim.procedures.spark import spark_errors
 
     if args.edges:
@@ -153,6 +150,11 @@ def _index_from_file(args: argparse.Namespace) -> int:
 
 
 def _similar(args: argparse.Namespace) -> int:
+    """As `linksim similar`: the index (built on Spark unless a matching one is stored), every page's
+    top-k computed by Spark tasks that each answer a range of pages from the stored index, written
+    through the connector as a new run made current in one transaction (readers never see a mix or
+    nothing)."""
+
     from linksim.procedures.spark import spark_errors
 
     ls, spark = _spark(args)

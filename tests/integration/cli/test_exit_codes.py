@@ -96,8 +96,11 @@ CASES = [
 
 
 def test_every_documented_code_is_the_readmes_and_every_command_is_checked() -> None:
+    from linksim.cli.options import EXIT_CODES
+
     codes = documented_codes()
-    assert set(codes) == {0, 1, 2, 3, 4, 5, 6, 7, 8, 130}
+    assert set(codes) == set(EXIT_CODES) == {0, 1, 2, 3, 4, 5, 6, 7, 8, 130}
+    assert all(codes[code].strip().startswith(meaning) for code, meaning in EXIT_CODES.items())  # what --help says
     assert {code for _, code in CASES} <= set(codes)
     names = commands()
     covered = {next(" ".join(argv[:n]) for n in range(len(argv), 0, -1) if " ".join(argv[:n]) in names)
