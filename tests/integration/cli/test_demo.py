@@ -11,7 +11,8 @@ DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
 def test_demo_shows_related_pages_and_reuses_them(runner, cli_env, capsys, monkeypatch, tmp_path) -> None:
     from linksim.cli.main import main
 
-    monkeypatch.setenv("LINKSIM_HOME", str(tmp_path / "home"))  # its own index store
+    monkeypatch.setenv("LINKSIM_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))  # honoured as by every command
     monkeypatch.setenv("LINKSIM_DATA", str(DATA))
     assert main(["demo", "--pages", "Albert_Einstein", "Paris", "--pagesim-radius", "1"]) == 0
     out, err = capsys.readouterr()
@@ -29,6 +30,8 @@ def test_demo_shows_related_pages_and_reuses_them(runner, cli_env, capsys, monke
         assert runner.run("MATCH (c:LinksimCurrent {algorithm: $m}) MATCH (r:LinksimRun {id: c.run}) "
                           "RETURN count(r) AS n", {"m": method}) == [{"n": 1}]
     assert "[5/5]" in err
+    stored = {p.name for p in (tmp_path / "indexes").iterdir() if p.is_dir() and not p.name.startswith(".")}
+    assert stored == {"simrank", "psimrank", "xjaccard", "pagesim"} and not (tmp_path / "home" / "indexes").exists()
     # The Browser style's PageRank tiers are set: :PageRankTop1 holds exactly the top 1 % by rank.
     tier = runner.run("MATCH (p:PageRankTop1) RETURN min(p.pagerank) AS low, count(p) AS n")[0]
     ranked = runner.run("MATCH (p:Page) WHERE p.pagerank IS NOT NULL RETURN count(p) AS n")[0]["n"]
