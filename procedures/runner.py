@@ -15,8 +15,8 @@ from linksim.server.connection import Connection, retry_seconds
 
 
 class ServerUnreachable(LinksimError):
-    """Neo4j cannot be reached, or refused the credentials (exit code 3, as the driver's own
-    errors are reported)."""
+    """Neo4j cannot be reached, refused the credentials, or failed a query: the driver's errors as
+    one message (exit code 3)."""
 
     exit_code = 3
 
