@@ -16,38 +16,25 @@ import pandas as pd
 from linksim.procedures.runs import RunRecord
 
 
+def _recorded(field_name: str, doc: str = "") -> property:
+    """A result's field read from its stored run."""
+    return property(lambda self: getattr(self.record, field_name), doc=doc)
+
+
 @dataclass(frozen=True)
 class _Timed:
     record: RunRecord
 
-    @property
-    def run_id(self) -> str | int:
-        return self.record.id
+    run_id = _recorded("id")
+    pages = _recorded("pages")
+    links = _recorded("links")
+    pre_processing_millis = _recorded("stream_millis", "Streaming the graph out of Neo4j.")
+    compute_millis = _recorded("compute_millis")
+    write_millis = _recorded("write_millis")
 
     @property
     def configuration(self) -> dict:
         return dict(self.record.parameters)
-
-    @property
-    def pages(self) -> int:
-        return self.record.pages
-
-    @property
-    def links(self) -> int:
-        return self.record.links
-
-    @property
-    def pre_processing_millis(self) -> int:
-        """Streaming the graph out of Neo4j."""
-        return self.record.stream_millis
-
-    @property
-    def compute_millis(self) -> int:
-        return self.record.compute_millis
-
-    @property
-    def write_millis(self) -> int:
-        return self.record.write_millis
 
 
 @dataclass(frozen=True)
@@ -69,19 +56,14 @@ class PageRankStatsResult(_Timed):
     def ran_iterations(self) -> int:
         return int(self.record.iterations or 0)
 
-    @property
-    def residual(self) -> float:
-        return float(self.record.residual)
-
+    residual = _recorded("residual")
 
 
 @dataclass(frozen=True)
 class PageRankWriteResult(PageRankStatsResult):
     """``ls.pagerank.write()`` and ``ls.spark().pagerank()``: the property written on every page."""
 
-    @property
-    def node_properties_written(self) -> int:
-        return self.record.written
+    node_properties_written = _recorded("written")
 
 
 @dataclass(frozen=True)
@@ -91,18 +73,9 @@ class SimilarWriteResult(_Timed):
 
     engine: str = "numpy"
 
-    @property
-    def method(self) -> str:
-        return self.record.algorithm
-
-    @property
-    def relationships_written(self) -> int:
-        return self.record.written
-
-    @property
-    def lists_cut(self) -> int:
-        """Lists a member budget cut (``max_members``)."""
-        return self.record.lists_cut
+    method = _recorded("algorithm")
+    relationships_written = _recorded("written")
+    lists_cut = _recorded("lists_cut", "Lists a member budget cut (``max_members``).")
 
 
 @dataclass(frozen=True)
