@@ -23,7 +23,8 @@ from linksim.methods import METHODS as METHODS_REGISTRY
 log = logging.getLogger(__name__)
 
 METHODS = tuple(m.name for m in METHODS_REGISTRY.values() if m.exact is not None)  # Monte Carlo, with references
-COLOURS = {"simrank": "#1f77b4", "psimrank": "#d62728", "xjaccard": "#2ca02c", "pagesim": "#9467bd"}
+COLOURS = {"simrank": "#1f77b4", "psimrank": "#d62728", "xjaccard": "#2ca02c", "pagesim": "#9467bd",
+           "ppsimrank": "#ff7f0e"}
 PAGESIM_STYLES = {"1": ("#ff7f0e", "^-"), "2": ("#9467bd", "s-"), "3": ("#8c564b", "D-")}
 
 

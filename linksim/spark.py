@@ -34,7 +34,7 @@ import numpy as np
 
 from linksim.errors import ConfigurationError, LinksimError
 from linksim.fingerprints.index import NO_PARENT
-from linksim.fingerprints.randomness import GAMMA, MIX_1, MIX_2, signed, stream_key
+from linksim.fingerprints.randomness import GAMMA, MIX_1, MIX_2, inward, signed, stream_key
 
 
 def _functions():
@@ -149,10 +149,28 @@ def order_key_column(key, page):
 
 
 def _keys(spark, seed: int, fingerprints: range, step: int):
-    """The stream key of each fingerprint at ``step``: ``(fp, key)``, a small table to broadcast."""
+    """The stream key of each fingerprint at ``step`` and its direction coin (P-PSimRank):
+    ``(fp, key, inward)``, a small table to broadcast."""
     F = _functions()
-    rows = [(i, signed(stream_key(seed, i, step))) for i in fingerprints]
-    return F.broadcast(spark.createDataFrame(rows, "fp int, key long"))
+    rows = []
+    for i in fingerprints:
+        key = stream_key(seed, i, step)
+        rows.append((i, signed(key), inward(key)))
+    return F.broadcast(spark.createDataFrame(rows, "fp int, key long, inward boolean"))
+
+
+def closed_neighbourhoods(edges, n: int, partitions: int):
+    """``(pos, inward, cand)``: each page's closed in-neighbourhood (``inward`` true: the page
+    and the pages linking to it) and closed out-neighbourhood (false: the page and the pages it
+    links to), the choice sets of P-PSimRank's walks."""
+    F = _functions()
+    spark = edges.sparkSession
+    pages = spark.range(n).select(F.col("id").cast("int").alias("pos"), F.col("id").cast("int").alias("cand"))
+    parts = [edges.select(F.col("dst").alias("pos"), F.lit(True).alias("inward"), F.col("src").alias("cand")),
+             edges.select(F.col("src").alias("pos"), F.lit(False).alias("inward"), F.col("dst").alias("cand")),
+             pages.select("pos", F.lit(True).alias("inward"), "cand"),
+             pages.select("pos", F.lit(False).alias("inward"), "cand")]
+    return _materialise(_union(parts, spark, "pos int, inward boolean, cand int"), partitions)
 
 
 def _check_spark_settings(spark, partitions: int | None = None) -> None:
@@ -302,7 +320,10 @@ def _fingerprint_rows(edges, n: int, method: str, fingerprints: range, length: i
     walk = registered(method).walk
     spark = edges.sparkSession
     _check_spark_settings(spark, partitions)
-    numbered, degree = in_links(edges, partitions)
+    if walk == "both":
+        closed = closed_neighbourhoods(edges, n, partitions)
+    else:
+        numbered, degree = in_links(edges, partitions)
     fps = spark.range(fingerprints.start, fingerprints.stop).select(F.col("id").cast("int").alias("fp"))
     walks = _materialise(
         fps.crossJoin(spark.range(n).select(F.col("id").cast("int").alias("start")))
@@ -320,6 +341,11 @@ def _fingerprint_rows(edges, n: int, method: str, fingerprints: range, length: i
                               F.shiftright(F.shiftrightunsigned(h, 32) * F.col("degree"), 32).alias("offset"))
                       .join(numbered.withColumnRenamed("dst", "pos"), ["pos", "offset"])
                       .select("fp", "start", F.col("src").alias("pos")))
+        elif walk == "both":  # P-PSimRank: first in the order among the closed neighbourhood, this step's way
+            chosen = (keyed.join(closed, ["pos", "inward"])
+                      .select("fp", "start", order_key_column(F.col("key"), F.col("cand")).alias("order"))
+                      .groupBy("fp", "start").agg(F.min("order").alias("order"))
+                      .select("fp", "start", (F.col("order").bitwiseAND(F.lit(0xFFFFFFFF))).cast("int").alias("pos")))
         else:  # PSimRank: the in-neighbour first in the step's random order of the pages
             chosen = (keyed.join(numbered.select(F.col("dst").alias("pos"), "src"), "pos")
                       .select("fp", "start", order_key_column(F.col("key"), F.col("src")).alias("order"))

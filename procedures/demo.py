@@ -15,7 +15,7 @@ from linksim import cypher
 log = logging.getLogger("linksim")
 
 WIKI = "https://en.wikipedia.org/wiki/"
-METHODS = ("simrank", "psimrank", "xjaccard", "pagesim")
+METHODS = ("ppsimrank", "simrank", "psimrank", "xjaccard", "pagesim")
 STEPS = 5
 
 

@@ -1,4 +1,4 @@
-"""Exact (truncated) SimRank, PSimRank and extended Jaccard for small graphs: the references the
+"""Exact (truncated) SimRank, PSimRank, P-PSimRank and extended Jaccard for small graphs: the references the
 Monte Carlo indexes are measured against."""
 
 from __future__ import annotations
@@ -38,38 +38,67 @@ def simrank_exact(graph: LinkGraph, decay: float = 0.6, length: int = 10, each=N
     return scores
 
 
-def psimrank_exact(graph: LinkGraph, decay: float = 0.6, length: int = 10, each=None) -> np.ndarray:
-    r"""Truncated PSimRank by the iteration of the 2005 paper (Section 2.2.2; averages as in the
-    papers README), for ``A = I(u)``, ``B = I(v)``::
+def _psimrank_step(sets):
+    r"""PSimRank's iteration for the choice sets ``A = sets[u]``, ``B = sets[v]`` (a 0/1 CSR matrix)::
 
-        s'(u,v) = c · ( |A∩B| / |A∪B|
-                       + 1/(|A∪B|·|B|) Σ_{u'∈A\B, v'∈B} s(u',v')
-                       + 1/(|A∪B|·|A|) Σ_{u'∈A, v'∈B\A} s(u',v') )
+        F(S)(u,v) = |A∩B| / |A∪B|
+                    + 1/(|A∪B|·|B|) Σ_{u'∈A\B, v'∈B} S(u',v')
+                    + 1/(|A∪B|·|A|) Σ_{u'∈A, v'∈B\A} S(u',v')
 
-    in matrix form: with ``P = M S Mᵀ`` and ``T[u,v] = Σ_x M[u,x] M[v,x] (S Mᵀ)[x,v]`` (the sum over
-    ``u' ∈ A∩B``), the second sum is ``P − T`` and the third ``P − Tᵀ``.
-    """
+    (0 where A or B is empty), in matrix form: with ``P = M S Mᵀ`` and
+    ``T[u,v] = Σ_x M[u,x] M[v,x] (S Mᵀ)[x,v]`` (the sum over ``u' ∈ A∩B``), the second sum is
+    ``P − T`` and the third ``P − Tᵀ`` (S symmetric)."""
     import scipy.sparse as sp
 
-    in_matrix = _in_matrix(graph)
-    degree = np.asarray(in_matrix.sum(axis=1)).ravel()
-    inter = np.asarray((in_matrix @ in_matrix.T).todense())
+    degree = np.asarray(sets.sum(axis=1)).ravel()
+    inter = np.asarray((sets @ sets.T).todense())
     union = degree[:, None] + degree[None, :] - inter
     both = (degree[:, None] > 0) & (degree[None, :] > 0)
     safe_union = np.where(both, union, 1.0)
     jaccard = np.where(both, inter / safe_union, 0.0)
     scale_v = np.where(both, 1.0 / (safe_union * np.maximum(degree[None, :], 1)), 0.0)
     scale_u = np.where(both, 1.0 / (safe_union * np.maximum(degree[:, None], 1)), 0.0)
-    transposed = in_matrix.T.tocsr()
+    transposed = sets.T.tocsr()
+
+    def step(scores: np.ndarray) -> np.ndarray:
+        right = np.asarray((sets @ scores).T)  # S Mᵀ  (S symmetric)
+        both_sums = np.asarray(sets @ right)  # M S Mᵀ
+        shared = np.asarray((sets @ sp.csr_matrix(transposed.multiply(right))).todense())
+        return jaccard + scale_v * (both_sums - shared) + scale_u * (both_sums - shared.T)
+
+    return step
+
+
+def psimrank_exact(graph: LinkGraph, decay: float = 0.6, length: int = 10, each=None) -> np.ndarray:
+    """Truncated PSimRank by the iteration of the 2005 paper (Section 2.2.2; averages as in the
+    papers README): ``s_{k+1} = c · F(s_k)`` for the in-sets ``I(u)`` (:func:`_psimrank_step`)."""
+    step = _psimrank_step(_in_matrix(graph))
     scores = np.eye(graph.n)
-    for _ in range(length):
-        right = np.asarray((in_matrix @ scores).T)  # S Mᵀ  (S symmetric)
-        both_sums = np.asarray(in_matrix @ right)  # M S Mᵀ
-        shared = np.asarray((in_matrix @ sp.csr_matrix(transposed.multiply(right))).todense())
-        scores = decay * (jaccard + scale_v * (both_sums - shared) + scale_u * (both_sums - shared.T))
+    for k in range(length):
+        scores = decay * step(scores)
         np.fill_diagonal(scores, 1.0)
         if each is not None:
-            each(_ + 1, scores)
+            each(k + 1, scores)
+    return scores
+
+
+def ppsimrank_exact(graph: LinkGraph, decay: float = 0.6, length: int = 3, each=None) -> np.ndarray:
+    """Truncated P-PSimRank: ``s_{k+1} = c · (F_in(s_k) + F_out(s_k)) / 2``, PSimRank's iteration
+    over the closed in-sets ``I(u) ∪ {u}`` and over the closed out-sets ``O(u) ∪ {u}``, each with
+    probability 1/2 (P-Rank's recursion, Zhao, Han & Sun 2009, with lambda = 1/2, and
+    PSimRank's coupling in place of SimRank's independent choices)."""
+    import scipy.sparse as sp
+
+    closed_in = _in_matrix(graph)
+    closed_in = ((closed_in + sp.eye(graph.n, format="csr")) > 0).astype(np.float64).tocsr()
+    closed_out = closed_in.T.tocsr()
+    inward, outward = _psimrank_step(closed_in), _psimrank_step(closed_out)
+    scores = np.eye(graph.n)
+    for k in range(length):
+        scores = decay * 0.5 * (inward(scores) + outward(scores))
+        np.fill_diagonal(scores, 1.0)
+        if each is not None:
+            each(k + 1, scores)
     return scores
 
 

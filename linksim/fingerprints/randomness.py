@@ -15,6 +15,11 @@ this, on unsigned 64-bit words):
 - PSimRank, the in-neighbour ``q`` of smallest order key ``(draw(key, q) >> 33) << 32 | q``: a
   random order of all pages (31 random bits, ties impossible: the page is in the low 32 bits),
   fresh at each step, in place of the 2005 paper's random permutation;
+- P-PSimRank (both directions), at each (fingerprint, step) one coin for every walk,
+  :func:`inward` (the top bit of ``draw(key, 2^32)``, a page number no page has): in-links when it
+  is 0, out-links otherwise; then the page of smallest order key in the page's *closed*
+  neighbourhood in that direction (the page itself and its in- or out-neighbours), so that a walk
+  may stay where it is and never stops;
 - extended Jaccard, the page of smallest order key among the pages reaching ``u`` in at most
   ``k`` links (a min-hash keeps the minimising page itself, the key's low 32 bits).
 
@@ -123,6 +128,31 @@ def smallest_choices(key, pages, in_indptr, in_indices, choice):
         best = _order_key(k, in_indices[begin])
         for i in range(begin + 1, end):
             o = _order_key(k, in_indices[i])
+            if o < best:
+                best = o
+        choice[j] = best & np.int64(0xFFFFFFFF)
+
+
+#: The page number of the direction coin's draw: above every page (pages are below 2^31).
+DIRECTION_DRAW = 1 << 32
+
+
+def inward(key: int) -> bool:
+    """P-PSimRank: do the walks of stream ``key`` follow in-links (True) or out-links? Probability
+    1/2 each, one coin for every walk of the stream (P-Rank's weighting, lambda = 1/2)."""
+    return (mix64(key + DIRECTION_DRAW * GAMMA) >> 63) == 0
+
+
+@njit(cache=True, nogil=True)
+def closed_smallest_choices(key, pages, indptr, indices, choice):
+    """P-PSimRank: for each of ``pages``, the page first in the random order of this stream among
+    the page itself and its neighbours ``indices[indptr[p]:indptr[p + 1]]`` (never -1)."""
+    k = uint64(key)
+    for j in range(len(pages)):
+        p = pages[j]
+        best = _order_key(k, p)
+        for i in range(indptr[p], indptr[p + 1]):
+            o = _order_key(k, indices[i])
             if o < best:
                 best = o
         choice[j] = best & np.int64(0xFFFFFFFF)

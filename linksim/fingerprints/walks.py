@@ -13,7 +13,9 @@ from linksim.fingerprints.index import NO_PARENT, FingerprintIndex, new_array
 from linksim.graph import LinkGraph
 from linksim.parameters import check_parameters
 from linksim.progress import Progress
-from linksim.fingerprints.randomness import smallest_choices, stream_key, uniform_choices
+from linksim.fingerprints.randomness import (
+    closed_smallest_choices, inward, smallest_choices, stream_key, uniform_choices,
+)
 
 def walking_methods() -> list[str]:
     """The registered methods whose index is fingerprint graphs of walks."""
@@ -28,13 +30,26 @@ def _check(n_fingerprints: int, length: int, decay: float, method: str) -> None:
         raise ConfigurationError(f"method must be one of {', '.join(walking_methods())}, got {method!r}")
 
 
-#: How a fingerprint walk chooses its next page, by the method's ``walk`` (see linksim.methods.method.Method).
-_DRAWS = {"uniform": uniform_choices, "smallest": smallest_choices}
+def _both_directions(key, pages, graph: LinkGraph, choice) -> None:
+    if inward(int(key)):
+        closed_smallest_choices(key, pages, graph.in_indptr, graph.in_indices, choice)
+    else:
+        closed_smallest_choices(key, pages, graph.out_indptr, graph.out_indices, choice)
+
+
+#: How a fingerprint walk chooses its next page, by the method's ``walk`` (see linksim.methods.method.Method):
+#: ``draw(key, pages, graph, choice)``.
+_DRAWS = {
+    "uniform": lambda key, pages, graph, choice: uniform_choices(key, pages, graph.in_indptr, graph.in_indices, choice),
+    "smallest": lambda key, pages, graph, choice: smallest_choices(key, pages, graph.in_indptr, graph.in_indices,
+                                                                   choice),
+    "both": _both_directions,
+}
 
 
 def step_choices(graph: LinkGraph, method: str, seed: int, fingerprint: int, step: int) -> np.ndarray:
     """Where a walk standing on each page goes at ``step`` (1..L) of ``fingerprint`` (-1: no
-    in-link): a pure function of (seed, fingerprint, step, page), see :mod:`linksim.fingerprints.randomness`."""
+    in-link, the walk stops): a pure function of (seed, fingerprint, step, page), see :mod:`linksim.fingerprints.randomness`."""
     return choices_of(graph, method, stream_key(seed, fingerprint, step), np.arange(graph.n, dtype=np.int64))
 
 
@@ -44,7 +59,7 @@ def choices_of(graph: LinkGraph, method: str, key: int, pages: np.ndarray) -> np
 
     choice = np.empty(len(pages), dtype=np.int64)
     draw = _DRAWS[registered(method).walk]
-    draw(np.uint64(key), pages, graph.in_indptr, graph.in_indices, choice)
+    draw(np.uint64(key), pages, graph, choice)
     return choice
 
 
@@ -68,7 +83,8 @@ def build_index(
 
     Parameters
     ----------
-    method : {"simrank", "psimrank"}
+    method : str
+        A registered method whose index is fingerprint graphs (simrank, psimrank, ppsimrank).
     n_fingerprints : int
         N, independent samples (default 100).
     length : int

@@ -66,7 +66,8 @@ class Method:
         where the index is exact itself.
     walk : str or None
         How a fingerprint walk chooses its next page (``"uniform"``: SimRank's uniform in-neighbour;
-        ``"smallest"``: PSimRank's smallest in a random order of the pages), None for the methods
+        ``"smallest"``: PSimRank's smallest in a random order of the pages; ``"both"``: P-PSimRank's
+        smallest in the closed in- or out-neighbourhood, the direction drawn per step), None for the methods
         that walk no fingerprint graphs.
     value_ranges : callable
         ``value_ranges(meta, pages, length)`` -> ``{array: (low, high)}``, inclusive: where every

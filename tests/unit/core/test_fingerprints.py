@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from linksim.errors import ConfigurationError
-from linksim.fingerprints.exact import psimrank_exact, simrank_exact, xjaccard_exact
+from linksim.fingerprints.exact import ppsimrank_exact, psimrank_exact, simrank_exact, xjaccard_exact
 from linksim.fingerprints.minhash import build_minhash_index
 from linksim.fingerprints.walks import build_index, walk_choices
 from linksim.graph import LinkGraph
@@ -35,7 +35,7 @@ def naive_meeting_times(graph: LinkGraph, n_fingerprints: int, length: int, seed
         yield times
 
 
-@pytest.mark.parametrize("method", ["simrank", "psimrank"])
+@pytest.mark.parametrize("method", ["simrank", "psimrank", "ppsimrank"])
 @pytest.mark.parametrize("seed", [1, 2])
 def test_tree_decoding_equals_the_naive_walks(method: str, seed: int) -> None:
     graph = random_graph(seed)
@@ -56,7 +56,8 @@ def estimate(graph: LinkGraph, n: int, seed: int, method: str) -> np.ndarray:
     return total / n
 
 
-@pytest.mark.parametrize("method, exact", [("simrank", simrank_exact), ("psimrank", psimrank_exact)])
+@pytest.mark.parametrize("method, exact", [("simrank", simrank_exact), ("psimrank", psimrank_exact),
+                                           ("ppsimrank", ppsimrank_exact)])
 @pytest.mark.parametrize("seed", [3, 4])
 def test_ten_thousand_fingerprints_are_within_003(method, exact, seed) -> None:
     graph = random_graph(seed, n=30, m=90)
@@ -75,7 +76,8 @@ def test_xjaccard_ten_thousand_fingerprints_within_003(seed: int) -> None:
     assert index.sim(2, 5) == pytest.approx(estimated[2, 5])
 
 
-@pytest.mark.parametrize("method, exact", [("simrank", simrank_exact), ("psimrank", psimrank_exact)])
+@pytest.mark.parametrize("method, exact", [("simrank", simrank_exact), ("psimrank", psimrank_exact),
+                                           ("ppsimrank", ppsimrank_exact)])
 def test_theorem_5_bound_with_100_fingerprints(method, exact) -> None:
     graph = random_graph(7, n=40, m=130)
     index = build_index(graph, method, n_fingerprints=100, length=LENGTH, seed=7)
@@ -96,7 +98,7 @@ def test_xjaccard_theorem_5_bound_with_100_fingerprints() -> None:
     assert np.mean(off) <= 2 * math.exp(-6 / 7 * 100 * 0.2**2)
 
 
-@pytest.mark.parametrize("method", ["simrank", "psimrank"])
+@pytest.mark.parametrize("method", ["simrank", "psimrank", "ppsimrank"])
 def test_invariants(method: str) -> None:
     graph = random_graph(9)
     index = build_index(graph, method, n_fingerprints=50, seed=9)
@@ -163,7 +165,7 @@ def test_bad_parameters(kwargs) -> None:
 
 
 @pytest.mark.parametrize("slice_min", [0, 10**9], ids=["slices", "gather"])
-@pytest.mark.parametrize("method", ["simrank", "psimrank"])
+@pytest.mark.parametrize("method", ["simrank", "psimrank", "ppsimrank"])
 def test_all_fingerprints_at_once_equals_the_tree_walk(method: str, slice_min: int) -> None:
     graph = random_graph(13, n=60, m=150)
     index = build_index(graph, method, n_fingerprints=30, seed=13)
@@ -208,6 +210,19 @@ def simrank_by_pairs(graph: LinkGraph, decay: float, length: int) -> np.ndarray:
     return scores
 
 
+def psimrank_pair(a: set, b: set, scores: np.ndarray) -> float:
+    """PSimRank's iteration for one pair of choice sets, as the papers README reads it."""
+    if not a or not b:
+        return 0.0
+    union = len(a | b)
+    value = len(a & b) / union
+    if a - b:
+        value += len(a - b) / union * np.mean([scores[x, y] for x in a - b for y in b])
+    if b - a:
+        value += len(b - a) / union * np.mean([scores[x, y] for x in a for y in b - a])
+    return value
+
+
 def psimrank_by_pairs(graph: LinkGraph, decay: float, length: int) -> np.ndarray:
     sets = [set(graph.in_links(v).tolist()) for v in range(graph.n)]
     scores = np.eye(graph.n)
@@ -215,16 +230,23 @@ def psimrank_by_pairs(graph: LinkGraph, decay: float, length: int) -> np.ndarray
         following = np.eye(graph.n)
         for u in range(graph.n):
             for v in range(u + 1, graph.n):
-                a, b = sets[u], sets[v]
-                if not a or not b:
-                    continue
-                union = len(a | b)
-                value = len(a & b) / union
-                if a - b:
-                    value += len(a - b) / union * np.mean([scores[x, y] for x in a - b for y in b])
-                if b - a:
-                    value += len(b - a) / union * np.mean([scores[x, y] for x in a for y in b - a])
-                following[u, v] = following[v, u] = decay * value
+                following[u, v] = following[v, u] = decay * psimrank_pair(sets[u], sets[v], scores)
+        scores = following
+    return scores
+
+
+def ppsimrank_by_pairs(graph: LinkGraph, decay: float, length: int) -> np.ndarray:
+    """P-PSimRank by its definition: half PSimRank's step over the closed in-sets, half over the
+    closed out-sets (the page itself always in its set)."""
+    ins = [set(graph.in_links(v).tolist()) | {v} for v in range(graph.n)]
+    outs = [set(graph.out_links(v).tolist()) | {v} for v in range(graph.n)]
+    scores = np.eye(graph.n)
+    for _ in range(length):
+        following = np.eye(graph.n)
+        for u in range(graph.n):
+            for v in range(u + 1, graph.n):
+                following[u, v] = following[v, u] = decay * 0.5 * (
+                    psimrank_pair(ins[u], ins[v], scores) + psimrank_pair(outs[u], outs[v], scores))
         scores = following
     return scores
 
@@ -245,10 +267,11 @@ def test_exact_references_equal_their_pairwise_definitions(seed: int) -> None:
     graph = random_graph(seed, n=18, m=45)
     assert np.allclose(simrank_exact(graph, 0.6, 5), simrank_by_pairs(graph, 0.6, 5), atol=1e-12)
     assert np.allclose(psimrank_exact(graph, 0.6, 5), psimrank_by_pairs(graph, 0.6, 5), atol=1e-12)
+    assert np.allclose(ppsimrank_exact(graph, 0.6, 4), ppsimrank_by_pairs(graph, 0.6, 4), atol=1e-12)
     assert np.allclose(xjaccard_exact(graph, 0.6, 3), xjaccard_by_sets(graph, 0.6, 3), atol=1e-12)
 
 
-@pytest.mark.parametrize("method", ["simrank", "psimrank"])
+@pytest.mark.parametrize("method", ["simrank", "psimrank", "ppsimrank"])
 def test_meeting_times_of_many_pages_equal_lemma_2(method: str) -> None:
     graph = random_graph(31, n=50, m=150)
     index = build_index(graph, method, n_fingerprints=20, seed=8)
@@ -258,7 +281,7 @@ def test_meeting_times_of_many_pages_equal_lemma_2(method: str) -> None:
             assert many[v].tolist() == index.meeting_times(u, v).tolist()
 
 
-@pytest.mark.parametrize("method", ["simrank", "psimrank"])
+@pytest.mark.parametrize("method", ["simrank", "psimrank", "ppsimrank"])
 @pytest.mark.parametrize("limit, cost", [(-1, 5.0), (5, 0.0), (10_000, 0.0), (2_000, 5.0)])
 def test_top_k_read_level_by_level_equals_reading_every_member(method: str, limit: int, cost: float) -> None:
     # Clusters of pages linked from the same hubs (high similarity inside), plus random links.
@@ -324,7 +347,7 @@ def hub_graph(seed: int) -> LinkGraph:
     return LinkGraph.from_edges(np.array(source), np.array(target), 96)
 
 
-@pytest.mark.parametrize("method", ["simrank", "psimrank"])
+@pytest.mark.parametrize("method", ["simrank", "psimrank", "ppsimrank"])
 def test_twin_classes_are_the_pages_meeting_at_step_one_everywhere(method: str) -> None:
     graph = hub_graph(8)
     index = build_index(graph, method, n_fingerprints=30, seed=8)
@@ -340,10 +363,11 @@ def test_twin_classes_are_the_pages_meeting_at_step_one_everywhere(method: str) 
             expected = np.flatnonzero(twins | (np.arange(graph.n) == u)) if klass[u] >= 0 else np.array([u])
             got = np.flatnonzero(klass == klass[u]) if klass[u] >= 0 else np.array([u])
             assert got.tolist() == expected.tolist()
-    assert len(index.twin_classes()[1]) > 4  # the hubs' single-link pages at least
+    if method != "ppsimrank":  # closed neighbourhoods in both directions: a page is nobody's twin here
+        assert len(index.twin_classes()[1]) > 4  # the hubs' single-link pages at least
 
 
-@pytest.mark.parametrize("method", ["simrank", "psimrank"])
+@pytest.mark.parametrize("method", ["simrank", "psimrank", "ppsimrank"])
 def test_twin_answers_equal_the_query_of_each_page(method: str) -> None:
     graph = hub_graph(9)
     index = build_index(graph, method, n_fingerprints=30, seed=9)
@@ -357,3 +381,18 @@ def test_twin_answers_equal_the_query_of_each_page(method: str) -> None:
                     got = index.related(u, top_k=top_k, similarity_cutoff=similarity_cutoff, n_fingerprints=count)
                     assert [v for v, _ in got] == [v for v, _ in expected]
                     assert np.allclose([s for _, s in got], [s for _, s in expected], atol=1e-12)
+
+
+def test_ppsimrank_sees_both_directions() -> None:
+    """A page with out-links only (no in-link) is related to a page linking to the same pages, and
+    two pages that link to each other are related without any other link; PSimRank sees neither."""
+    graph = LinkGraph.from_edges(np.array([0, 0, 1, 1, 3]), np.array([2, 3, 2, 3, 4]), 6)
+    both = ppsimrank_exact(graph, DECAY, 3)
+    assert both[0, 1] > 0 and psimrank_exact(graph, DECAY, 3)[0, 1] == 0
+    # 3 -> 4 only: closed out-sets {3, 4} and {4} share 4; closed in-sets {0, 1, 3} and {3, 4} share 3.
+    assert both[3, 4] > 0
+    assert both[5].sum() == 1.0 and both[:, 5].sum() == 1.0  # a page without links: itself only
+    assert np.allclose(both, both.T) and (both >= 0).all() and (both <= 1).all()
+    index = build_index(graph, "ppsimrank", n_fingerprints=200, length=3, seed=2)
+    assert {v for v, _ in index.related(0, top_k=None)} >= {1}
+    assert index.related(5, top_k=None) == []

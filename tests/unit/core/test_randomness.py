@@ -7,7 +7,7 @@ import numpy as np
 
 from linksim.graph import LinkGraph
 from linksim.fingerprints.minhash import build_minhash_index
-from linksim.fingerprints.randomness import GAMMA, draws, mix64, order_keys, stream_key
+from linksim.fingerprints.randomness import GAMMA, draws, inward, mix64, order_keys, stream_key
 from linksim.fingerprints.walks import build_index, step_choices
 
 
@@ -27,12 +27,12 @@ def test_compiled_draws_equal_the_python_definition() -> None:
 
 def test_choices_depend_on_nothing_but_seed_fingerprint_step_and_page() -> None:
     """A page's choice is the same whatever other pages the graph holds (so a partition of the
-    pages draws what the whole does): graph B has A's in-links of the even pages only."""
+    pages draws what the whole does): graph B has A's in- and out-links of the even pages only."""
     a = random_graph(1)
     source, target = a.edges()
-    even = target % 2 == 0
+    even = (target % 2 == 0) | (source % 2 == 0)
     b = LinkGraph.from_edges(source[even], target[even], a.n)
-    for method in ("simrank", "psimrank"):
+    for method in ("simrank", "psimrank", "ppsimrank"):
         for step in (1, 4):
             ca, cb = step_choices(a, method, 9, 2, step), step_choices(b, method, 9, 2, step)
             pages = np.flatnonzero(np.arange(a.n) % 2 == 0)
@@ -54,6 +54,17 @@ def test_psimrank_walks_meet_with_the_jaccard_probability() -> None:
     graph = LinkGraph.from_edges(np.array([1, 2, 3, 2, 3, 4, 5]), np.array([0, 0, 0, 6, 6, 6, 6]), 7)
     same = np.mean([(lambda c: c[0] == c[6])(step_choices(graph, "psimrank", s, 0, 1)) for s in range(20_000)])
     assert abs(same - 0.4) < 4 * np.sqrt(0.4 * 0.6 / 20_000)
+
+
+def test_ppsimrank_walks_meet_with_the_mean_jaccard_of_the_closed_neighbourhoods() -> None:
+    # Page 0: closed in-set {0, 1, 2, 3}, closed out-set {0, 7}; page 6: in {2, 3, 4, 5, 6}, out
+    # {6, 7}. One coin a stream: in-links (Jaccard 2 / 7) or out-links (1 / 3), half the time each.
+    graph = LinkGraph.from_edges(np.array([1, 2, 3, 2, 3, 4, 5, 0, 6]), np.array([0, 0, 0, 6, 6, 6, 6, 7, 7]), 8)
+    streams = [stream_key(s, 0, 1) for s in range(20_000)]
+    assert abs(np.mean([inward(k) for k in streams]) - 0.5) < 4 * np.sqrt(0.25 / 20_000)
+    same = np.mean([(lambda c: c[0] == c[6])(step_choices(graph, "ppsimrank", s, 0, 1)) for s in range(20_000)])
+    expected = (2 / 7 + 1 / 3) / 2
+    assert abs(same - expected) < 4 * np.sqrt(expected * (1 - expected) / 20_000)
 
 
 def test_order_keys_are_distinct_and_carry_their_page() -> None:

@@ -34,7 +34,7 @@ def test_hash_columns_equal_the_compiled_draws(spark) -> None:
 
 
 @pytest.mark.parametrize("partitions", [1, 2, 7])
-@pytest.mark.parametrize("method", ["simrank", "psimrank"])
+@pytest.mark.parametrize("method", ["simrank", "psimrank", "ppsimrank"])
 def test_fingerprint_graphs_equal_numpy_bit_for_bit(spark, method: str, partitions: int) -> None:
     graph = random_graph(partitions)
     edges = jobs.edges_frame(spark, graph, partitions)

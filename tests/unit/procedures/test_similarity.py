@@ -43,12 +43,12 @@ def test_similar_writes_then_switches_then_retires(fake, recording, tmp_path) ->
 
 
 def test_related_reads_no_link_and_builds_nothing(fake, recording, tmp_path) -> None:
-    from linksim.methods import method
+    from linksim.methods import DEFAULT_METHOD, method
     from linksim.procedures.api import Linksim
 
     graph = LinkGraph.from_edges(np.array(fake.EDGES[0]), np.array(fake.EDGES[1]), 4, keys=fake.URLS)
-    index = method("psimrank").build_index(graph, n_fingerprints=30)
-    store.save(index, tmp_path, "psimrank", graph.n, graph.m, urls=fake.URLS, state=fake.STATE)
+    index = method(DEFAULT_METHOD).build_index(graph, n_fingerprints=30)
+    store.save(index, tmp_path, DEFAULT_METHOD, graph.n, graph.m, urls=fake.URLS, state=fake.STATE)
     details = lambda p: [{"url": u, "title": u[-1].upper(), "pagerank": 0.25} for u in p["urls"]]  # noqa: E731
     runner = recording({"LinksimGraph {name: 'links'}": [fake.STATE], "UNWIND $urls AS url": details})
     ls = Linksim(runner, tmp_path, show_progress=False)
@@ -58,7 +58,7 @@ def test_related_reads_no_link_and_builds_nothing(fake, recording, tmp_path) -> 
     # Only the constant-time count of links (Neo4j's count store), never the links themselves.
     assert not [q for _, q, _ in runner.sent if ("LINKS_TO" in q and "count(r)" not in q) or "collect(id(p))" in q]
     assert len(runner.queries("LinksimGraph")) == 2  # one constant-time check per call
-    assert store.stored(tmp_path, "psimrank")[0]["created"]  # the one index, not rebuilt
+    assert store.stored(tmp_path, DEFAULT_METHOD)[0]["created"]  # the one index, not rebuilt
     runner.answers["LinksimGraph {name: 'links'}"] = [dict(fake.STATE, version=3, links=6)]
     with pytest.raises(store.IndexMismatch, match="stale"):
         ls.related("http://e.org/c")
