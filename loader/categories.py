@@ -1,8 +1,10 @@
-"""Category files for evaluation: ``page<TAB>category path`` per line.
+"""Category files for evaluation: ``page<TAB>category path`` per line, or the classes of a LINQS
+``.content`` file (WebKB: the page's URL, its word features, its class last, on one line).
 
 The page is a URL (normalised as the loader does) or a Wikispeedia article name, which becomes
 ``https://en.wikipedia.org/wiki/<name>`` as when the data set is loaded. A Wikispeedia folder
-stands for its ``categories.tsv``. Lines starting with ``#`` and blank lines are skipped.
+stands for its ``categories.tsv``, a folder of ``.content`` files (WebKB) for all of them. Lines
+starting with ``#`` and blank lines are skipped.
 """
 
 from __future__ import annotations
@@ -25,20 +27,32 @@ class EvaluationInputError(LinksimError):
 
 
 def read_categories(path: Path) -> dict[str, list[str]]:
-    """URL -> category paths, from a categories file (or a Wikispeedia folder)."""
+    """URL -> category paths, from a categories file, a ``.content`` file, a Wikispeedia folder or a
+    folder of ``.content`` files."""
     path = Path(path)
     if path.is_dir():
+        contents = sorted(path.glob("*.content"))
+        if contents and not (path / "categories.tsv").exists():
+            found: dict[str, list[str]] = {}
+            for each in contents:
+                for key, paths in read_categories(each).items():
+                    found.setdefault(key, []).extend(paths)
+            return found
         path = path / "categories.tsv"
     if not path.exists():
         raise EvaluationInputError(path, None, "no such categories file")
+    content = path.name.endswith(".content")
     policy = ErrorPolicy("stop", CrawlGraph())
-    found: dict[str, list[str]] = {}
+    found = {}
     for number, text in read_lines(path, policy):
         if not text.strip() or text.startswith("#"):
             continue
-        fields = text.split("\t")
+        fields = text.split() if content else text.split("\t")
+        if content:
+            fields = [fields[0], fields[-1]] if len(fields) >= 2 else fields
         if len(fields) < 2 or not fields[1].strip():
-            raise EvaluationInputError(path, number, "expected `page<TAB>category path`")
+            raise EvaluationInputError(path, number, "expected `URL features... class`" if content
+                                       else "expected `page<TAB>category path`")
         page = fields[0].strip()
         kind, key = resolve(page if "://" in page else WIKIPEDIA + page)
         if kind in (INVALID, NON_WEB):

@@ -301,13 +301,16 @@ class Linksim:
         return label_pagerank_tiers(self.runner, write_property)
 
     def evaluate(self, categories: dict | None = None, methods: list[str] | None = None, depth: int = 2,
-                 top: int = 100, exact: bool = False, texts: dict | None = None) -> list[dict]:
-        """Grade the current SIMILAR_TO run of each method (sibling Gamma, precision@10; with
-        ``texts``, Delta(A, T)); ``categories`` default to the pages' ``categories`` property."""
+                 top: int = 100, exact: bool = False, texts: dict | None = None,
+                 anchors: bool | list[str] = False) -> list[dict]:
+        """Grade the current SIMILAR_TO run of each method (precision@10, hits@10, sibling Gamma,
+        coverage; with ``texts``, Delta(A, T)) and, with ``anchors`` (True or their names), the
+        anchors of :mod:`linksim.evaluation.anchors` on the same pages; ``categories`` default
+        to the pages' ``categories`` property."""
         from linksim.procedures.evaluation import evaluate
 
         return evaluate(self.runner, categories, methods, depth=depth, top=top, exact=exact, texts=texts,
-                        show_progress=self.show_progress)
+                        show_progress=self.show_progress, anchors=anchors)
 
     # Similarity ---------------------------------------------------------------------------------
     def similar(self, method: str = DEFAULT_METHOD) -> Similar:

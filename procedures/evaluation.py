@@ -1,4 +1,5 @@
-"""Grade the SIMILAR_TO lists in Neo4j (and, for small graphs, the exact references) by sibling Γ."""
+"""Grade the SIMILAR_TO lists in Neo4j (and, for small graphs, the exact references and the anchors)
+by precision@10, hits@10, sibling Γ and coverage."""
 
 from __future__ import annotations
 
@@ -24,6 +25,11 @@ WITH p, s, q ORDER BY s.rank
 RETURN p.url AS url, collect(q.url) AS related, collect(s.score) AS scores
 """
 
+LINKED_PAGES = """
+MATCH (p:Page) WHERE EXISTS { MATCH (p)-[:LINKS_TO]-(q:Page) WHERE q <> p }
+RETURN p.url AS url
+"""
+
 PAGE_CATEGORIES = """
 MATCH (p:Page) WHERE p.categories IS NOT NULL
 RETURN p.url AS url, p.categories AS categories
@@ -31,6 +37,8 @@ RETURN p.url AS url, p.categories AS categories
 
 #: Largest graph for which ``exact=True`` computes the dense exact references.
 EXACT_MAX_PAGES = 20_000
+#: Largest graph for which the anchors are computed (sparse products that grow with the hubs' degrees).
+ANCHOR_MAX_PAGES = 200_000
 
 
 def current_runs(runner) -> dict[str, dict]:
@@ -67,13 +75,23 @@ def evaluate(
     exact: bool = False,
     texts: dict[str, str] | None = None,
     show_progress: bool = True,
+    anchors: bool | list[str] = False,
 ) -> list[dict]:
-    """Rows of (method, source, Γ, pooled Γ, queries, pairs, precision@10, graded).
+    """Rows of (method, source, Γ, pooled Γ, queries, pairs, precision@10, graded, hits@10,
+    labelled, coverage).
 
-    ``source`` is ``neo4j`` (the current SIMILAR_TO run) or ``exact`` (the exact reference of
+    ``source`` is ``neo4j`` (the current SIMILAR_TO run), ``exact`` (the exact reference of
     the method with that run's parameters, computed here; graphs of at most
-    :data:`EXACT_MAX_PAGES` pages).
+    :data:`EXACT_MAX_PAGES` pages) or ``anchor`` (``anchors``: True for every anchor of
+    :mod:`linksim.evaluation.anchors`, or their names; graphs of at most :data:`ANCHOR_MAX_PAGES`
+    pages), graded on the same pages.
     """
+    from linksim.evaluation.anchors import ANCHORS
+
+    anchor_names = list(ANCHORS) if anchors is True else list(anchors or [])
+    unknown = [a for a in anchor_names if a not in ANCHORS]
+    if unknown:
+        raise LinksimError(f"no anchor {unknown[0]!r}: the anchors are {', '.join(ANCHORS)}")
     if categories is None:
         categories = page_categories(runner)
         if not categories and texts is None:
@@ -100,13 +118,14 @@ def evaluate(
         raise LinksimError("no SIMILAR_TO relationships to grade: run `linksim similar METHOD --top-k 100` first")
     rows = []
     streamed = None
+    linked = [row["url"] for row in runner.stream(LINKED_PAGES)]
     for method in methods:
         lists = stored_lists(runner, method)
         longest = max((len(v) for v in lists.values()), default=0)
         if longest < top:
             log.warning("%s lists hold at most %d pages, fewer than the %d graded; write them with --top-k %d",
                         method, longest, top, top)
-        report = sibling_gamma(lists, classes, top=top) if classes else None
+        report = sibling_gamma(lists, classes, top=top, linked=linked) if classes else None
         row = _row(method, "neo4j", report, runs[method])
         if texts:
             quality = text_quality(lists, texts, 10, text_matrix, text_keys)
@@ -129,9 +148,29 @@ def evaluate(
             exact_lists = {
                 urls[u]: [(urls[v], s) for v, s in ranked] for u, ranked in top_lists_from_matrix(matrix, top).items()
             }
-            row = _row(method, "exact", sibling_gamma(exact_lists, classes, top=top) if classes else None, runs[method])
+            row = _row(method, "exact", sibling_gamma(exact_lists, classes, top=top, linked=linked) if classes else None,
+                       runs[method])
             if texts:
                 quality = text_quality(exact_lists, texts, 10, text_matrix, text_keys)
+                row.update(delta=quality.delta, text_pages=quality.pages, text_lists_short=quality.lists_short)
+            rows.append(row)
+    if anchor_names:
+        from linksim.evaluation.anchors import anchor_lists
+
+        if streamed is None:
+            streamed = stream_link_graph(runner, show_progress=show_progress)
+        if streamed.graph.n > ANCHOR_MAX_PAGES:
+            raise LinksimError(f"the anchors are computed for graphs of at most {ANCHOR_MAX_PAGES:,} pages, "
+                               f"not {streamed.graph.n:,}")
+        urls = streamed.urls
+        for name in anchor_names:
+            began = time.monotonic()
+            found = anchor_lists(streamed.graph, name, top)
+            log.info("anchor %s for %s pages in %.1f s", name, f"{streamed.graph.n:,}", time.monotonic() - began)
+            lists = {urls[u]: [(urls[v], s) for v, s in ranked] for u, ranked in found.items()}
+            row = _row(name, "anchor", sibling_gamma(lists, classes, top=top, linked=linked) if classes else None, {})
+            if texts:
+                quality = text_quality(lists, texts, 10, text_matrix, text_keys)
                 row.update(delta=quality.delta, text_pages=quality.pages, text_lists_short=quality.lists_short)
             rows.append(row)
     return rows

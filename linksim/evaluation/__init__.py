@@ -10,8 +10,11 @@ the top ``top`` = 100): pages ``v`` sharing a class with u, and pages ``w`` shar
 a class whose parent is the parent of one of u's classes (only in a sibling class). A pair (v, w)
 is concordant if s(v) > s(w), discordant if s(v) < s(w); ties are ignored.
 ``Γ_u = (C − D) / (C + D)``; reported: the mean of Γ_u over queries with C + D > 0, their number,
-the pooled ``Σ(C − D) / Σ(C + D)``, the number of comparable pairs ``Σ(C + D)``, and precision@10
-(the share of a query's first 10 places held by same-class pages, over queries with a list).
+the pooled ``Σ(C − D) / Σ(C + D)``, the number of comparable pairs ``Σ(C + D)``, precision@10
+(the share of a query's first 10 places held by same-class pages, over queries with a list),
+hits@10 (the same share over *every* labelled page: an empty or short list counts its missing
+places as misses, so that a method that answers fewer pages shows it) and coverage (the share of
+the pages with at least one link whose list is not empty).
 """
 
 from __future__ import annotations
@@ -51,11 +54,15 @@ class GammaReport:
     pairs: int  # Σ(C + D)
     precision_at_10: float
     graded: int  # queries with at least one class and a non-empty list
+    hits_at_10: float = float("nan")  # same-class pages in the first 10 places / 10, every labelled page
+    labelled: int = 0  # pages with at least one class
+    coverage: float = float("nan")  # pages with a link and a non-empty list / pages with a link
 
     def as_dict(self) -> dict[str, float | int]:
         return {
             "gamma": self.gamma, "pooled": self.pooled, "queries": self.queries, "pairs": self.pairs,
-            "precision_at_10": self.precision_at_10, "graded": self.graded,
+            "precision_at_10": self.precision_at_10, "graded": self.graded, "hits_at_10": self.hits_at_10,
+            "labelled": self.labelled, "coverage": self.coverage,
         }
 
 
@@ -73,16 +80,23 @@ def sibling_gamma(
     lists: Mapping[object, Sequence[tuple[object, float]]],
     classes: Mapping[object, frozenset[str]],
     top: int = 100,
+    linked: Iterable[object] | None = None,
 ) -> GammaReport:
     """Grade ``lists`` (query -> [(page, score)], best first) against ``classes`` (page -> classes).
 
     Pages missing from ``classes`` have no class. Lists are cut to the ``top`` best positive
-    scores with the query itself left out.
+    scores with the query itself left out. ``linked``: the pages with at least one link, for the
+    coverage (nan without them).
     """
     gammas, concordant, discordant, precisions, graded = [], 0, 0, [], 0
     empty: frozenset[str] = frozenset()
+    labelled = [u for u, mine in classes.items() if mine]
+    hits = 0
+    answered = set()
     for u, ranked in lists.items():
         mine = classes.get(u, empty)
+        if any(v != u and s > 0 for v, s in ranked):
+            answered.add(u)
         if not mine:
             continue
         entries = [(v, s) for v, s in ranked if v != u and s > 0]
@@ -102,12 +116,14 @@ def sibling_gamma(
             elif any(parent_of(c) in parents for c in theirs):
                 sibling.append(score)
         precisions.append(first_ten / 10)
+        hits += first_ten
         c, d = query_gamma(np.array(same), np.array(sibling))
         if c + d:
             gammas.append((c - d) / (c + d))
             concordant += c
             discordant += d
     pairs = concordant + discordant
+    with_link = None if linked is None else set(linked)
     return GammaReport(
         gamma=float(np.mean(gammas)) if gammas else float("nan"),
         pooled=(concordant - discordant) / pairs if pairs else float("nan"),
@@ -115,6 +131,9 @@ def sibling_gamma(
         pairs=pairs,
         precision_at_10=float(np.mean(precisions)) if precisions else float("nan"),
         graded=graded,
+        hits_at_10=hits / (10 * len(labelled)) if labelled else float("nan"),
+        labelled=len(labelled),
+        coverage=len(answered & with_link) / len(with_link) if with_link else float("nan"),
     )
 
 

@@ -45,6 +45,21 @@ def test_sibling_gamma_counts_concordant_and_discordant_pairs() -> None:
     assert report.precision_at_10 == pytest.approx((3 / 10 + 0 / 10) / 2)
 
 
+def test_hits_count_every_labelled_page_and_coverage_every_linked_page() -> None:
+    classes = {"u": classes_of(["A.B"]), "v": classes_of(["A.B"]), "w": classes_of(["A.C"]),
+               "x": classes_of(["A.B"]), "y": frozenset()}
+    lists = {"u": [("v", 0.9), ("w", 0.5), ("x", 0.1)],  # 2 same-class pages in the first 10
+             "v": [("u", 0.9)],  # 1, a short list: its 9 missing places are misses
+             "w": [],  # labelled, no list: 10 misses
+             "y": [("u", 0.2)]}  # unlabelled, but linked and answered
+    report = sibling_gamma(lists, classes, linked=["u", "v", "w", "y", "z"])
+    # precision@10 over the pages with a list (u: 2/10, v: 1/10), hits@10 over the 4 labelled pages.
+    assert report.precision_at_10 == pytest.approx((0.2 + 0.1) / 2)
+    assert report.labelled == 4 and report.hits_at_10 == pytest.approx((2 + 1 + 0 + 0) / 40)
+    assert report.coverage == pytest.approx(3 / 5)  # u, v, y of the five linked pages
+    assert math.isnan(sibling_gamma(lists, classes).coverage)  # no linked pages given
+
+
 def test_lists_are_cut_to_top() -> None:
     classes = {"u": classes_of(["A.B"]), "v": classes_of(["A.B"]), "w": classes_of(["A.C"])}
     lists = {"u": [("w", 0.9), ("v", 0.5)]}

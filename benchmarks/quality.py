@@ -1,0 +1,149 @@
+"""Related-pages quality of every linksim method beside the anchors, in one run, from the files.
+
+For Wikispeedia (categories cut to 2 components) and the four WebKB sites together (their five
+classes of pages), prints for each linksim method, Monte Carlo at its defaults (seed 0) and its
+exact reference where it has one, and for each anchor of `linksim evaluate --anchors`
+(:mod:`linksim.evaluation.anchors`: 1-step Jaccard of in-links, out-links and both, co-citation,
+Adamic-Adar, the hub-weighted cosine of Marginalia, Dean & Henzinger's Cocitation algorithm):
+precision@10, hits@10 (every labelled page, missing places are misses), sibling Γ (mean and
+pooled, top 100), the queries with comparable pairs, and the coverage (pages with a link that get
+a list). The best anchor of each column is printed last, and where linksim's default stands.
+
+    .venv/bin/python benchmarks/quality.py [--data ../shared/data] [--datasets wikispeedia webkb]
+                                           [--no-exact] [--json results.json]
+
+Everything is computed in-process; `linksim similar METHOD --top-k 100` followed by
+`linksim evaluate --anchors --exact` grades the same lists in Neo4j.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+COLUMNS = ("precision_at_10", "hits_at_10", "gamma", "pooled", "queries", "coverage")
+
+
+def labelled_crawl(name: str, data: Path):
+    """(LinkGraph keyed by URL, page -> classes) of a labelled crawl, as linksim loads it."""
+    import sys
+
+    from linksim.evaluation import classes_of
+    from linksim.graph import LinkGraph
+    from linksim.loader.categories import read_categories
+    from linksim.loader.load import read_files
+
+    folder = data / name
+    if not folder.exists():
+        sys.exit(f"{folder} is missing: put the shared data set there or pass --data")
+    inputs = [folder] if name == "wikispeedia" else sorted(folder.glob("*.cites"))
+    crawl, _ = read_files(inputs)
+    links = crawl.links()
+    graph = LinkGraph.from_edges(links.source, links.target, len(crawl), crawl.urls)
+    depth = 2 if name == "wikispeedia" else 1
+    classes = {crawl.index[url]: classes_of(paths, depth) for url, paths in read_categories(folder).items()
+               if url in crawl.index}
+    return graph, classes
+
+
+def linked_pages(graph) -> np.ndarray:
+    source, target = graph.edges()
+    keep = source != target
+    return np.unique(np.concatenate([source[keep], target[keep]]))
+
+
+def grade(name: str, source: str, lists, classes, linked, seconds: float) -> dict:
+    from linksim.evaluation import sibling_gamma
+
+    report = sibling_gamma(lists, classes, top=100, linked=linked.tolist())
+    return {"name": name, "source": source, **report.as_dict(), "seconds": round(seconds, 1)}
+
+
+def rows_for(graph, classes, exact: bool) -> list[dict]:
+    from linksim.evaluation import top_lists_from_matrix
+    from linksim.evaluation.anchors import ANCHORS, anchor_lists
+    from linksim.evaluation.experiments import lists_of
+    from linksim.methods import DEFAULT_METHOD, METHODS
+
+    linked = linked_pages(graph)
+    rows = []
+    order = [DEFAULT_METHOD] + [m for m in METHODS if m != DEFAULT_METHOD]
+    for method in order:
+        entry = METHODS[method]
+        began = time.monotonic()
+        lists = lists_of(entry.build_index(graph), 100)
+        source = "monte carlo" if entry.samples else "index"
+        rows.append(grade(method, source, lists, classes, linked, time.monotonic() - began))
+        print(line(rows[-1]), flush=True)
+        if exact and entry.exact is not None:
+            began = time.monotonic()
+            p = entry.defaults
+            matrix = entry.exact(graph, float(p["decay"]), int(p["length"]))
+            rows.append(grade(method, "exact", top_lists_from_matrix(matrix, 100), classes, linked,
+                              time.monotonic() - began))
+            print(line(rows[-1]), flush=True)
+    for anchor in ANCHORS:
+        began = time.monotonic()
+        rows.append(grade(anchor, "anchor", anchor_lists(graph, anchor, 100), classes, linked,
+                          time.monotonic() - began))
+        print(line(rows[-1]), flush=True)
+    return rows
+
+
+def header() -> str:
+    return (f"{'method':<14}{'source':<12}{'P@10':>7}{'hits@10':>8}{'Gamma':>8}{'pooled':>8}{'queries':>9}"
+            f"{'coverage':>9}{'s':>7}")
+
+
+def line(row: dict) -> str:
+    def fixed(value, width, digits=3):
+        return f"{'-':>{width}}" if value is None or (isinstance(value, float) and math.isnan(value)) \
+            else f"{value:>{width}.{digits}f}"
+
+    return (f"{row['name']:<14}{row['source']:<12}{fixed(row['precision_at_10'], 7)}{fixed(row['hits_at_10'], 8)}"
+            f"{fixed(row['gamma'], 8)}{fixed(row['pooled'], 8)}{row['queries']:>9,}{fixed(row['coverage'], 9)}"
+            f"{row['seconds']:>7.1f}")
+
+
+def verdict(rows: list[dict]) -> None:
+    from linksim.methods import DEFAULT_METHOD
+
+    default = next(r for r in rows if r["name"] == DEFAULT_METHOD and r["source"] in ("monte carlo", "index"))
+    anchors = [r for r in rows if r["source"] == "anchor"]
+    for column in COLUMNS:
+        best = max(anchors, key=lambda r: r[column])
+        mark = "above" if default[column] > best[column] else "NOT above"
+        print(f"  {column:<16} default {DEFAULT_METHOD} {default[column]:.3f}  best anchor {best['name']} "
+              f"{best[column]:.3f}  -> {mark}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--datasets", nargs="+", default=["wikispeedia", "webkb"], choices=["wikispeedia", "webkb"])
+    parser.add_argument("--no-exact", dest="exact", action="store_false",
+                        help="skip the exact references (dense matrices, tens of seconds each on Wikispeedia)")
+    parser.add_argument("--json", type=Path, help="also write the rows here")
+    args = parser.parse_args()
+
+    results = {}
+    for name in args.datasets:
+        graph, classes = labelled_crawl(name, args.data)
+        print(f"\n{name}: {graph.n:,} pages, {graph.m:,} links, {sum(1 for c in classes.values() if c):,} "
+              f"labelled, {len(linked_pages(graph)):,} with a link (top 100 graded)")
+        print(header())
+        rows = rows_for(graph, classes, args.exact)
+        verdict(rows)
+        results[name] = rows
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1, default=lambda v: None))
+
+
+if __name__ == "__main__":
+    main()
