@@ -196,6 +196,8 @@ def _similar(args: argparse.Namespace) -> int:
         f"{record.pages:,} pages in {record.millis / 1000:.1f} s (stream {record.stream_millis / 1000:.1f} s, "
         f"index and top-k {record.compute_millis / 1000:.1f} s, write {record.write_millis / 1000:.1f} s); "
         f"run {record.id} is now current."
+        + (f" Coverage: {record.answered:,} of the {record.linked:,} pages with a link got a list "
+           f"({record.coverage:.1%})." if record.coverage is not None else "")
         + (f" {record.lists_cut:,} lists were cut at --max-members {args.max_members:,} (the best of the "
            "pages read, exact scores)." if record.lists_cut else "")
     )

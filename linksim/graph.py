@@ -105,6 +105,16 @@ class LinkGraph:
     def in_degree(self) -> np.ndarray:
         return np.diff(self.in_indptr)
 
+    def linked(self) -> np.ndarray:
+        """Which pages have at least one link other than to themselves (bool, one a page): the
+        pages a related-pages list is owed to."""
+        source, target = self.edges()
+        other = source != target
+        mask = np.zeros(self.n, dtype=bool)
+        mask[source[other]] = True
+        mask[target[other]] = True
+        return mask
+
     def out_links(self, u: int) -> np.ndarray:
         return self.out_indices[self.out_indptr[u] : self.out_indptr[u + 1]]
 

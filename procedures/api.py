@@ -343,8 +343,9 @@ class Linksim:
         from linksim.procedures.similarity import related_pages
 
         check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, n_fingerprints=n_fingerprints)
+        key = stored_key(url)  # a bad URL is the caller's error, whatever the store holds
         handle = self._handle(method, n_fingerprints, crawled_only)
-        return related_pages(handle, self.runner, stored_key(url), top_k=top_k, similarity_cutoff=similarity_cutoff,
+        return related_pages(handle, self.runner, key, top_k=top_k, similarity_cutoff=similarity_cutoff,
                              n_fingerprints=n_fingerprints)
 
     def sim(self, url: str, other: str, method: str = DEFAULT_METHOD, n_fingerprints: int | None = None,
@@ -354,8 +355,9 @@ class Linksim:
         from linksim.procedures.similarity import similarity
 
         check_parameters(n_fingerprints=n_fingerprints)
+        keys = stored_key(url), stored_key(other)
         handle = self._handle(method, n_fingerprints, crawled_only)
-        return similarity(handle, stored_key(url), stored_key(other), n_fingerprints=n_fingerprints)
+        return similarity(handle, *keys, n_fingerprints=n_fingerprints)
 
     def close(self) -> None:
         self.runner.close()

@@ -59,13 +59,22 @@ class RunRecord:
     compute_millis: int = 0
     write_millis: int = 0
     lists_cut: int = 0  # top-k lists a member budget cut (similar --max-members)
+    answered: int | None = None  # SIMILAR_TO runs: pages given a non-empty list
+    linked: int | None = None  # ... of the pages asked for that have a link (self-links aside)
 
     @property
     def millis(self) -> int:
         return self.stream_millis + self.compute_millis + self.write_millis
 
+    @property
+    def coverage(self) -> float | None:
+        """The share of the pages with a link that got a list (None where not a SIMILAR_TO run)."""
+        if self.answered is None or not self.linked:
+            return None
+        return self.answered / self.linked
+
     def as_dict(self) -> dict[str, object]:
-        return dict(asdict(self), millis=self.millis)
+        return dict(asdict(self), millis=self.millis, coverage=self.coverage)
 
 
 def record_values(run: RunRecord) -> dict[str, object]:
@@ -78,7 +87,7 @@ def record_values(run: RunRecord) -> dict[str, object]:
         "pages": run.pages, "links": run.links, "written": run.written,
         "started": datetime.fromisoformat(run.started), "millis": run.millis,
         "streamMillis": run.stream_millis, "computeMillis": run.compute_millis, "writeMillis": run.write_millis,
-        "listsCut": run.lists_cut,
+        "listsCut": run.lists_cut, "answered": run.answered, "linked": run.linked,
     }
 
 

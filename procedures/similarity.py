@@ -181,6 +181,9 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, batch_size, workers
             show_progress=show_progress, max_members=max_members, report=counts,
         )
     record.lists_cut = counts.get("lists_cut", 0)
+    linked = graph.linked()
+    record.answered = int(len(np.unique(source)))
+    record.linked = int(linked.sum() if pages is None else linked[np.asarray(pages, dtype=np.int64)].sum())
     record.compute_millis = int((time.monotonic() - began + handle.build_seconds) * 1000)
 
     ids = handle.streamed.node_ids

@@ -320,6 +320,10 @@ def spark_similar(runner, connection, root, method: str, master: str = "local[2]
         record.pages, record.links = meta["graph"]["pages"], meta["graph"]["links"]
         record.stream_millis = int(graph.seconds * 1000)
         record.compute_millis = int((compute_seconds + built_seconds) * 1000)
+        record.answered = lists.select("source").distinct().count()
+        other = graph.edges.where(F.col("src") != F.col("dst"))
+        record.linked = other.select(F.col("src").alias("page")).union(other.select(F.col("dst").alias("page"))) \
+            .distinct().count()
 
         def write_lists(run: int) -> int:
             lock.check()

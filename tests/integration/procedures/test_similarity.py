@@ -36,7 +36,7 @@ def current_runs(runner: QueryRunner) -> dict[str, list[str]]:
     return {row["a"]: row["ids"] for row in rows}
 
 
-@pytest.mark.parametrize("method", ["simrank", "psimrank", "xjaccard"])
+@pytest.mark.parametrize("method", ["simrank", "psimrank", "xjaccard", "ppsimrank"])
 def test_cypher_related_pages_equal_linksim_related(wikispeedia, cli_env, tmp_path, capsys, monkeypatch, method) -> None:
     runner = wikispeedia
     monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
@@ -207,6 +207,43 @@ def test_evaluate_grades_the_current_runs(wikispeedia, cli_env, tmp_path, capsys
     assert 0 < delta["10"] < delta["1"] < 1  # nearer related pages have more similar texts
     assert main(["-q", "evaluate", "--method", "simrank"]) == 1
     assert "no SIMILAR_TO run for simrank" in capsys.readouterr().err
+
+
+def test_evaluate_grades_the_anchors_beside_the_runs_and_similar_reports_its_coverage(wikispeedia, cli_env, tmp_path,
+                                                                                   capsys, monkeypatch) -> None:
+    from linksim.evaluation import sibling_gamma, classes_of
+    from linksim.evaluation.anchors import anchor_lists
+    from linksim.procedures.evaluation import page_categories
+    from linksim.procedures.stream import stream_link_graph
+
+    runner = wikispeedia
+    monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
+    assert main(["-q", "similar", "ppsimrank", "--top-k", "20", "--fingerprints", "30", "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    linked = runner.run("MATCH (p:Page) WHERE EXISTS { MATCH (p)-[:LINKS_TO]-(q) WHERE q <> p } RETURN count(p) AS n")
+    answered = runner.run("MATCH (c:LinksimCurrent {algorithm: 'ppsimrank'}) MATCH (p:Page)-[:SIMILAR_TO {run: c.run}]->() "
+                          "RETURN count(DISTINCT p) AS n")
+    assert record["linked"] == linked[0]["n"] > 4000 and record["answered"] == answered[0]["n"]
+    assert record["coverage"] == record["answered"] / record["linked"] == 1.0  # both directions: every page
+    assert main(["-q", "evaluate", "--json", "--top", "20", "--anchors", "hub-cosine", "jaccard-in"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["method"], r["source"]) for r in rows] == [("ppsimrank", "neo4j"), ("hub-cosine", "anchor"),
+                                                          ("jaccard-in", "anchor")]
+    assert rows[0]["coverage"] == 1.0 and rows[0]["labelled"] > 4500
+    # The anchors' rows are the lists of linksim.evaluation.anchors on the graph as streamed, graded alike.
+    streamed = stream_link_graph(runner, show_progress=False)
+    classes = {url: classes_of(paths) for url, paths in page_categories(runner).items()}
+    urls = streamed.urls
+    linked_urls = [urls[u] for u in range(streamed.graph.n) if streamed.graph.linked()[u]]
+    for row in rows[1:]:
+        found = anchor_lists(streamed.graph, row["method"], 20)
+        expected = sibling_gamma({urls[u]: [(urls[v], s) for v, s in ranked] for u, ranked in found.items()},
+                                 classes, top=20, linked=linked_urls).as_dict()
+        assert {k: row[k] for k in expected} == pytest.approx(expected, abs=1e-12)
+    assert rows[2]["coverage"] < 0.95 < rows[1]["coverage"]  # in-links only: pages without one have no list
+    assert all(r["hits_at_10"] <= r["precision_at_10"] for r in rows)
+    assert main(["-q", "evaluate", "--anchors", "nodesim"]) == 1
+    assert "no anchor 'nodesim'" in capsys.readouterr().err
 
 
 def test_a_run_over_the_memory_budget_is_refused_and_writes_nothing(runner, cli_env, tmp_path, capsys, monkeypatch):

@@ -75,3 +75,9 @@ def test_dean_henzinger_takes_the_siblings_around_the_link_and_ranks_them_by_coc
     assert dean_henzinger(graph, top=100)[0] == []  # no parent: no sibling
     few = dean_henzinger(graph, top=100, parents_kept=1, seed=3)[6]
     assert len({v for v, _ in few}) <= 8  # one parent kept: at most BF siblings
+
+
+def test_linked_pages_are_those_with_a_link_to_or_from_another_page() -> None:
+    # 0 -> 1, 2 -> 2 (a self-link only), 3 -> 0; page 4 has no link.
+    graph = LinkGraph.from_edges(np.array([0, 2, 3]), np.array([1, 2, 0]), 5)
+    assert graph.linked().tolist() == [True, True, False, True, False]
