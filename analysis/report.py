@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 METHODS = tuple(m.name for m in METHODS_REGISTRY.values() if m.exact is not None)  # Monte Carlo, with references
 COLOURS = {"simrank": "#1f77b4", "psimrank": "#d62728", "xjaccard": "#2ca02c", "pagesim": "#9467bd",
-           "ppsimrank": "#ff7f0e"}
+           "ppsimrank": "#ff7f0e", "spectral": "#8c564b"}
 PAGESIM_STYLES = {"1": ("#ff7f0e", "^-"), "2": ("#9467bd", "s-"), "3": ("#8c564b", "D-")}
 
 

@@ -15,7 +15,7 @@ from linksim import cypher
 log = logging.getLogger("linksim")
 
 WIKI = "https://en.wikipedia.org/wiki/"
-METHODS = ("ppsimrank", "simrank", "psimrank", "xjaccard", "pagesim")
+METHODS = ("spectral", "simrank", "psimrank", "xjaccard", "pagesim")
 STEPS = 5
 
 

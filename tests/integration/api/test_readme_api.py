@@ -26,14 +26,14 @@ def test_the_readme_example_runs(runner, cli_env, tmp_path, monkeypatch) -> None
     assert names["run"].did_converge and names["run"].node_properties_written == names["summary"].pages
     ranks = names["ranks"]
     assert len(ranks) == names["summary"].pages and abs(ranks["pagerank"].sum() - 1) < 1e-4
-    assert names["record"].relationships_written > 40_000 and names["record"].method == "ppsimrank"
+    assert names["record"].relationships_written > 40_000 and names["record"].method == "spectral"
     pairs = names["pairs"]
     assert isinstance(pairs, pd.DataFrame) and pairs["rank"].max() == 5 and (pairs["source"] != pairs["target"]).all()
     paris = names["paris"]
     assert list(paris.columns) == ["rank", "url", "title", "score", "pagerank"] and len(paris) == 5
     # The same lists as the SIMILAR_TO the example wrote: a query of the stored index, no rebuild.
     written = runner.run(
-        "MATCH (c:LinksimCurrent {algorithm: 'ppsimrank'}) WITH c.run AS run "
+        "MATCH (c:LinksimCurrent {algorithm: 'spectral'}) WITH c.run AS run "
         "MATCH (:Page {url: 'https://en.wikipedia.org/wiki/Paris'})-[s:SIMILAR_TO {run: run}]->(q) "
         "RETURN q.url AS url ORDER BY s.rank LIMIT 5")
     assert [r["url"] for r in written] == paris["url"].tolist()

@@ -18,7 +18,7 @@ def test_demo_shows_related_pages_and_reuses_them(runner, cli_env, capsys, monke
     out, err = capsys.readouterr()
     assert "Pages related to Albert Einstein" in out and "Pages related to Paris" in out
     header = next(line for line in out.splitlines() if "simrank" in line and "pagesim" in line)
-    assert all(name in header for name in ("ppsimrank", "psimrank", "xjaccard", "pagesim r=1"))
+    assert all(name in header for name in ("spectral", "psimrank", "xjaccard", "pagesim r=1"))
     # Columns in the order of the precision@10 measured on the lists just written, shown by each name.
     grades = [float(value) for value in re.findall(r"P@10 ([0-9.]+)", header)]
     assert len(grades) == 5 and grades == sorted(grades, reverse=True) and all(0 < g <= 1 for g in grades)
@@ -26,12 +26,12 @@ def test_demo_shows_related_pages_and_reuses_them(runner, cli_env, capsys, monke
     first = next(line for line in block if re.match(r"\s+1 ", line))
     assert "France" in first or "London" in first  # Paris's nearest pages, by some method
     assert "MATCH path = (p:Page {url: $url})" in out
-    for method in ("ppsimrank", "simrank", "psimrank", "xjaccard", "pagesim"):
+    for method in ("spectral", "simrank", "psimrank", "xjaccard", "pagesim"):
         assert runner.run("MATCH (c:LinksimCurrent {algorithm: $m}) MATCH (r:LinksimRun {id: c.run}) "
                           "RETURN count(r) AS n", {"m": method}) == [{"n": 1}]
     assert "[5/5]" in err
     stored = {p.name for p in (tmp_path / "indexes").iterdir() if p.is_dir() and not p.name.startswith(".")}
-    assert stored == {"ppsimrank", "simrank", "psimrank", "xjaccard", "pagesim"} and not (tmp_path / "home" / "indexes").exists()
+    assert stored == {"spectral", "simrank", "psimrank", "xjaccard", "pagesim"} and not (tmp_path / "home" / "indexes").exists()
     # The Browser style's PageRank tiers are set: :PageRankTop1 holds exactly the top 1 % by rank.
     tier = runner.run("MATCH (p:PageRankTop1) RETURN min(p.pagerank) AS low, count(p) AS n")[0]
     ranked = runner.run("MATCH (p:Page) WHERE p.pagerank IS NOT NULL RETURN count(p) AS n")[0]["n"]

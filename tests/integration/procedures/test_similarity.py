@@ -36,7 +36,7 @@ def current_runs(runner: QueryRunner) -> dict[str, list[str]]:
     return {row["a"]: row["ids"] for row in rows}
 
 
-@pytest.mark.parametrize("method", ["simrank", "psimrank", "xjaccard", "ppsimrank"])
+@pytest.mark.parametrize("method", ["simrank", "psimrank", "xjaccard", "ppsimrank", "spectral"])
 def test_cypher_related_pages_equal_linksim_related(wikispeedia, cli_env, tmp_path, capsys, monkeypatch, method) -> None:
     runner = wikispeedia
     monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))

@@ -32,7 +32,7 @@ def test_report_has_every_section_and_its_numbers(tmp_path) -> None:
     assert all(s.png.startswith(b"\x89PNG") and s.caption for s in sections)
     # Γ against L: a row per method and length, exact values beside the Monte Carlo ones.
     rows = sections[0].table[1:]
-    assert len(rows) == 4 * 3 and all(row[3] != "-" for row in rows)  # simrank, psimrank, xjaccard, ppsimrank
+    assert len(rows) == 5 * 3 and all(row[3] != "-" for row in rows)  # simrank, psimrank, xjaccard, ppsimrank, spectral
     assert all(-1 <= float(row[2]) <= 1 for row in rows)
     path = tmp_path / "report.html"
     write_html(sections, path, "t", "p")

@@ -67,8 +67,8 @@ def test_every_range_says_what_it_accepts() -> None:
 def test_the_registry_fills_the_papers_defaults_and_checks_what_is_given() -> None:
     from linksim.methods import DEFAULT_METHOD, METHODS, method
 
-    assert list(METHODS) == ["simrank", "psimrank", "xjaccard", "pagesim", "ppsimrank"]
-    assert DEFAULT_METHOD == "ppsimrank"
+    assert list(METHODS) == ["simrank", "psimrank", "xjaccard", "pagesim", "ppsimrank", "spectral"]
+    assert DEFAULT_METHOD == "spectral"
     simrank = method("simrank").parameters_for(n_fingerprints=100.0, decay="0.5")
     assert simrank == {"n_fingerprints": 100, "length": 10, "decay": 0.5, "seed": 0}
     assert type(simrank["n_fingerprints"]) is int  # the store's key is a hash of these values
@@ -76,7 +76,7 @@ def test_the_registry_fills_the_papers_defaults_and_checks_what_is_given() -> No
     assert method("xjaccard").parameters_for()["length"] == 4 and method("pagesim").parameters_for()["radius"] == 3
     with pytest.raises(ConfigurationError, match="pagesim takes no parameter 'n_fingerprints'"):
         method("pagesim").parameters_for(n_fingerprints=10)
-    with pytest.raises(ConfigurationError, match="method must be one of simrank, psimrank, xjaccard, pagesim, ppsimrank"):
+    with pytest.raises(ConfigurationError, match="method must be one of simrank, psimrank, xjaccard, pagesim, ppsimrank, spectral"):
         method("pagerank")
     index = method("psimrank").build_index(graph(), n_fingerprints=5, seed=2)
     assert index.parameters == {"n_fingerprints": 5, "length": 10, "decay": 0.6, "seed": 2}
