@@ -9,7 +9,7 @@ from pathlib import Path
 
 from linksim.cli.options import add_list_options, add_memory, add_sampling, checked, command, print_estimate
 
-from linksim.methods import DEFAULT_METHOD, METHODS
+from linksim.methods import DEFAULT_METHOD, METHODS, tree_methods
 
 METHOD_HELP = "; ".join(f"{m.name}: {m.summary}" for m in METHODS.values())
 
@@ -74,7 +74,7 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     similar.add_argument("method", metavar="METHOD", choices=methods, help=" | ".join(methods))
     add_list_options(
         similar,
-        max_members_help="simrank, psimrank: read at most M fingerprint-tree members per list (e.g. 50k); "
+        max_members_help=f"{', '.join(tree_methods())}: read at most M fingerprint-tree members per list (e.g. 50k); "
         "a list not proven exact by then is the best of the pages read, each with its exact "
         "score, and the summary counts such lists. For crawls whose giant trees make exact "
         "lists too slow (see --estimate and the README). Default 0: every list exact",

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from linksim.cli.options import add_list_options, add_sampling, add_wait, checked, command
+from linksim.methods import tree_methods
 from linksim.procedures.spark import spark_methods
 
 
@@ -67,8 +68,8 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     similar.add_argument("method", metavar="METHOD", choices=spark_methods(), help=" | ".join(spark_methods()))
     _spark_options(similar)
     _build_options(similar)
-    add_list_options(similar, max_members_help="as for `linksim similar` (simrank, psimrank; default 0: every list "
-                     "exact)", retire_help="the previous run's relationships: as for `linksim similar`")
+    add_list_options(similar, max_members_help=f"as for `linksim similar` ({', '.join(tree_methods())}; default 0: "
+                     "every list exact)", retire_help="the previous run's relationships: as for `linksim similar`")
     similar.add_argument("--write-partitions", type=checked("write_partitions"), default=1,
                          help="connector writers at once (default 1: parallel writers of one graph lock the same "
                          "hub pages and deadlock, retried)")

@@ -106,7 +106,9 @@ def similar(
     check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, batch_size=batch_size, wait=wait,
                      max_members=max_members)
     if max_members and not registered(method).fingerprint_trees:
-        raise ConfigurationError(f"--max-members (max_members) applies to simrank and psimrank, not to {method}")
+        from linksim.methods import tree_methods
+
+        raise ConfigurationError(f"--max-members (max_members) applies to {', '.join(tree_methods())}, not to {method}")
     if retire not in RETIRE_MODES:
         raise ConfigurationError(f"retire must be one of {', '.join(RETIRE_MODES)}, got {retire!r}")
     if retire == "background":

@@ -10,7 +10,7 @@ method's name; adding a method is one module and :func:`register`.
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_METHOD", "METHODS", "Method", "SimilarityIndex", "method", "register"]
+__all__ = ["DEFAULT_METHOD", "METHODS", "Method", "SimilarityIndex", "method", "register", "tree_methods"]
 
 from linksim.errors import ConfigurationError
 from linksim.methods.method import Method, SimilarityIndex
@@ -41,6 +41,11 @@ def register(entry: Method) -> Method:
 #: methods and above every anchor's, every page with a link answered; ``benchmarks/quality.py``,
 #: the README's table).
 DEFAULT_METHOD = "spectral"
+
+
+def tree_methods() -> list[str]:
+    """The methods whose index is fingerprint trees (``--max-members`` applies to them)."""
+    return [name for name, entry in METHODS.items() if entry.fingerprint_trees]
 
 
 def method(name: str) -> Method:

@@ -56,7 +56,9 @@ def top_k_all(
     options = {}
     if max_members:
         if not hasattr(index, "lists_cut"):
-            raise ConfigurationError(f"--max-members (max_members) applies to simrank and psimrank, not to "
+            from linksim.methods import tree_methods
+
+            raise ConfigurationError(f"--max-members (max_members) applies to {', '.join(tree_methods())}, not to "
                                      f"{getattr(index, 'method', type(index).__name__)}")
         options["max_members"] = max_members
     pages = np.arange(index.n) if pages is None else np.asarray(pages)
