@@ -117,7 +117,7 @@ def verdict(rows: list[dict]) -> None:
     anchors = [r for r in rows if r["source"] == "anchor"]
     for column in COLUMNS:
         best = max(anchors, key=lambda r: r[column])
-        mark = "above" if default[column] > best[column] else "NOT above"
+        mark = "above" if default[column] > best[column] else "level" if default[column] == best[column] else "BELOW"
         print(f"  {column:<16} default {DEFAULT_METHOD} {default[column]:.3f}  best anchor {best['name']} "
               f"{best[column]:.3f}  -> {mark}")
 

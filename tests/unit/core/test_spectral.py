@@ -10,7 +10,7 @@ import pytest
 
 from linksim.graph import LinkGraph
 from linksim.spectral import (
-    ALPHA, CANDIDATES, SpectralIndex, build_spectral_index, link_embedding, link_features, spectral_exact,
+    ALPHA, CANDIDATES, IDF_POWER, SpectralIndex, build_spectral_index, link_embedding, link_features, spectral_exact,
 )
 
 
@@ -26,11 +26,11 @@ def test_link_features_are_idf_weighted_in_and_out_links_of_unit_rows() -> None:
     n = 5
     # Page 2: in-links from 0 and 3 (columns 0 and 3); 0 is a parent of 2 pages, 3 of one.
     raw = np.zeros(2 * n)
-    raw[0], raw[3] = math.log(n / 2), math.log(n / 1)
+    raw[0], raw[3] = math.log(n / 2) ** IDF_POWER, math.log(n / 1) ** IDF_POWER
     np.testing.assert_allclose(features[2], raw / np.linalg.norm(raw))
     # Page 0: out-links to 1 (in-degree 1) and 2 (in-degree 2), columns n + 1 and n + 2.
     raw = np.zeros(2 * n)
-    raw[n + 1], raw[n + 2] = math.log(n / 1), math.log(n / 2)
+    raw[n + 1], raw[n + 2] = math.log(n / 1) ** IDF_POWER, math.log(n / 2) ** IDF_POWER
     np.testing.assert_allclose(features[0], raw / np.linalg.norm(raw))
     assert not features[4].any()
 
