@@ -10,7 +10,11 @@ pooled, top 100), the queries with comparable pairs, and the coverage (pages wit
 a list). The best anchor of each column is printed last, and where linksim's default stands.
 
     .venv/bin/python benchmarks/quality.py [--data ../shared/data] [--datasets wikispeedia webkb]
-                                           [--no-exact] [--json results.json]
+                                           [--no-exact] [--json results.json] [--cost]
+
+``--cost``: what the default costs beside P-PSimRank and SimRank on cnr-2000 (325,557 pages):
+the index build, the process's peak memory after it, and the mean time of a top-10 list over 200
+random pages (one core).
 
 Everything is computed in-process; `linksim similar METHOD --top-k 100` followed by
 `linksim evaluate --anchors --exact` grades the same lists in Neo4j.
@@ -122,6 +126,31 @@ def verdict(rows: list[dict]) -> None:
               f"{best[column]:.3f}  -> {mark}")
 
 
+def cost(data: Path) -> None:
+    import resource
+
+    from _common import cnr_edges
+    from linksim.graph import LinkGraph
+    from linksim.methods import DEFAULT_METHOD, METHODS
+
+    _, edges, n = cnr_edges(data)
+    graph = LinkGraph.from_edges(edges.s.to_numpy(), edges.t.to_numpy(), n)
+    pages = np.random.default_rng(0).choice(n, 200, replace=False)
+    print(f"\ncnr-2000: {graph.n:,} pages, {graph.m:,} links; a top-10 list over 200 random pages, one core")
+    print(f"{'method':<14}{'build s':>9}{'peak GiB':>10}{'ms a list':>11}")
+    for method in dict.fromkeys([DEFAULT_METHOD, "ppsimrank", "simrank"]):
+        began = time.monotonic()
+        index = METHODS[method].build_index(graph)
+        built = time.monotonic() - began
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+        index.related(int(pages[0]), top_k=10)  # compiled once
+        began = time.monotonic()
+        for u in pages.tolist():
+            index.related(u, top_k=10)
+        each = (time.monotonic() - began) / len(pages) * 1000
+        print(f"{method:<14}{built:>9.1f}{peak:>10.2f}{each:>11.2f}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
@@ -129,6 +158,7 @@ def main() -> None:
     parser.add_argument("--no-exact", dest="exact", action="store_false",
                         help="skip the exact references (dense matrices, tens of seconds each on Wikispeedia)")
     parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument("--cost", action="store_true", help="also time the default, P-PSimRank and SimRank on cnr-2000")
     args = parser.parse_args()
 
     results = {}
@@ -140,6 +170,8 @@ def main() -> None:
         rows = rows_for(graph, classes, args.exact)
         verdict(rows)
         results[name] = rows
+    if args.cost:
+        cost(args.data)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, default=lambda v: None))
 
