@@ -3,6 +3,7 @@ and rerunning the same load finishes it with no duplicates."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -14,18 +15,29 @@ from linksim.procedures import QueryRunner
 
 
 class StopServerAfter(QueryRunner):
-    """A runner that stops the real server just before its ``after``-th link batch."""
+    """A runner that stops the real server just before its ``after``-th link batch, once the
+    batches before it have committed (two are written at once: without the wait, the one in
+    flight beside it may or may not commit, as the machine's load decides)."""
 
     def __init__(self, driver, database, server, after: int) -> None:
         super().__init__(driver, database)
         self.server, self.after, self.link_batches = server, after, 0
+        self.lock = threading.Lock()
+        self.committed = threading.Semaphore(0)
 
     def write(self, query, parameters=None):
-        if "LINKS_TO" in query:
+        if "LINKS_TO" not in query:
+            return super().write(query, parameters)
+        with self.lock:
             self.link_batches += 1
-            if self.link_batches == self.after:
-                self.server.stop()
-        return super().write(query, parameters)
+            mine = self.link_batches
+        if mine == self.after:
+            for _ in range(self.after - 1):
+                assert self.committed.acquire(timeout=60), "an earlier link batch never committed"
+            self.server.stop()
+        result = super().write(query, parameters)
+        self.committed.release()
+        return result
 
 
 def test_server_stopping_mid_load_then_rerun(neo4j_server, runner: QueryRunner, tmp_path: Path) -> None:
@@ -46,7 +58,7 @@ def test_server_stopping_mid_load_then_rerun(neo4j_server, runner: QueryRunner, 
         driver.close()
         server.start()
     message = str(info.value)
-    # Batches 1 and 2 committed; batch 4, in flight beside batch 3, may have committed too.
+    # Batches 1 and 2 committed before the stop; batch 4, in flight beside batch 3, may have committed too.
     assert "all 3,000 pages and at least 2,000 of 6,000 links written" in message
     assert "Rerun the same command to finish" in message
 
