@@ -12,6 +12,7 @@ BAD_OPTIONS = [
     (["spark", "index", "simrank", "--fingerprints", "0"], "--fingerprints: must be an integer in 1..100,000"),
     (["spark", "similar", "psimrank", "--top-k", "0"], "--top-k: must be an integer in 1..100,000"),
     (["spark", "similar", "pagesim"], "invalid choice: 'pagesim'"),  # no Spark path: not offered
+    (["spark", "similar", "spectral"], "invalid choice: 'spectral'"),  # its embedding has no Spark path yet
     (["pagerank", "--memory-budget", "lots"], "a memory budget is a size such as 8G"),
 ]
 
@@ -39,3 +40,13 @@ def test_report_and_evaluate_read_their_files_before_connecting(tmp_path, monkey
     for command in ("report", "evaluate"):
         assert main([command, "--categories", str(tmp_path / "missing.tsv")]) == 4
         assert "missing.tsv" in capsys.readouterr().err
+
+
+def test_evaluate_help_names_every_anchor(capsys) -> None:
+    from linksim.cli.main import main
+    from linksim.evaluation.anchors import ANCHORS
+
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--help"])
+    text = " ".join(capsys.readouterr().out.split()).replace("- ", "-")  # argparse wraps at hyphens
+    assert all(name in text for name in ANCHORS)
