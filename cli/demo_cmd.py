@@ -30,8 +30,8 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
 def _demo(args: argparse.Namespace) -> int:
     """The one-command tour: provisions and starts the local Neo4j (or uses $NEO4J_URI), loads the
     Wikispeedia crawl (4,604 Wikipedia articles as pages with titles and categories), computes
-    PageRank and the top-10 SIMILAR_TO relationships of SimRank, PSimRank, extended Jaccard and
-    PageSim, then prints the related pages of three well-known pages side by side and the Neo4j
+    PageRank and the top-10 SIMILAR_TO relationships of the default method (spectral P-PSimRank),
+    SimRank, PSimRank, extended Jaccard and PageSim, then prints the related pages of three well-known pages side by side and the Neo4j
     Browser URL with a query to paste. A rerun reuses what is already there."""
 
     import os

@@ -64,8 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="linksim",
         description=(
             "Related pages from the link structure of a web crawl, computed in Python and "
-            "stored in Neo4j: load a crawl, index it (PageRank, SimRank, PSimRank, extended "
-            "Jaccard, PageSim), then ask for related pages in Cypher or from this command."
+            "stored in Neo4j: load a crawl, index it (PageRank, the default spectral "
+            "P-PSimRank, P-PSimRank, SimRank, PSimRank, extended Jaccard, PageSim), then ask for related pages in Cypher or from this command."
         ),
         epilog="Run `linksim COMMAND --help` for the options of a command. " + EXIT_CODES_HELP,
     )

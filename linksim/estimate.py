@@ -152,7 +152,7 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
                    top_k: int | None = None, radius: int = 3, on_disk: bool = False) -> Estimate:
     """``linksim index METHOD`` (``top_k`` None) or ``linksim similar METHOD --top-k K``.
 
-    ``on_disk`` (simrank, psimrank): the fingerprints and their layout built into memory-mapped
+    ``on_disk`` (the fingerprint-tree methods): the fingerprints and their layout built into memory-mapped
     files one fingerprint at a time; memory then holds one fingerprint's rows, and the pages of
     the files the queries read are the kernel's page cache (reclaimable, not counted)."""
     urls = _urls(pages)

@@ -105,6 +105,25 @@ class LinkGraph:
     def in_degree(self) -> np.ndarray:
         return np.diff(self.in_indptr)
 
+    def neighbour_matrix(self, direction: str):
+        """0/1 CSR matrix whose row u holds u's in-links (``"in"``), out-links (``"out"``) or both
+        (``"both"``), self-links left out."""
+        import scipy.sparse as sp
+
+        source, target = self.edges()
+        keep = source != target
+        source, target = source[keep], target[keep]
+        if direction == "in":
+            rows, columns = target, source
+        elif direction == "out":
+            rows, columns = source, target
+        else:
+            rows, columns = np.concatenate([source, target]), np.concatenate([target, source])
+        matrix = sp.csr_matrix((np.ones(len(rows)), (rows, columns)), shape=(self.n, self.n))
+        matrix.sum_duplicates()
+        matrix.data[:] = 1.0
+        return matrix
+
     def linked(self) -> np.ndarray:
         """Which pages have at least one link other than to themselves (bool, one a page): the
         pages a related-pages list is owed to."""

@@ -32,13 +32,13 @@ builds, which is why the embedding is stored with the index, never recomputed fo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from linksim.fingerprints.index import FingerprintIndex
 from linksim.graph import LinkGraph
-from linksim.parameters import check_page, sampled_parameters
+from linksim.parameters import check_page
 from linksim.ranking import top_pairs
 
 RANK = 100  #: dimensions of the link embedding
@@ -53,15 +53,10 @@ def link_features(graph: LinkGraph):
     weighted ``ln(n / df) ** IDF_POWER``, rows of unit length (a page without links: a zero row)."""
     import scipy.sparse as sp
 
-    source, target = graph.edges()
-    other = source != target
-    source, target = source[other], target[other]
     n = graph.n
     blocks = []
-    for rows, columns in ((target, source), (source, target)):  # in-links of the row, then its out-links
-        block = sp.csr_matrix((np.ones(len(rows)), (rows, columns)), shape=(n, n))
-        block.sum_duplicates()
-        block.data[:] = 1.0
+    for direction in ("in", "out"):  # in-links of the row, then its out-links
+        block = graph.neighbour_matrix(direction)
         frequency = np.asarray(block.sum(axis=0)).ravel()
         weights = np.log(n / np.maximum(frequency, 1.0)) ** IDF_POWER
         blocks.append(block @ sp.diags(weights))
@@ -97,7 +92,6 @@ class SpectralIndex:
 
     fingerprints: FingerprintIndex
     embedding: np.ndarray  # (n, rank) float32, unit rows (zero without links)
-    _norms: np.ndarray = field(default=None, repr=False, compare=False)
 
     @property
     def graph_fingerprint(self) -> str:
@@ -112,24 +106,9 @@ class SpectralIndex:
         return self.fingerprints.nbytes + self.embedding.nbytes
 
     @property
-    def n_fingerprints(self) -> int:
-        return self.fingerprints.n_fingerprints
-
-    @property
-    def length(self) -> int:
-        return self.fingerprints.length
-
-    @property
-    def decay(self) -> float:
-        return self.fingerprints.decay
-
-    @property
-    def seed(self) -> int:
-        return self.fingerprints.seed
-
-    @property
     def parameters(self) -> dict:
-        return sampled_parameters(self)
+        """The fingerprints' parameters: the embedding's are constants of this module."""
+        return self.fingerprints.parameters
 
     def cosine(self, u: int, pages: np.ndarray) -> np.ndarray:
         """max(0, cos(e_u, e_v)) for each of ``pages`` (float64)."""

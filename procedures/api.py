@@ -152,7 +152,7 @@ class Similar:
             Write lists for these pages only (``"crawled"``, ``"pagerank>=0.9"``, URLs); all pages stay
             candidates.
         max_members : int
-            SimRank, PSimRank: read at most this many tree members per list (0: every list exact).
+            The fingerprint-tree methods: read at most this many tree members per list (0: every list exact).
         **parameters
             The method's own parameters, as in :meth:`index`.
 

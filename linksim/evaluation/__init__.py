@@ -94,16 +94,14 @@ def sibling_gamma(
     hits = 0
     answered = set()
     for u, ranked in lists.items():
-        mine = classes.get(u, empty)
-        if any(v != u and s > 0 for v, s in ranked):
-            answered.add(u)
-        if not mine:
-            continue
         entries = [(v, s) for v, s in ranked if v != u and s > 0]
+        if entries:
+            answered.add(u)
+        mine = classes.get(u, empty)
+        if not mine or not entries:
+            continue
         entries.sort(key=lambda item: -item[1])
         entries = entries[:top]
-        if not entries:
-            continue
         graded += 1
         parents = {parent_of(c) for c in mine}
         same, sibling = [], []

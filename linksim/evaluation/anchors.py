@@ -36,21 +36,8 @@ Lists = dict[int, list[tuple[int, float]]]
 
 
 def neighbour_matrix(graph: LinkGraph, direction: str) -> sp.csr_matrix:
-    """0/1 matrix whose row u holds u's in-links (``"in"``), out-links (``"out"``) or both
-    (``"both"``), self-links left out."""
-    source, target = graph.edges()
-    keep = source != target
-    source, target = source[keep], target[keep]
-    if direction == "in":
-        rows, columns = target, source
-    elif direction == "out":
-        rows, columns = source, target
-    else:
-        rows, columns = np.concatenate([source, target]), np.concatenate([target, source])
-    matrix = sp.csr_matrix((np.ones(len(rows)), (rows, columns)), shape=(graph.n, graph.n))
-    matrix.sum_duplicates()
-    matrix.data[:] = 1.0
-    return matrix
+    """0/1 matrix of u's in-links, out-links or both (:meth:`LinkGraph.neighbour_matrix`)."""
+    return graph.neighbour_matrix(direction)
 
 
 def top_lists_from_sparse(scores: sp.spmatrix, top: int = 100) -> Lists:

@@ -89,8 +89,7 @@ def ppsimrank_exact(graph: LinkGraph, decay: float = 0.6, length: int = 3, each=
     PSimRank's coupling in place of SimRank's independent choices)."""
     import scipy.sparse as sp
 
-    closed_in = _in_matrix(graph)
-    closed_in = ((closed_in + sp.eye(graph.n, format="csr")) > 0).astype(np.float64).tocsr()
+    closed_in = ((graph.neighbour_matrix("in") + sp.eye(graph.n, format="csr")) > 0).astype(np.float64).tocsr()
     closed_out = closed_in.T.tocsr()
     inward, outward = _psimrank_step(closed_in), _psimrank_step(closed_out)
     scores = np.eye(graph.n)

@@ -1,7 +1,7 @@
-"""What SimRank and PSimRank share as methods: fingerprint graphs of coalescing walks (built by
-:mod:`linksim.fingerprints.walks`, read as trees by :mod:`linksim.fingerprints.index`), told apart only by how a
-walk chooses its next page. Their modules (:mod:`linksim.simrank`, :mod:`linksim.psimrank`)
-declare each :class:`~linksim.methods.method.Method` from these parts; the heavy modules are imported
+"""What SimRank, PSimRank and P-PSimRank share as methods: fingerprint graphs of coalescing walks
+(built by :mod:`linksim.fingerprints.walks`, read as trees by :mod:`linksim.fingerprints.index`), told
+apart only by how a walk chooses its next page. Their modules (:mod:`linksim.methods.simrank`,
+:mod:`linksim.methods.psimrank`, :mod:`linksim.methods.ppsimrank`) declare each :class:`~linksim.methods.method.Method` from these parts; the heavy modules are imported
 when a part is called, so that the registry stays light to import."""
 
 from __future__ import annotations

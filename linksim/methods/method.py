@@ -54,12 +54,12 @@ class Method:
         Monte Carlo (fingerprints, a seed) or exact.
     build : callable
         ``build(graph, parameters, show_progress=False)`` -> index, parameters complete (see
-        :meth:`parameters_for`); SimRank's and PSimRank's also take ``directory=`` to build
+        :meth:`parameters_for`); the fingerprint-tree methods' also take ``directory=`` to build
         into memory-mapped files there (:func:`linksim.fingerprints.walks.build_index`).
     restore : callable
         ``restore(meta, arrays)`` -> index, from the store.
     fingerprint_trees : bool
-        The index is fingerprint graphs read as trees (SimRank, PSimRank): it can be built into
+        The index is fingerprint graphs read as trees (SimRank, PSimRank, P-PSimRank): it can be built into
         memory-mapped files (``build(..., directory=)``) and its top-k takes ``max_members``.
     exact : callable or None
         ``exact(graph, decay, length, each=None)`` -> dense n x n scores (small graphs), or None
@@ -92,7 +92,7 @@ class Method:
     build: Callable = None
     restore: Callable = None
     exact: Callable | None = None
-    fingerprint_trees: bool = False  # SimRank-like: built on disk on demand, --max-members applies
+    fingerprint_trees: bool = False  # fingerprint trees: built on disk on demand, --max-members applies
     walk: str | None = None
     value_ranges: Callable = None
     estimate: Callable = None

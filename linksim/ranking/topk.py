@@ -47,7 +47,7 @@ def top_k_all(
     :meth:`linksim.fingerprints.index.FingerprintIndex.twin_classes`) gets each class's pages in a row,
     so that the class is queried once.
 
-    ``max_members`` > 0 (SimRank, PSimRank): the most tree members one list reads (see
+    ``max_members`` > 0 (the fingerprint-tree methods): the most tree members one list reads (see
     :meth:`linksim.fingerprints.index.FingerprintIndex.related`); ``report``, if given, receives
     ``lists_cut``, the lists that budget cut.
     """
