@@ -97,7 +97,7 @@ def test_neo4j_browser_shows_the_related_pages(runner, neo4j_server, chrome, tmp
     wait = WebDriverWait(chrome, 60)
     password = wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, "input[data-testid=password]")))
     password.send_keys(connection.password)
-    chrome.find_element(By.CSS_SELECTOR, "button[data-testid=connect]").click()
+    _click(wait, (By.CSS_SELECTOR, "button[data-testid=connect]"))
     wait.until(ec.invisibility_of_element_located((By.CSS_SELECTOR, "input[data-testid=password]")))
 
     # Load linksim's style the way a user does: drop style.grass onto the Browser window.
@@ -111,8 +111,7 @@ def test_neo4j_browser_shows_the_related_pages(runner, neo4j_server, chrome, tmp
     wait.until(lambda driver: "PageRankTop1" in driver.page_source)  # the :style frame shows it
 
     def run(text: str) -> None:
-        editor = wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, ".monaco-editor")))
-        editor.click()
+        _click(wait, (By.CSS_SELECTOR, ".monaco-editor"))
         ActionChains(chrome).send_keys(text).perform()
         ActionChains(chrome).key_down(Keys.CONTROL).send_keys(Keys.ENTER).key_up(Keys.CONTROL).perform()
         time.sleep(1.0)
@@ -142,6 +141,27 @@ def test_neo4j_browser_shows_the_related_pages(runner, neo4j_server, chrome, tmp
     # (the Browser also draws the LINKS_TO among the shown pages, in their own colour)
     similar, links = (style[f"relationship.{t}"]["color"].upper() for t in ("SIMILAR_TO", "LINKS_TO"))
     assert similar in colours and colours <= {similar, links}, colours
+
+
+def _click(wait, locator) -> None:
+    """Click an element once it is clickable; while an overlay of the Browser (a fading banner, the
+    connection frame's animation) still covers it, wait and click again."""
+    from selenium.common.exceptions import (
+        ElementClickInterceptedException,
+        ElementNotInteractableException,
+        StaleElementReferenceException,
+    )
+    from selenium.webdriver.support import expected_conditions as ec
+
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            wait.until(ec.element_to_be_clickable(locator)).click()
+            return
+        except (ElementClickInterceptedException, ElementNotInteractableException, StaleElementReferenceException):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
 
 
 def _sizes(ranked: int):
