@@ -1,10 +1,18 @@
-"""Spectral P-PSimRank: the P-PSimRank candidates of a page, ranked by the cosine of the pages'
-link embeddings.
+"""Spectral P-PSimRank: a page's co-linked pages and the nearest pages of its link embedding,
+ranked by the cosine of the embeddings with P-PSimRank's score beside it.
 
-Two stages, as search engines rank: the fingerprint index of P-PSimRank
-(:mod:`linksim.methods.ppsimrank`) finds a page's :data:`CANDIDATES` best pages (the pages its
-walks meet early and often: both link directions, bounded work per page), and each candidate is
-scored by
+Two stages, as search engines rank. The candidates of page u are
+
+- its :data:`CANDIDATES` best **co-linked** pages: Adamic-Adar over links both ways, each shared
+  neighbour w (a parent, a child, or both) worth ``1 / ln deg(w)``, a neighbour of more than
+  :data:`HUB_DEGREE` links not counted at all (Dean & Henzinger's stoplist of pages of very high
+  degree: a navigation page linking to everything says nothing, and skipping it bounds the work of
+  a list by ``deg(u) · HUB_DEGREE``);
+- the :data:`NEAREST` pages nearest to u in the link embedding (the pages whose links resemble
+  u's without sharing one of them);
+- if both are empty, P-PSimRank's best pages (:mod:`linksim.methods.ppsimrank`).
+
+Each candidate v is scored by
 
     s(u, v) = ALPHA · max(0, cos(e_u, e_v)) + (1 − ALPHA) · ppsim(u, v)
 
@@ -13,17 +21,20 @@ et al. 1990, here of links instead of words) of the link matrix ``X = [W_in | W_
 holds u's in-links and out-links (two features per linked page, so that a shared parent and a
 shared child are different evidence), each weighted by ``ln(n / df) ** 1.5``, df the number of
 pages with that feature (a hub's links say little: the inverse document frequency of the
-hub-weighted cosine of search engines, a little steeper), rows scaled to unit length. ``ppsim`` is P-PSimRank's Monte Carlo score
-(in [0, 1]): it keeps a link between u and v as evidence, and answers a page whose embedding is
-empty. So s is symmetric, in [0, 1], and s(u, u) = 1.
+hub-weighted cosine of search engines, a little steeper), rows scaled to unit length. ``ppsim`` is
+P-PSimRank's Monte Carlo score (in [0, 1]), the fingerprints' share: it keeps a link between u and
+v as evidence. So s is symmetric, in [0, 1], and s(u, u) = 1; the lists hold the best candidates
+by s. Only ppsim is sampled: the candidates and the cosine are exact, so the Monte Carlo lists
+differ from the exact ones by P-PSimRank's error times 1 − ALPHA.
 
-Measured on Wikispeedia and WebKB (``benchmarks/quality.py``): the candidates of P-PSimRank hold
-the related pages, the cosine orders them better (sibling Γ) and picks a better first ten than
-P-PSimRank's 100-sample scores; the embedding alone, over all pages, finds the same first ten
-but orders the top 100 worse (it ranks pages the links never connect). Hub damping is what makes
-the embedding work: on Wikispeedia (seed 0) precision@10 is 0.456 with unweighted features, 0.504
-with Marginalia's 1 / ln(2 + df), 0.510 with ln(n / df), 0.518 with its power 1.5 and 0.519 with
-its square (WebKB: 0.458, 0.451, 0.449, 0.448, 0.437).
+Measured on Wikispeedia and WebKB (``benchmarks/quality.py``, seed 0): the co-linked candidates
+hold the related pages (in Adamic-Adar's own order, hubs counted, precision@10 is 0.338), the
+cosine picks a better first ten (0.523) and orders the rest far better (pooled sibling Γ 0.582, the
+best anchor 0.435); the embedding alone, over all pages, finds the same first ten but orders the top
+100 worse (Γ 0.32: it ranks pages the links never connect). P-PSimRank's 100 best pages as the
+candidates gave 0.518 and Γ 0.44 with Monte Carlo, 0.384 exact: its sampled ties chose the
+candidates. Hub damping is what makes the embedding work: precision@10 is 0.456 with unweighted
+features, 0.510 with ln(n / df), 0.518 with its power 1.5.
 
 The SVD is scipy's ARPACK (``svds``) from a start vector drawn with the index's seed: the same
 graph and seed give the same embedding on the same machine; its last bits may differ between BLAS
@@ -42,10 +53,16 @@ from linksim.parameters import check_page
 from linksim.ranking import top_pairs
 
 RANK = 100  #: dimensions of the link embedding
-CANDIDATES = 100  #: P-PSimRank's best pages each list is chosen from
+CANDIDATES = 100  #: co-linked pages each list is chosen from
+NEAREST = 10  #: nearest pages of the embedding added to the candidates
+HUB_DEGREE = 200  #: a shared neighbour of more links (both ways) than this is not counted
 ALPHA = 0.8  #: the cosine's share of the score (the rest: P-PSimRank's)
 IDF_POWER = 1.5  #: a feature's weight is ln(n / df) to this power (hub damping)
-WALK_METHOD = "ppsimrank"  #: whose fingerprint walks find the candidates
+#: A page whose row of U Σ is shorter than this (its unit row of features all but orthogonal to the
+#: embedding: on Wikispeedia 3 pages, at 1e-12, the next at 0.05) has no direction: scaled to unit
+#: length, rounding noise would give it one that changes with the solver's start vector.
+FLOOR = 1e-6
+WALK_METHOD = "ppsimrank"  #: whose fingerprint walks give the sampled share of the score
 
 
 def link_features(graph: LinkGraph):
@@ -67,7 +84,7 @@ def link_features(graph: LinkGraph):
 
 def link_embedding(graph: LinkGraph, rank: int = RANK, seed: int = 0) -> np.ndarray:
     """Each page's row of the rank-``rank`` truncated SVD of :func:`link_features` (U Σ), scaled to
-    unit length (float32; a zero row for a page without links)."""
+    unit length (float32; a zero row for a page without links or one shorter than :data:`FLOOR`)."""
     from scipy.sparse.linalg import svds
 
     features = link_features(graph)
@@ -82,20 +99,69 @@ def link_embedding(graph: LinkGraph, rank: int = RANK, seed: int = 0) -> np.ndar
     embedding = embedding.astype(np.float64)
     embedding[np.diff(features.indptr) == 0] = 0.0  # a page without links has no direction
     norms = np.linalg.norm(embedding, axis=1, keepdims=True)
-    embedding = np.divide(embedding, norms, out=np.zeros_like(embedding), where=norms > 0)
+    embedding = np.divide(embedding, norms, out=np.zeros_like(embedding), where=norms >= FLOOR)
     return embedding.astype(np.float32)
+
+
+def neighbour_lists(graph: LinkGraph):
+    """Every page's neighbours over links both ways, self-links aside (CSR: int64 ``indptr``, int32
+    ``indices``, each row in increasing order): what the co-linked candidates are counted from."""
+    matrix = graph.neighbour_matrix("both")
+    return matrix.indptr.astype(np.int64), matrix.indices.astype(np.int32)
+
+
+def colink_weights(indptr: np.ndarray) -> np.ndarray:
+    """A shared neighbour's worth: ``1 / ln deg`` (Adamic-Adar), 0 above :data:`HUB_DEGREE`."""
+    degree = np.diff(indptr)
+    weights = 1.0 / np.log(np.maximum(degree, 2).astype(np.float64))
+    weights[degree > HUB_DEGREE] = 0.0
+    return weights
+
+
+def colinked(indptr: np.ndarray, indices: np.ndarray, weights: np.ndarray, u: int) -> tuple[np.ndarray, np.ndarray]:
+    """(pages, Adamic-Adar scores) of every page sharing a counted neighbour with u (u aside): each
+    neighbour's row read once, ``deg(u) · HUB_DEGREE`` entries at most."""
+    row = indices[indptr[u]:indptr[u + 1]]
+    row = row[weights[row] > 0]
+    if not len(row):
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    starts, lengths = indptr[row], indptr[row + 1] - indptr[row]
+    offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(int(lengths.sum()))
+    pages, inverse = np.unique(indices[offsets], return_inverse=True)
+    scores = np.bincount(inverse, weights=np.repeat(weights[row], lengths))
+    keep = pages != u
+    return pages[keep].astype(np.int64), scores[keep]
+
+
+def nearest(embedding: np.ndarray, u: int, count: int = NEAREST) -> np.ndarray:
+    """The ``count`` pages of largest positive cosine with u in ``embedding`` (u aside, ties by the
+    smaller page; none for a page without links)."""
+    if count <= 0 or not embedding[u].any():
+        return np.zeros(0, dtype=np.int64)
+    cosines = (embedding @ embedding[u]).astype(np.float64)
+    return np.array([v for v, _ in top_pairs(np.arange(len(embedding)), cosines, u, count, 0.0)], dtype=np.int64)
 
 
 @dataclass
 class SpectralIndex:
-    """A P-PSimRank fingerprint index and the pages' link embedding (:mod:`linksim.spectral`)."""
+    """A P-PSimRank fingerprint index, the pages' link embedding and their neighbours
+    (:mod:`linksim.spectral`)."""
 
     fingerprints: FingerprintIndex
     embedding: np.ndarray  # (n, rank) float32, unit rows (zero without links)
+    neighbour_indptr: np.ndarray  # (n + 1,) int64: page u's neighbours, links both ways,
+    neighbour_indices: np.ndarray  # are neighbour_indices[indptr[u]:indptr[u + 1]] (int32)
+
+    def __post_init__(self) -> None:
+        self._weights = colink_weights(self.neighbour_indptr)
 
     @property
     def graph_fingerprint(self) -> str:
         return self.fingerprints.graph_fingerprint
+
+    @graph_fingerprint.setter
+    def graph_fingerprint(self, value: str) -> None:  # set by the Spark build once the graph is known
+        self.fingerprints.graph_fingerprint = value
 
     @property
     def n(self) -> int:
@@ -103,11 +169,12 @@ class SpectralIndex:
 
     @property
     def nbytes(self) -> int:
-        return self.fingerprints.nbytes + self.embedding.nbytes
+        return self.fingerprints.nbytes + self.embedding.nbytes + self.neighbour_indptr.nbytes + \
+            self.neighbour_indices.nbytes
 
     @property
     def parameters(self) -> dict:
-        """The fingerprints' parameters: the embedding's are constants of this module."""
+        """The fingerprints' parameters: the embedding's and the candidates' are constants of this module."""
         return self.fingerprints.parameters
 
     def cosine(self, u: int, pages: np.ndarray) -> np.ndarray:
@@ -125,62 +192,81 @@ class SpectralIndex:
         walks = self.fingerprints.sim(u, v, n_fingerprints=n_fingerprints)
         return float(self.combine(u, np.array([v]), np.array([walks]))[0])
 
+    def candidates(self, u: int, n_fingerprints: int | None = None) -> np.ndarray:
+        """u's candidates (see the module), in increasing order."""
+        pages, scores = colinked(self.neighbour_indptr, self.neighbour_indices, self._weights, u)
+        best = [v for v, _ in top_pairs(pages, scores, u, CANDIDATES, 0.0)]
+        found = np.union1d(np.array(best, dtype=np.int64), nearest(self.embedding, u))
+        if not len(found):
+            found = np.array(sorted(v for v, _ in self.fingerprints.related(u, top_k=CANDIDATES,
+                                                                             n_fingerprints=n_fingerprints)),
+                             dtype=np.int64)
+        return found
+
     def related(self, u: int, top_k: int | None = 10, similarity_cutoff: float = 0.0,
                 n_fingerprints: int | None = None, **options) -> list[tuple[int, float]]:
-        """The best of P-PSimRank's :data:`CANDIDATES` best pages of u by the combined score."""
+        """The best of u's candidates by the combined score."""
         check_page(u, self.n)
-        found = self.fingerprints.related(u, top_k=max(CANDIDATES, top_k or 0), n_fingerprints=n_fingerprints)
-        if not found:
+        pages = self.candidates(u, n_fingerprints)
+        if not len(pages):
             return []
-        pages = np.array([v for v, _ in found], dtype=np.int64)
-        walks = np.array([s for _, s in found], dtype=np.float64)
+        walks = self.fingerprints.sims(u, pages, n_fingerprints=n_fingerprints)
         return top_pairs(pages, self.combine(u, pages, walks), u, top_k, similarity_cutoff)
 
     # The index store -------------------------------------------------------------------------
     def store_arrays(self) -> dict[str, np.ndarray]:
-        return dict(self.fingerprints.store_arrays(), embedding=self.embedding)
+        return dict(self.fingerprints.store_arrays(), embedding=self.embedding,
+                    neighbour_indptr=self.neighbour_indptr, neighbour_indices=self.neighbour_indices)
 
     @classmethod
     def from_store(cls, meta: dict, arrays: dict[str, np.ndarray]) -> "SpectralIndex":
+        own = ("embedding", "neighbour_indptr", "neighbour_indices")
         fingerprints = FingerprintIndex.from_store(dict(meta, method=WALK_METHOD),
-                                                   {k: v for k, v in arrays.items() if k != "embedding"})
-        return cls(fingerprints, arrays["embedding"])
+                                                   {k: v for k, v in arrays.items() if k not in own})
+        return cls(fingerprints, *(arrays[name] for name in own))
 
 
 def build_spectral_index(graph: LinkGraph, n_fingerprints: int = 100, length: int = 3, seed: int = 0,
                          decay: float = 0.6, show_progress: bool = False) -> SpectralIndex:
-    """P-PSimRank's fingerprints and the link embedding of ``graph``."""
+    """P-PSimRank's fingerprints, the link embedding and the neighbour lists of ``graph``."""
     from linksim.fingerprints.walks import build_index
 
     fingerprints = build_index(graph, WALK_METHOD, n_fingerprints, length, seed, decay, show_progress=show_progress)
-    return SpectralIndex(fingerprints, link_embedding(graph, RANK, seed))
+    return SpectralIndex(fingerprints, link_embedding(graph, RANK, seed), *neighbour_lists(graph))
 
 
 def spectral_exact(graph: LinkGraph, decay: float = 0.6, length: int = 3, each=None, seed: int = 0,
-                   candidates: int | None = CANDIDATES) -> np.ndarray:
+                   candidates: bool = True) -> np.ndarray:
     """The scores with P-PSimRank's exact scores in place of its Monte Carlo ones (dense, small
-    graphs). With ``candidates`` (default :data:`CANDIDATES`), row u keeps only the pages of u's
-    exact P-PSimRank top ``candidates`` (ties by page), zero elsewhere: the exact lists of the
-    method; ``candidates=None``: every pair, what the index's ``sim`` estimates. ``each(k,
-    scores)`` sees the scores with P-PSimRank truncated at every k on the way."""
+    graphs). With ``candidates`` (default), row u keeps only u's candidates (zero elsewhere): the
+    exact lists of the method, the candidates counted here from dense matrices (where P-PSimRank's
+    best pages stand in for none, its exact best); ``candidates=False``: every pair, what the
+    index's ``sim`` estimates. ``each(k, scores)`` sees the scores with P-PSimRank truncated at
+    every k on the way."""
     from linksim.fingerprints.exact import ppsimrank_exact
 
-    embedding = link_embedding(graph, RANK, seed).astype(np.float64)
-    cosine = ALPHA * np.maximum(embedding @ embedding.T, 0.0)
+    n = graph.n
+    embedding = link_embedding(graph, RANK, seed)
+    cosines = embedding.astype(np.float64) @ embedding.astype(np.float64).T
+    cosine = ALPHA * np.maximum(cosines, 0.0)
+    both = graph.neighbour_matrix("both").toarray()
+    degree = both.sum(axis=0)
+    worth = np.where(degree > HUB_DEGREE, 0.0, 1.0 / np.log(np.maximum(degree, 2.0)))
+    colink = (both * worth) @ both.T  # Adamic-Adar of the counted shared neighbours
+
+    chosen = [[v for v, _ in top_pairs(np.arange(n), colink[u], u, CANDIDATES, 0.0)] + nearest(embedding, u).tolist()
+              for u in range(n)]
+
+    def kept_by(walks: np.ndarray) -> np.ndarray:
+        kept = np.eye(n, dtype=bool)
+        for u in range(n):
+            kept[u, chosen[u] or [v for v, _ in top_pairs(np.arange(n), walks[u], u, CANDIDATES, 0.0)]] = True
+        return kept
 
     def combined(walks: np.ndarray) -> np.ndarray:
         scores = cosine + (1.0 - ALPHA) * walks
         np.fill_diagonal(scores, 1.0)
-        if candidates is not None:
-            kept = np.zeros_like(scores, dtype=bool)
-            for u in range(graph.n):
-                row = walks[u].copy()
-                row[u] = 0.0
-                for v, _ in top_pairs(np.flatnonzero(row > 0), row[row > 0], u, candidates, 0.0):
-                    kept[u, v] = True
-            kept[np.diag_indices(graph.n)] = True
-            scores = np.where(kept, scores, 0.0)
-        return scores
+        return np.where(kept_by(walks), scores, 0.0) if candidates else scores
 
     walks = ppsimrank_exact(graph, decay, length,
                             each=None if each is None else (lambda k, truncated: each(k, combined(truncated))))

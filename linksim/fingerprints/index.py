@@ -153,6 +153,14 @@ class FingerprintIndex:
         times = self.meeting_times(u, v, n_fingerprints)
         return score_of_times(np.sort(times), self.powers(decay))
 
+    def sims(self, u: int, pages: np.ndarray, n_fingerprints: int | None = None) -> np.ndarray:
+        """:meth:`sim` of u with each of ``pages`` at once (float64, equal to :meth:`sim` bit for bit:
+        the same terms in the same order)."""
+        times = np.sort(self.meeting_times_many(u, pages, n_fingerprints), axis=1)
+        if times.shape[1] == 0:
+            return np.zeros(len(times))
+        return np.cumsum(self.powers(self.decay)[times], axis=1)[:, -1] / times.shape[1]
+
     def powers(self, decay: float) -> np.ndarray:
         """c^t for t = 0..length, and 0 at length + 1 (never met): every score's terms."""
         table = decay ** np.arange(self.length + 2, dtype=float)

@@ -1,6 +1,6 @@
-"""Spectral P-PSimRank: P-PSimRank's best pages of each page, ranked by the cosine of the pages'
-link embeddings (a truncated SVD of the hub-weighted in- and out-link matrix) with P-PSimRank's
-score beside it (:mod:`linksim.spectral`)."""
+"""Spectral P-PSimRank: each page's co-linked pages and nearest pages in the link embedding (a
+truncated SVD of the hub-weighted in- and out-link matrix), ranked by the cosine of the embeddings
+with P-PSimRank's score beside it (:mod:`linksim.spectral`)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,9 @@ def _exact(graph: LinkGraph, decay: float, length: int, each=None):
 
 
 def _value_ranges(meta: dict, n: int, length: int) -> dict[str, tuple[float, float]]:
-    return dict(fingerprint_methods.value_ranges(meta, n, length), embedding=(-1.0, 1.0))
+    links = int(meta["graph"].get("links", n * n))
+    return dict(fingerprint_methods.value_ranges(meta, n, length), embedding=(-1.0, 1.0),
+                neighbour_indptr=(0, 2 * links), neighbour_indices=(0, n - 1))
 
 
 def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[int, int, int, dict]:
@@ -37,23 +39,39 @@ def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[
 
     fingerprints, working, stored, parts = fingerprint_methods.estimate(pages, links, parameters, False)
     embedding = 4 * RANK * pages
+    neighbours = 8 * (pages + 1) + 4 * 2 * links  # both ways: two entries a link
     # The SVD: the sparse features (two a link, 12 bytes each), ARPACK's Lanczos basis (2 RANK + 1
     # vectors of the longer side, 2 pages) and its U, Sigma, V^T.
     svd = 24 * links + 8 * (2 * RANK + 1) * 2 * pages + 8 * RANK * 3 * pages
-    return (fingerprints + embedding, max(working, svd), stored + embedding,
-            dict(parts, **{"link embedding": embedding}))
+    return (fingerprints + embedding + neighbours, max(working, svd), stored + embedding + neighbours,
+            dict(parts, **{"link embedding": embedding, "neighbour lists": neighbours}))
+
+
+def _spark_rows(edges, n: int, parameters: dict, partitions: int, log=None):
+    from linksim import spark as jobs
+
+    return jobs.spectral_rows(edges, n, parameters["n_fingerprints"], parameters["length"], parameters["seed"],
+                              partitions, log=log)
+
+
+def _spark_index(rows, parameters: dict, n: int):
+    from linksim import spark as jobs
+
+    return jobs.spectral_index(rows, parameters, n)
 
 
 SPECTRAL = Method(
     name="spectral",
     title="Spectral P-PSimRank",
-    summary="spectral P-PSimRank: P-PSimRank's 100 best pages of a page ranked by 0.8 x the cosine of the "
-            "pages' link embeddings (truncated SVD, rank 100, of the idf-weighted in- and out-links) + 0.2 x "
-            "P-PSimRank's score",
+    summary="spectral P-PSimRank: a page's 100 best co-linked pages (Adamic-Adar, links both ways, hubs of "
+            "over 200 links skipped) and its 10 nearest in the link embedding (truncated SVD, rank 100, of the "
+            "idf-weighted in- and out-links), ranked by 0.8 x the embeddings' cosine + 0.2 x P-PSimRank's score",
     defaults=dict(fingerprint_methods.MONTE_CARLO, length=3),
     build=_build,
     restore=_restore,
     exact=_exact,
     value_ranges=_value_ranges,
     estimate=_estimate,
+    spark_rows=_spark_rows,
+    spark_index=_spark_index,
 )

@@ -115,3 +115,39 @@ def test_spark_pagerank_written_through_the_connector_is_within_1e9_of_numpy(wik
     top = runner.run("MATCH (p:PageRankTop1) RETURN min(p.pagerank) AS low, count(p) AS n")[0]
     rest = runner.run("MATCH (p:Page) WHERE NOT p:PageRankTop1 RETURN max(p.pagerank) AS high")[0]
     assert top["n"] > 0 and top["low"] >= rest["high"]  # the tiers follow the new ranks, not the zeros
+
+
+def test_spark_index_of_spectral_p_psimrank_answers_as_linksim_index(wikispeedia, cli_env, tmp_path, monkeypatch,
+                                                                     capsys) -> None:
+    """The default method on Spark: P-PSimRank's fingerprints and the neighbour lists bit for bit,
+    the embedding's cosines to the SVD solvers' tolerance (MLlib's ARPACK against scipy's), and
+    `linksim related` gives the same pages from either index."""
+    monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
+    assert main(["-q", "spark", "index", "spectral", "--fingerprints", "10", "--partitions", "2", "--json"]) == 0
+    built = json.loads(capsys.readouterr().out)
+    from_spark = store.open_path(built["path"])
+    answered = {}
+    for url in URLS:
+        assert main(["-q", "related", url, "--method", "spectral", "--fingerprints", "10", "--json"]) == 0
+        answered[url] = json.loads(capsys.readouterr().out)
+        assert len(answered[url]) == 10
+    assert main(["-q", "index", "spectral", "--fingerprints", "10", "--rebuild", "--json"]) == 0
+    rebuilt = json.loads(capsys.readouterr().out)
+    assert rebuilt["path"] == built["path"]
+    from_numpy = store.open_path(rebuilt["path"])
+    np.testing.assert_array_equal(from_spark.fingerprints.parent, from_numpy.fingerprints.parent)
+    np.testing.assert_array_equal(from_spark.fingerprints.label, from_numpy.fingerprints.label)
+    np.testing.assert_array_equal(from_spark.neighbour_indices, from_numpy.neighbour_indices)
+    mine, theirs = (np.asarray(index.embedding, dtype=np.float64) for index in (from_spark, from_numpy))
+    sample = np.arange(0, len(mine), 7)
+    assert np.abs(mine[sample] @ mine.T - theirs[sample] @ theirs.T).max() < 1e-6
+    for url in URLS:
+        assert main(["-q", "related", url, "--method", "spectral", "--fingerprints", "10", "--json"]) == 0
+        again = json.loads(capsys.readouterr().out)
+        assert [row["url"] for row in again] == [row["url"] for row in answered[url]]
+    # Every page's list written by Spark's tasks from the stored index: what `related` answers.
+    assert main(["-q", "spark", "similar", "spectral", "--top-k", "10", "--fingerprints", "10", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["written"] > 0
+    written = _lists(wikispeedia, "spectral")
+    assert {url: [row[0] for row in rows] for url, rows in written.items()} == \
+        {url: [row["url"] for row in answered[url]] for url in URLS}

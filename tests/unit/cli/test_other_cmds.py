@@ -12,7 +12,6 @@ BAD_OPTIONS = [
     (["spark", "index", "simrank", "--fingerprints", "0"], "--fingerprints: must be an integer in 1..100,000"),
     (["spark", "similar", "psimrank", "--top-k", "0"], "--top-k: must be an integer in 1..100,000"),
     (["spark", "similar", "pagesim"], "invalid choice: 'pagesim'"),  # no Spark path: not offered
-    (["spark", "similar", "spectral"], "invalid choice: 'spectral'"),  # its embedding has no Spark path yet
     (["pagerank", "--memory-budget", "lots"], "a memory budget is a size such as 8G"),
 ]
 

@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 
 from linksim.graph import LinkGraph
+import linksim.spectral as spectral
 from linksim.spectral import (
-    ALPHA, CANDIDATES, IDF_POWER, SpectralIndex, build_spectral_index, link_embedding, link_features, spectral_exact,
+    ALPHA, CANDIDATES, IDF_POWER, NEAREST, SpectralIndex, build_spectral_index, colink_weights, colinked,
+    link_embedding, link_features, neighbour_lists, spectral_exact,
 )
 
 
@@ -58,16 +60,67 @@ def test_invariants_and_lists_from_the_candidates() -> None:
             assert 0.0 <= s <= 1.0 + 1e-12 and s == pytest.approx(index.sim(v, u), abs=1e-12)
     for u in (0, 5, 17):
         ranked = index.related(u, top_k=5)
-        candidates = {v for v, _ in index.fingerprints.related(u, top_k=CANDIDATES)}
-        assert {v for v, _ in ranked} <= candidates and u not in {v for v, _ in ranked}
+        assert {v for v, _ in ranked} <= set(index.candidates(u).tolist()) and u not in {v for v, _ in ranked}
         assert [s for _, s in ranked] == sorted((s for _, s in ranked), reverse=True)
         assert all(score == pytest.approx(index.sim(u, v), abs=1e-12) for v, score in ranked)
+
+
+def brute_adamic_adar(graph: LinkGraph, u: int, v: int, hub_degree: int) -> float:
+    """Adamic-Adar by its definition over neighbour sets (links both ways, self-links aside)."""
+    source, target = graph.edges()
+    neighbours = [set() for _ in range(graph.n)]
+    for s, t in zip(source.tolist(), target.tolist()):
+        if s != t:
+            neighbours[s].add(t)
+            neighbours[t].add(s)
+    return sum(1 / math.log(max(len(neighbours[w]), 2)) for w in neighbours[u] & neighbours[v]
+               if len(neighbours[w]) <= hub_degree)
+
+
+@pytest.mark.parametrize("hub_degree", [3, 5, 1000])
+def test_colinked_pages_are_adamic_adar_without_the_hubs(monkeypatch, hub_degree) -> None:
+    monkeypatch.setattr(spectral, "HUB_DEGREE", hub_degree)
+    graph = random_graph(7, n=25, m=90)
+    indptr, indices = neighbour_lists(graph)
+    weights = colink_weights(indptr)
+    assert (weights == 0).any() == (hub_degree < np.diff(indptr).max())
+    for u in range(graph.n):
+        pages, scores = colinked(indptr, indices, weights, u)
+        found = dict(zip(pages.tolist(), scores.tolist()))
+        for v in range(graph.n):
+            expected = brute_adamic_adar(graph, u, v, hub_degree) if v != u else 0.0
+            assert found.get(v, 0.0) == pytest.approx(expected, abs=1e-12)
+
+
+def test_the_candidates_are_the_best_colinked_and_the_nearest_pages() -> None:
+    graph = random_graph(8, n=60, m=200)
+    index = build_spectral_index(graph, n_fingerprints=30, seed=8)
+    cosines = index.embedding.astype(np.float64) @ index.embedding.astype(np.float64).T
+    for u in range(graph.n):
+        scored = {v: brute_adamic_adar(graph, u, v, spectral.HUB_DEGREE) for v in range(graph.n) if v != u}
+        best = sorted((v for v in scored if scored[v] > 0), key=lambda v: (-round(scored[v], 12), v))[:CANDIDATES]
+        near = sorted((v for v in range(graph.n) if v != u and cosines[u, v] > 1e-6),
+                      key=lambda v: (-cosines[u, v], v))[:NEAREST]
+        wider = sorted((v for v in range(graph.n) if v != u and cosines[u, v] > 0),
+                       key=lambda v: (-cosines[u, v], v))[:NEAREST + 2]
+        candidates = set(index.candidates(u).tolist())
+        # the best co-linked pages, and the nearest ones (up to the float32 cosines' last bits)
+        assert set(best) <= candidates and candidates - set(best) <= set(wider)
+        assert set(near[:NEAREST - 2]) <= candidates
+
+
+def test_fingerprint_scores_of_many_pages_are_those_of_one_pair() -> None:
+    graph = random_graph(9)
+    index = build_spectral_index(graph, n_fingerprints=40, seed=9)
+    pages = np.arange(graph.n)
+    for u in (0, 3, 11):
+        assert index.fingerprints.sims(u, pages).tolist() == [index.fingerprints.sim(u, v) for v in pages]
 
 
 def test_ten_thousand_fingerprints_are_within_the_bound_of_the_exact_scores() -> None:
     graph = random_graph(4)
     index = build_spectral_index(graph, n_fingerprints=10_000, seed=4)
-    exact = spectral_exact(graph, 0.6, 3, candidates=None)
+    exact = spectral_exact(graph, 0.6, 3, candidates=False)
     estimated = np.array([[index.sim(u, v) for v in range(graph.n)] for u in range(graph.n)])
     # Only P-PSimRank's share is sampled: 10,000 fingerprints put it within 0.03 (as its own test).
     assert np.abs(estimated - exact).max() <= (1 - ALPHA) * 0.03
@@ -83,16 +136,12 @@ def test_the_index_round_trips_through_its_stored_arrays() -> None:
     assert all(again.related(u, top_k=10) == index.related(u, top_k=10) for u in range(graph.n))
 
 
-def test_the_exact_lists_are_the_best_exact_candidates() -> None:
-    from linksim.fingerprints.exact import ppsimrank_exact
-
+def test_the_exact_lists_keep_the_candidates_of_the_index() -> None:
     graph = random_graph(6, n=40, m=200)
-    walks = ppsimrank_exact(graph, 0.6, 3)
-    every = spectral_exact(graph, 0.6, 3, candidates=None)
-    lists = spectral_exact(graph, 0.6, 3, candidates=5)
+    index = build_spectral_index(graph, n_fingerprints=10, seed=0)
+    every = spectral_exact(graph, 0.6, 3, candidates=False)
+    lists = spectral_exact(graph, 0.6, 3)
     for u in range(graph.n):
-        row = walks[u].copy()
-        row[u] = 0
-        best = sorted(np.flatnonzero(row > 0), key=lambda v: (-round(row[v], 12), v))[:5]
         kept = set(np.flatnonzero(lists[u]).tolist()) - {u}
-        assert kept <= set(best) and all(lists[u, v] == every[u, v] for v in kept)
+        assert kept == set(index.candidates(u).tolist()) - {u}
+        assert all(lists[u, v] == every[u, v] for v in kept)
