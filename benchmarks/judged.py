@@ -1,0 +1,103 @@
+"""Judged quality of the all-pages top-k lists (issue 27): are the fast lists as good as exact?
+
+For a sample of pages with in-links, on a generated crawl (``linksim generate``'s copying model,
+seeded) or cnr-2000, for each fingerprint-tree method at N fingerprints (seed 0):
+
+- the **exact** lists: the index's per-page reading (every page of u's trees scored);
+- the lists of each **reading** asked for (``--max-members`` budgets: the trees cut at that many
+  members), and their speed (pages a second, one core);
+- the **noise floor**: the exact lists of another seed at the same N;
+
+each judged by an independent index of the same method (``--judge-fingerprints``, another seed):
+a list's worth is the sum of the judge's scores of its pages, its quality that worth over the
+exact list's (:mod:`linksim.evaluation.judged`). Mean and 5th percentile over the sample.
+
+    .venv/bin/python benchmarks/judged.py --links 1M --methods simrank --max-members 5000
+    .venv/bin/python benchmarks/judged.py --crawl cnr-2000 --methods simrank psimrank
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def parse_links(text: str) -> int:
+    units = {"k": 10**3, "m": 10**6}
+    text = text.strip().lower()
+    return int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
+
+
+def crawl(args):
+    from linksim.graph import LinkGraph
+
+    if args.crawl == "cnr-2000":
+        from _common import cnr_edges
+
+        _, edges, n = cnr_edges(args.data)
+        return "cnr-2000", LinkGraph.from_edges(edges.s.to_numpy(), edges.t.to_numpy(), n)
+    from linksim.generate import generate_links
+
+    source, target = np.empty(args.links, np.int32), np.empty(args.links, np.int32)
+    pages = 0
+    for _, _, pages in generate_links(args.links, seed=args.seed, source=source, target=target):
+        pass
+    return f"generated {args.links:,} links (seed {args.seed})", LinkGraph.from_edges(source, target, pages)
+
+
+def lists_for(index, pages, top_k: int, max_members: int = 0) -> tuple[dict, float]:
+    """Each page's top-k by one reading, and the pages answered a second."""
+    options = {"max_members": max_members} if max_members else {}
+    began = time.perf_counter()
+    lists = {int(u): index.related(int(u), top_k=top_k, **options) for u in pages}
+    return lists, len(pages) / (time.perf_counter() - began)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--crawl", choices=["generated", "cnr-2000"], default="generated")
+    parser.add_argument("--links", type=parse_links, default=parse_links("1M"), help="generated crawl's links")
+    parser.add_argument("--seed", type=int, default=1, help="generated crawl's seed")
+    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--methods", nargs="+", default=["simrank", "psimrank"])
+    parser.add_argument("--fingerprints", type=int, default=100)
+    parser.add_argument("--judge-fingerprints", type=int, default=300)
+    parser.add_argument("--sample", type=int, default=150, help="pages with in-links judged")
+    parser.add_argument("--top-k", type=int, default=10)
+    parser.add_argument("--max-members", type=int, nargs="*", default=[], help="budgets of the cut reading")
+    args = parser.parse_args()
+
+    from linksim.evaluation.judged import index_judge, judged_quality
+    from linksim.methods import METHODS
+
+    name, graph = crawl(args)
+    with_in_links = np.flatnonzero(graph.in_degree > 0)
+    pages = np.random.default_rng(2026).choice(with_in_links, min(args.sample, len(with_in_links)), replace=False)
+    print(f"{name}: {graph.n:,} pages, {graph.m:,} links; {len(pages)} random pages with in-links, top "
+          f"{args.top_k}; judged by N = {args.judge_fingerprints}, seed 2")
+    print(f"{'method':<11}{'lists':<26}{'mean':>7}{'p5':>7}{'pages/s':>10}")
+    for method in args.methods:
+        entry = METHODS[method]
+        build = lambda n, seed: entry.build_index(graph, n_fingerprints=n, seed=seed)  # noqa: E731
+        index, other, judge = build(args.fingerprints, 0), build(args.fingerprints, 1), build(args.judge_fingerprints, 2)
+        exact, rate = lists_for(index, pages, args.top_k)
+        rows = [(f"exact, N = {args.fingerprints}", exact, rate),
+                (f"noise floor (seed 1)", *lists_for(other, pages, args.top_k))]
+        for budget in args.max_members:
+            rows.append((f"--max-members {budget:,}", *lists_for(index, pages, args.top_k, budget)))
+        for label, lists, speed in rows:
+            quality = judged_quality(lists, exact, index_judge(judge), pages.tolist(), args.top_k)
+            print(f"{method:<11}{label:<26}{quality.mean:>7.3f}{quality.p5:>7.3f}{speed:>10.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""Judged quality (issue 27): a list's worth to an independent judge over the exact list's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from linksim.evaluation import top_lists_from_matrix
+from linksim.evaluation.experiments import lists_of
+from linksim.evaluation.judged import index_judge, judged_quality, matrix_judge, worth
+from linksim.fingerprints.exact import simrank_exact
+from linksim.fingerprints.walks import build_index
+from linksim.graph import LinkGraph
+
+
+def random_graph(seed: int, n: int = 50, m: int = 220) -> LinkGraph:
+    rng = np.random.default_rng(seed)
+    return LinkGraph.from_edges(rng.integers(0, n, m), rng.integers(0, n, m), n)
+
+
+@pytest.fixture(scope="module")
+def graph_and_exact():
+    graph = random_graph(3)
+    return graph, simrank_exact(graph, 0.6, 6)
+
+
+def test_the_exact_lists_judged_by_their_own_scores_are_worth_one_and_nothing_beats_them(graph_and_exact) -> None:
+    graph, exact = graph_and_exact
+    judge = matrix_judge(exact)
+    best = top_lists_from_matrix(exact, 10)
+    same = judged_quality(best, best, judge)
+    assert same.pages > 0 and np.all(same.values == 1.0)
+    # Any other lists (here Monte Carlo ones) are worth at most the best lists under that judge.
+    sampled = lists_of(build_index(graph, "simrank", 50, 6, seed=1), 10, workers=1)
+    judged = judged_quality(sampled, best, judge)
+    assert judged.pages == same.pages
+    assert np.all(judged.values <= 1.0 + 1e-12) and judged.p5 <= judged.mean < 1.0
+    assert judged.mean > 0.8  # 50 fingerprints already find most of the worth
+
+
+def test_a_shorter_or_missing_list_loses_exactly_what_its_pages_were_worth(graph_and_exact) -> None:
+    _, exact = graph_and_exact
+    judge = matrix_judge(exact)
+    best = top_lists_from_matrix(exact, 10)
+    u = max(best, key=lambda page: len(best[page]))
+    cut = {u: best[u][:5]}
+    expected = sum(exact[u, v] for v, _ in best[u][:5]) / sum(exact[u, v] for v, _ in best[u])
+    assert judged_quality(cut, best, judge, pages=[u]).mean == pytest.approx(expected, rel=1e-12)
+    assert judged_quality({}, best, judge, pages=[u]).mean == 0.0
+    assert worth(judge, u, [(u, 1.0)] + best[u], 10) == pytest.approx(sum(exact[u, v] for v, _ in best[u]))
+
+
+def test_an_independent_judge_puts_the_noise_floor_near_one_and_random_lists_far_below(graph_and_exact) -> None:
+    graph, _ = graph_and_exact
+    judge = index_judge(build_index(graph, "simrank", 2_000, 6, seed=9))
+    exact_lists = lists_of(build_index(graph, "simrank", 100, 6, seed=0), 10, workers=1)
+    floor = judged_quality(lists_of(build_index(graph, "simrank", 100, 6, seed=1), 10, workers=1), exact_lists, judge)
+    rng = np.random.default_rng(0)
+    random_lists = {u: [(int(v), 1.0) for v in rng.choice(graph.n, 10, replace=False)] for u in exact_lists}
+    noise = judged_quality(random_lists, exact_lists, judge)
+    assert 0.9 < floor.mean < 1.1 and floor.p5 > 0.6
+    assert noise.mean < 0.5 * floor.mean
+    # The judge's own scores, in one call or pair by pair.
+    index = build_index(graph, "simrank", 30, 6, seed=2)
+    pages = np.arange(graph.n)
+    assert index_judge(index)(4, pages).tolist() == [index.sim(4, v) for v in pages]
