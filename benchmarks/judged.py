@@ -4,15 +4,16 @@ For a sample of pages with in-links, on a generated crawl (``linksim generate``'
 seeded) or cnr-2000, for each fingerprint-tree method at N fingerprints (seed 0):
 
 - the **exact** lists: the index's per-page reading (every page of u's trees scored);
-- the lists of each **reading** asked for (``--max-members`` budgets: the trees cut at that many
-  members), and their speed (pages a second, one core);
+- the lists of each **sampled reading** asked for (``--sample`` sizes, default 16: the members
+  read from each large range of a page's trees, linksim's default reading), and their speed
+  (pages a second, one core);
 - the **noise floor**: the exact lists of another seed at the same N;
 
 each judged by an independent index of the same method (``--judge-fingerprints``, another seed):
 a list's worth is the sum of the judge's scores of its pages, its quality that worth over the
 exact list's (:mod:`linksim.evaluation.judged`). Mean and 5th percentile over the sample.
 
-    .venv/bin/python benchmarks/judged.py --links 1M --methods simrank --max-members 5000
+    .venv/bin/python benchmarks/judged.py --links 10M --methods simrank psimrank --sample 16 8
     .venv/bin/python benchmarks/judged.py --crawl cnr-2000 --methods simrank psimrank
 """
 
@@ -54,11 +55,10 @@ def crawl(args):
     return f"generated {args.links:,} links (seed {args.seed})", LinkGraph.from_edges(source, target, pages)
 
 
-def lists_for(index, pages, top_k: int, max_members: int = 0) -> tuple[dict, float]:
-    """Each page's top-k by one reading, and the pages answered a second."""
-    options = {"max_members": max_members} if max_members else {}
+def lists_for(index, pages, top_k: int, sample: int = 0) -> tuple[dict, float]:
+    """Each page's top-k by one reading (``sample`` 0: the exact one), and the pages answered a second."""
     began = time.perf_counter()
-    lists = {int(u): index.related(int(u), top_k=top_k, **options) for u in pages}
+    lists = {int(u): index.related(int(u), top_k=top_k, sample=sample) for u in pages}
     return lists, len(pages) / (time.perf_counter() - began)
 
 
@@ -71,17 +71,20 @@ def main() -> None:
     parser.add_argument("--methods", nargs="+", default=["simrank", "psimrank"])
     parser.add_argument("--fingerprints", type=int, default=100)
     parser.add_argument("--judge-fingerprints", type=int, default=300)
-    parser.add_argument("--sample", type=int, default=150, help="pages with in-links judged")
+    parser.add_argument("--pages", type=int, default=150, help="pages with in-links judged")
     parser.add_argument("--top-k", type=int, default=10)
-    parser.add_argument("--max-members", type=int, nargs="*", default=[], help="budgets of the cut reading")
+    parser.add_argument("--sample", type=int, nargs="*", default=[16], help="sizes of the sampled reading")
     args = parser.parse_args()
 
     from linksim.evaluation.judged import index_judge, judged_quality
     from linksim.methods import METHODS
 
+    from linksim.ranking.treescan import warm_up
+
+    warm_up()  # the compiled queries, before any is timed
     name, graph = crawl(args)
     with_in_links = np.flatnonzero(graph.in_degree > 0)
-    pages = np.random.default_rng(2026).choice(with_in_links, min(args.sample, len(with_in_links)), replace=False)
+    pages = np.random.default_rng(2026).choice(with_in_links, min(args.pages, len(with_in_links)), replace=False)
     print(f"{name}: {graph.n:,} pages, {graph.m:,} links; {len(pages)} random pages with in-links, top "
           f"{args.top_k}; judged by N = {args.judge_fingerprints}, seed 2")
     print(f"{'method':<11}{'lists':<26}{'mean':>7}{'p5':>7}{'pages/s':>10}")
@@ -92,8 +95,8 @@ def main() -> None:
         exact, rate = lists_for(index, pages, args.top_k)
         rows = [(f"exact, N = {args.fingerprints}", exact, rate),
                 (f"noise floor (seed 1)", *lists_for(other, pages, args.top_k))]
-        for budget in args.max_members:
-            rows.append((f"--max-members {budget:,}", *lists_for(index, pages, args.top_k, budget)))
+        for sample in args.sample:
+            rows.append((f"--sample {sample:,}", *lists_for(index, pages, args.top_k, sample)))
         for label, lists, speed in rows:
             quality = judged_quality(lists, exact, index_judge(judge), pages.tolist(), args.top_k)
             print(f"{method:<11}{label:<26}{quality.mean:>7.3f}{quality.p5:>7.3f}{speed:>10.0f}", flush=True)

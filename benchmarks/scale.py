@@ -125,8 +125,9 @@ def main() -> None:
     parser.add_argument("--redo", nargs="*", default=[], choices=STAGES, help="run these stages again")
     parser.add_argument("--only", nargs="*", choices=STAGES, help="run only these stages")
     parser.add_argument("--keep-server", action="store_true", help="leave the instances running")
-    parser.add_argument("--max-members", default="0",
-                        help="similar --max-members (members one top-k list reads; default 0: exact lists)")
+    parser.add_argument("--sample", default="16",
+                        help="similar --sample (members a top-k list reads per large tree range; default 16, "
+                        "linksim's; 0: exact lists)")
     parser.add_argument("--memory-budget", default="none",
                         help="LINKSIM_MEMORY_BUDGET of the runs (default none; e.g. 12G: indexes over it are "
                         "built on disk)")
@@ -189,10 +190,10 @@ def main() -> None:
                 result["estimate"] = json.loads(estimate["output"]) if estimate["exit"] == 0 else None
             elif stage == "similar":
                 estimate = run_stage([linksim, "similar", "simrank", "--top-k", "10", "--estimate", "--json"], env, log)
-                result = run_stage([linksim, "similar", "simrank", "--top-k", "10", "--max-members", args.max_members,
+                result = run_stage([linksim, "similar", "simrank", "--top-k", "10", "--sample", args.sample,
                                     "--json"], env, log)
                 result["estimate"] = json.loads(estimate["output"]) if estimate["exit"] == 0 else None
-                result["maxMembers"] = args.max_members
+                result["sample"] = args.sample
             else:
                 result = run_stage([sys.executable, str(Path(__file__).resolve().parent / "_scale_queries.py"),
                                     "--count", "1000"], env, log)

@@ -79,13 +79,13 @@ def add_sampling(group, fingerprints_help: str, seed_help: str) -> None:
     group.add_argument("--seed", type=checked("seed"), help=seed_help)
 
 
-def add_list_options(parser: argparse.ArgumentParser, max_members_help: str, retire_help: str) -> None:
-    """What every writer of SIMILAR_TO lists takes: --top-k, --similarity-cutoff, --max-members,
+def add_list_options(parser: argparse.ArgumentParser, sample_help: str, retire_help: str) -> None:
+    """What every writer of SIMILAR_TO lists takes: --top-k, --similarity-cutoff, --sample,
     --rebuild, --retire, --wait."""
     parser.add_argument("--top-k", type=checked("top_k"), default=10, help="related pages per page (default 10)")
     parser.add_argument("--similarity-cutoff", type=checked("similarity_cutoff"), default=0.0,
                         help="write only scores above this, in [0, 1) (default 0)")
-    parser.add_argument("--max-members", type=checked("max_members"), default=0, metavar="M", help=max_members_help)
+    parser.add_argument("--sample", type=checked("sample"), default=None, metavar="S", help=sample_help)
     parser.add_argument("--rebuild", action="store_true", help="rebuild the index first")
     parser.add_argument("--retire", choices=("wait", "background"), default="wait", help=retire_help)
     add_wait(parser, "`linksim similar` of the same method")

@@ -74,10 +74,10 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     similar.add_argument("method", metavar="METHOD", choices=methods, help=" | ".join(methods))
     add_list_options(
         similar,
-        max_members_help=f"{', '.join(tree_methods())}: read at most M fingerprint-tree members per list (e.g. 50k); "
-        "a list not proven exact by then is the best of the pages read, each with its exact "
-        "score, and the summary counts such lists. For crawls whose giant trees make exact "
-        "lists too slow (see --estimate and the README). Default 0: every list exact",
+        sample_help=f"{', '.join(tree_methods())}: a list reads S members of each large range of the page's "
+        "fingerprint trees (S · c^(t-1) for the pages met at step t), a systematic sample, and scores its "
+        "64 best candidates exactly; the summary counts the lists that sampled. Default 16 (thousands of "
+        "lists a second; the README gives their judged quality); 0: every member read, the exact lists",
         retire_help="the previous run's relationships: delete them before returning (wait, the "
         "default) or in a process of its own after the new run is current (background: "
         "the command returns at once; readers see the new run either way)")
@@ -185,7 +185,7 @@ def _similar(args: argparse.Namespace) -> int:
         record = ls.similar(args.method).write(
             top_k=args.top_k, similarity_cutoff=args.similarity_cutoff, batch_size=args.batch_size, wait=args.wait,
             rebuild=args.rebuild, crawled_only=args.crawled_only, memory_budget=args.memory_budget,
-            retire=args.retire, source_pages=_source_pages(args.source_pages), max_members=args.max_members,
+            retire=args.retire, source_pages=_source_pages(args.source_pages), sample=args.sample,
             **_given(args),
         ).record
     if args.json:
@@ -198,8 +198,8 @@ def _similar(args: argparse.Namespace) -> int:
         f"run {record.id} is now current."
         + (f" Coverage: {record.answered:,} of the {record.linked:,} pages with a link got a list "
            f"({record.coverage:.1%})." if record.coverage is not None else "")
-        + (f" {record.lists_cut:,} lists were cut at --max-members {args.max_members:,} (the best of the "
-           "pages read, exact scores)." if record.lists_cut else "")
+        + (f" {record.lists_sampled:,} lists were read from a sample of large fingerprint trees (exact "
+           "scores; --sample 0 for exact lists)." if record.lists_sampled else "")
     )
     return 0
 

@@ -68,8 +68,8 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     similar.add_argument("method", metavar="METHOD", choices=spark_methods(), help=" | ".join(spark_methods()))
     _spark_options(similar)
     _build_options(similar)
-    add_list_options(similar, max_members_help=f"as for `linksim similar` ({', '.join(tree_methods())}; default 0: "
-                     "every list exact)", retire_help="the previous run's relationships: as for `linksim similar`")
+    add_list_options(similar, sample_help=f"as for `linksim similar` ({', '.join(tree_methods())}; default 16, "
+                     "0: every list exact)", retire_help="the previous run's relationships: as for `linksim similar`")
     similar.add_argument("--write-partitions", type=checked("write_partitions"), default=1,
                          help="connector writers at once (default 1: parallel writers of one graph lock the same "
                          "hub pages and deadlock, retried)")
@@ -160,7 +160,7 @@ def _similar(args: argparse.Namespace) -> int:
 
     ls, spark = _spark(args)
     with ls, spark_errors():
-        record = spark.similar(args.method, args.top_k, args.similarity_cutoff, args.max_members,
+        record = spark.similar(args.method, args.top_k, args.similarity_cutoff, args.sample,
                                args.write_partitions, wait=args.wait, retire=args.retire, rebuild=args.rebuild,
                                **_given(args)).record
     if args.json:

@@ -91,7 +91,7 @@ _ALL = (
     Parameter("seed", "--seed", int, 0, 2**63 - 1),
     Parameter("radius", "--radius", int, 1, 20),
     Parameter("top_k", "--top-k", int, 1, 100_000),
-    Parameter("max_members", "--max-members", int, 0, 10**15),  # 0: every member (exact lists)
+    Parameter("sample", "--sample", int, 0, 10**9),  # tree members read per large range; 0: exact lists
     Parameter("similarity_cutoff", "--similarity-cutoff", float, 0.0, 1.0, high_open=True),
     Parameter("batch_size", "--batch-size", int, 1, 1_000_000),
     Parameter("damping", "--damping", float, 0.0, 1.0, low_open=True, high_open=True),

@@ -534,7 +534,7 @@ def spectral_index(rows, parameters: dict, n: int):
     return SpectralIndex(fingerprints, embedding, indptr, neighbour[order])
 
 
-def top_k_lists(spark, index_path: str, n: int, top_k: int = 10, similarity_cutoff: float = 0.0, max_members: int = 0,
+def top_k_lists(spark, index_path: str, n: int, top_k: int = 10, similarity_cutoff: float = 0.0, sample: int | None = None,
                 partitions: int = 4):
     """Every page's top-k as a DataFrame ``(source, target, score, rank)``, from the index stored
     in ``index_path`` (a folder every executor reads: local disk in local mode, a shared file
@@ -544,7 +544,7 @@ def top_k_lists(spark, index_path: str, n: int, top_k: int = 10, similarity_cuto
 
     from linksim.parameters import check_parameters
 
-    check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, max_members=max_members)
+    check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, sample=sample)
     bounds = np.linspace(0, n, partitions + 1).astype(np.int64).tolist()
     spans = [(bounds[i], bounds[i + 1]) for i in range(partitions) if bounds[i + 1] > bounds[i]]
 
@@ -556,7 +556,7 @@ def top_k_lists(spark, index_path: str, n: int, top_k: int = 10, similarity_cuto
         for first, last in rows:
             source, target, score, rank = top_k_all(
                 index, top_k=top_k, similarity_cutoff=similarity_cutoff, pages=np.arange(first, last, dtype=np.int64),
-                workers=1, show_progress=False, max_members=max_members,
+                workers=1, show_progress=False, sample=sample,
             )
             for row in zip(source.tolist(), target.tolist(), score.tolist(), rank.tolist()):
                 yield row

@@ -130,7 +130,7 @@ class Similar:
 
     def write(self, *, top_k: int = 10, similarity_cutoff: float = 0.0, batch_size: int = 50_000, wait: float = 0.0,
               rebuild: bool = False, crawled_only: bool = False, memory_budget: str | int | None = None,
-              retire: str = "wait", source_pages=None, max_members: int = 0, **parameters) -> SimilarWriteResult:
+              retire: str = "wait", source_pages=None, sample: int | None = None, **parameters) -> SimilarWriteResult:
         """Write every page's top ``top_k`` as ``SIMILAR_TO`` of a new current run.
 
         One writer per method: readers see the old run or the new one, never a mix or nothing.
@@ -151,15 +151,17 @@ class Similar:
         source_pages : str or list of URLs, optional
             Write lists for these pages only (``"crawled"``, ``"pagerank>=0.9"``, URLs); all pages stay
             candidates.
-        max_members : int
-            The fingerprint-tree methods: read at most this many tree members per list (0: every list exact).
+        sample : int, optional
+            The fingerprint-tree methods: members read from each large range of a page's trees
+            (default 16: a sample, every score exact; 0: every member, the exact lists); see
+            ``linksim similar --help``.
         **parameters
             The method's own parameters, as in :meth:`index`.
 
         Returns
         -------
         SimilarWriteResult
-            ``run_id``, ``relationships_written``, ``lists_cut``, ``*_millis``, ``configuration``.
+            ``run_id``, ``relationships_written``, ``lists_sampled``, ``*_millis``, ``configuration``.
 
         Examples
         --------
@@ -173,22 +175,22 @@ class Similar:
             client.runner, self.method, client.index_root, top_k=top_k, similarity_cutoff=similarity_cutoff,
             batch_size=batch_size, wait=wait, rebuild=rebuild, crawled_only=crawled_only,
             show_progress=client.show_progress, memory_budget=memory_budget, retire=retire,
-            source_pages=source_pages, max_members=max_members, **parameters))
+            source_pages=source_pages, sample=sample, **parameters))
 
     def stream(self, *, top_k: int = 10, similarity_cutoff: float = 0.0, rebuild: bool = False,
-               crawled_only: bool = False, max_members: int = 0, **parameters) -> pd.DataFrame:
+               crawled_only: bool = False, sample: int | None = None, **parameters) -> pd.DataFrame:
         """Every page's top ``top_k``, written nowhere: DataFrame ``source, target, score, rank``
-        (URLs), every pair. ``max_members``: see ``linksim similar --max-members``."""
+        (URLs), every pair. ``sample``: see ``linksim similar --sample``."""
         from linksim.parameters import check_parameters
         from linksim.procedures.indexes import obtain_index
         from linksim.ranking.topk import top_k_all
 
-        check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, max_members=max_members)
+        check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, sample=sample)
         client = self._client
         handle = obtain_index(client.runner, self.method, client.index_root, rebuild=rebuild,
                               crawled_only=crawled_only, show_progress=client.show_progress, **parameters)
         source, target, score, rank = top_k_all(handle.index, top_k=top_k, similarity_cutoff=similarity_cutoff,
-                                                show_progress=client.show_progress, max_members=max_members)
+                                                show_progress=client.show_progress, sample=sample)
         urls = np.asarray(handle.streamed.urls, dtype=object)
         return pd.DataFrame({"source": urls[source], "target": urls[target], "score": score, "rank": rank})
 
@@ -239,7 +241,7 @@ class Spark:
         meta = {k: v for k, v in described.items() if k not in ("built", "build_seconds")}
         return IndexResult(meta, described["built"], described["build_seconds"], engine="spark")
 
-    def similar(self, method: str, top_k: int = 10, similarity_cutoff: float = 0.0, max_members: int = 0,
+    def similar(self, method: str, top_k: int = 10, similarity_cutoff: float = 0.0, sample: int | None = None,
                 write_partitions: int = 1, wait: float = 0.0, retire: str = "wait", rebuild: bool = False,
                 **parameters):
         from linksim.procedures.spark import spark_similar
@@ -247,7 +249,7 @@ class Spark:
         c = self._client
         return SimilarWriteResult(spark_similar(
             c.runner, c.connection, c.index_root, method, self.master, self.partitions, top_k, similarity_cutoff,
-            max_members, write_partitions, wait=wait, retire=retire, spark=self.session, rebuild=rebuild,
+            sample, write_partitions, wait=wait, retire=retire, spark=self.session, rebuild=rebuild,
             **parameters), engine="spark")
 
 

@@ -75,7 +75,7 @@ class SimilarWriteResult(_Timed):
 
     method = _recorded("algorithm")
     relationships_written = _recorded("written")
-    lists_cut = _recorded("lists_cut", "Lists a member budget cut (``max_members``).")
+    lists_sampled = _recorded("lists_sampled", "Lists read from a sample of the fingerprint trees, not proven exact (``sample``).")
     coverage = _recorded("coverage", "The share of the pages with a link (of those asked for) that got a list.")
 
 

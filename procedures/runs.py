@@ -58,7 +58,7 @@ class RunRecord:
     stream_millis: int = 0
     compute_millis: int = 0
     write_millis: int = 0
-    lists_cut: int = 0  # top-k lists a member budget cut (similar --max-members)
+    lists_sampled: int = 0  # top-k lists read from a sample of the trees (similar --sample)
     answered: int | None = None  # SIMILAR_TO runs: pages given a non-empty list
     linked: int | None = None  # ... of the pages asked for that have a link (self-links aside)
 
@@ -87,7 +87,7 @@ def record_values(run: RunRecord) -> dict[str, object]:
         "pages": run.pages, "links": run.links, "written": run.written,
         "started": datetime.fromisoformat(run.started), "millis": run.millis,
         "streamMillis": run.stream_millis, "computeMillis": run.compute_millis, "writeMillis": run.write_millis,
-        "listsCut": run.lists_cut, "answered": run.answered, "linked": run.linked,
+        "listsSampled": run.lists_sampled, "answered": run.answered, "linked": run.linked,
     }
 
 

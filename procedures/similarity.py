@@ -87,7 +87,7 @@ def similar(
     memory_budget: str | int | None = None,
     retire: str = "wait",
     source_pages=None,
-    max_members: int = 0,
+    sample: int | None = None,
     **given,
 ) -> RunRecord:
     """``linksim similar``: take the method's writer lock, obtain its index (built if needed),
@@ -104,11 +104,11 @@ def similar(
 
     registered(method).parameters_for(**given)  # the method's own parameters, checked by the registry
     check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, batch_size=batch_size, wait=wait,
-                     max_members=max_members)
-    if max_members and not registered(method).fingerprint_trees:
+                     sample=sample)
+    if sample is not None and not registered(method).fingerprint_trees:
         from linksim.methods import tree_methods
 
-        raise ConfigurationError(f"--max-members (max_members) applies to {', '.join(tree_methods())}, not to {method}")
+        raise ConfigurationError(f"--sample (sample) applies to {', '.join(tree_methods())}, not to {method}")
     if retire not in RETIRE_MODES:
         raise ConfigurationError(f"retire must be one of {', '.join(RETIRE_MODES)}, got {retire!r}")
     if retire == "background":
@@ -123,7 +123,7 @@ def similar(
                               show_progress=show_progress, memory_budget=False, on_disk=on_disk, **given)
         return write_similar(runner, handle, top_k=top_k, similarity_cutoff=similarity_cutoff, batch_size=batch_size,
                              show_progress=show_progress, lock=lock, retire=retire, source_pages=source_pages,
-                             max_members=max_members)
+                             sample=sample)
 
 
 def write_similar(
@@ -138,7 +138,7 @@ def write_similar(
     grace: float | None = None,
     retire: str = "wait",
     source_pages=None,
-    max_members: int = 0,
+    sample: int | None = None,
 ) -> RunRecord:
     """Write every page's top-k related pages as SIMILAR_TO of a new current run (see module).
 
@@ -149,17 +149,17 @@ def write_similar(
     from linksim.parameters import check_parameters
     from linksim.procedures.locks import acquire
 
-    check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, batch_size=batch_size, max_members=max_members)
+    check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, batch_size=batch_size, sample=sample)
     if lock is None:
         with acquire(runner, f"similar:{handle.method}") as own:
             return write_similar(runner, handle, top_k, similarity_cutoff, batch_size, workers, show_progress, own,
-                                 grace, retire, source_pages, max_members)
+                                 grace, retire, source_pages, sample)
     return _write_similar(runner, handle, top_k, similarity_cutoff, batch_size, workers, show_progress, lock, grace,
-                          retire, parse_source_pages(source_pages), max_members)
+                          retire, parse_source_pages(source_pages), sample)
 
 
 def _write_similar(runner, handle, top_k, similarity_cutoff, batch_size, workers, show_progress, lock, grace,
-                   retire_mode="wait", source_pages=None, max_members=0) -> RunRecord:
+                   retire_mode="wait", source_pages=None, sample=None) -> RunRecord:
     from linksim.progress import Progress
     from linksim.ranking.topk import top_k_all
     from linksim.procedures.schema import apply_schema
@@ -170,7 +170,7 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, batch_size, workers
         algorithm=method, mode="write",
         parameters=dict(store.parameters_of(handle.index), topK=top_k, similarityCutoff=similarity_cutoff,
                         **({"sourcePages": source_pages.describe()} if source_pages else {}),
-                        **({"maxMembers": max_members} if max_members else {})),
+                        **({"sample": sample} if sample is not None else {})),
     )
     pages = source_pages.select(runner, handle) if source_pages else None
     record.pages, record.links = graph.n, graph.m
@@ -180,9 +180,9 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, batch_size, workers
     with answering(handle):
         source, target, score, rank = top_k_all(
             handle.index, top_k=top_k, similarity_cutoff=similarity_cutoff, pages=pages, workers=workers,
-            show_progress=show_progress, max_members=max_members, report=counts,
+            show_progress=show_progress, sample=sample, report=counts,
         )
-    record.lists_cut = counts.get("lists_cut", 0)
+    record.lists_sampled = counts.get("lists_sampled", 0)
     linked = graph.linked()
     record.answered = int(len(np.unique(source)))
     record.linked = int(linked.sum() if pages is None else linked[np.asarray(pages, dtype=np.int64)].sum())

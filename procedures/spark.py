@@ -271,7 +271,7 @@ def _write(frame, connection, query: str, partitions: int) -> None:
 
 
 def spark_similar(runner, connection, root, method: str, master: str = "local[2]", partitions: int = 4,
-                  top_k: int = 10, similarity_cutoff: float = 0.0, max_members: int = 0, write_partitions: int = 1,
+                  top_k: int = 10, similarity_cutoff: float = 0.0, sample: int | None = None, write_partitions: int = 1,
                   wait: float = 0.0, retire: str = "wait", spark=None, rebuild: bool = False, **given):
     """``linksim spark similar``: the method's index (built on Spark unless a matching one is
     stored for the graph), every page's top-k on Spark (:func:`linksim.spark.top_k_lists`), the
@@ -288,7 +288,7 @@ def spark_similar(runner, connection, root, method: str, master: str = "local[2]
     from linksim.procedures.stream import graph_state
 
     _check_method(method)
-    check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, max_members=max_members)
+    check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, sample=sample)
     parameters = registered(method).parameters_for(**given)
     spark = spark or session(master, partitions)
     with acquire(runner, f"similar:{method}", wait=wait) as lock:
@@ -305,7 +305,7 @@ def spark_similar(runner, connection, root, method: str, master: str = "local[2]
             log.info("using the stored %s index in %s", method, path)
         meta = store.describe_path(path, method)
         apply_schema(runner)
-        lists = jobs.top_k_lists(spark, path, graph.n, top_k, similarity_cutoff, max_members, partitions)
+        lists = jobs.top_k_lists(spark, path, graph.n, top_k, similarity_cutoff, sample, partitions)
         lists = lists.localCheckpoint(eager=True)
         compute_seconds = time.monotonic() - began
         rows = (lists.join(graph.pages.select(F.col("page").alias("source"), F.col("id").alias("source_id")), "source")
@@ -316,7 +316,7 @@ def spark_similar(runner, connection, root, method: str, master: str = "local[2]
         record = RunRecord(algorithm=method, mode="write",
                            parameters=dict(meta["parameters"], topK=top_k, similarityCutoff=similarity_cutoff,
                                            engine=f"spark {master}",
-                                           **({"maxMembers": max_members} if max_members else {})))
+                                           **({"sample": sample} if sample is not None else {})))
         record.pages, record.links = meta["graph"]["pages"], meta["graph"]["links"]
         record.stream_millis = int(graph.seconds * 1000)
         record.compute_millis = int((compute_seconds + built_seconds) * 1000)

@@ -30,7 +30,7 @@ from linksim.parameters import (
     check_fingerprints_asked, check_page, check_parameters, check_query, sampled_parameters,
 )
 from linksim.ranking import top_pairs, top_scores
-from linksim.ranking.treescan import read_only, top_k_one
+from linksim.ranking.treescan import read_only, top_k_one, top_k_sampled
 
 NO_PARENT = -1
 
@@ -77,8 +77,11 @@ class FingerprintIndex:
     _slice_min = 64  # mean range length from which members are copied as slices
     _candidate_limit = 2_000  # most pages a top-k query scores by Lemma 2 after its bound
     _rescore_cost = 5.0  # member reads that scoring one page in one fingerprint by Lemma 2 costs
-    lists_cut = 0  # top-k lists answered so far that the member budget cut (this process)
-    _cut_candidates = 256  # pages scored exactly when the member budget cuts a query
+    lists_sampled = 0  # top-k lists answered so far from a sample of the trees (this process)
+    sample = 16  # a top-k query's members read from a range of u's trees at step 1 (see related); 0: all
+    _sample_candidates = 256  # pages of a sampled reading scored exactly
+    _sample_finalists = 32  # pages scored again where every member was read (the sums are exact)
+    _exact_members = 20_000  # a page whose trees hold at most this many members in all is read exactly
     _few_members = 16  # members below n / this are summed by sorting, not over all pages
 
     @property
@@ -382,36 +385,45 @@ class FingerprintIndex:
         return self._twins[count]
 
     def _related_twin(self, u: int, twins: np.ndarray, top_k: int, decay: float, similarity_cutoff: float,
-                      count: int, max_members: int = 0) -> tuple[list[tuple[int, float]], bool]:
+                      count: int, sample: int) -> tuple[list[tuple[int, float]], bool]:
         """u's list from its twin class: the other twins first (score c, by page), then the
         pages outside the class as the class's first page sees them (one query per class)."""
         others = twins[twins != u]
         head = [(int(v), decay) for v in others[:top_k]]
         if len(head) == top_k:
             return head, False
-        key = (int(twins[0]), top_k, decay, similarity_cutoff, count, max_members)
+        key = (int(twins[0]), top_k, decay, similarity_cutoff, count, sample)
         if not self._twin_memo or self._twin_memo[0] != key:
             wider, cut = self._related_one(int(twins[0]), top_k + len(others), decay, similarity_cutoff, count,
-                                           max_members)
+                                           sample)
             inside = set(twins.tolist())
             self._twin_memo = (key, [(v, s) for v, s in wider if v not in inside], cut)
         return head + self._twin_memo[1][: top_k - len(head)], self._twin_memo[2]
 
     def related(
         self, u: int, top_k: int | None = 10, decay: float | None = None, similarity_cutoff: float = 0.0,
-        n_fingerprints: int | None = None, max_members: int = 0,
+        n_fingerprints: int | None = None, sample: int | None = None,
     ) -> list[tuple[int, float]]:
         """Pages most similar to ``u`` (u excluded), best first: [(page, score)], ties by page.
 
-        A top-k query reads u's trees (one per fingerprint) in increasing meeting time until a
-        bound proves the answer (:func:`linksim.ranking.treescan.top_k_one`); without ``top_k`` every
-        member is read. ``similarity_cutoff`` drops scores at or below it. A top-k query for a page with
-        twins (see :meth:`twin_classes`) is answered from its class. ``max_members`` > 0 caps the
-        members a top-k query reads: a list not proven by then is the best of the pages read,
-        each with its exact score (counted in ``lists_cut``); 0, the default: exact lists.
+        A top-k query reads a **sample** of u's large trees (:func:`linksim.ranking.treescan.top_k_sampled`):
+        each range of u's members that meets u from step t on is read whole if it holds at most
+        ``ceil(sample · c^(t-1))`` members, else at that many positions of a systematic sample (a
+        member of a range of P is read with probability q / P, independently between ranges), and
+        the 256 pages read with the largest partial sums are scored exactly by Lemma 2. Every score
+        is exact (the float :meth:`sim` gives); a list is the exact one when no range was sampled,
+        otherwise a page of the exact list is missing only if no sample read it (a page meeting u
+        in m sampled ranges only, of P_j members each, with probability Π (1 − q_j / P_j)) or its
+        partial sum was not among the 256 largest. Lists answered from a sample are counted in
+        ``lists_sampled``; a page whose trees hold at most 20,000 members in all is read exactly
+        (that costs less than the sample). ``sample`` None: the index's (16); 0: the **exact** reading, u's trees
+        in increasing meeting time until a bound proves the answer
+        (:func:`linksim.ranking.treescan.top_k_one`). Without ``top_k`` every member is read.
+        ``similarity_cutoff`` drops scores at or below it. A top-k query for a page with twins (see
+        :meth:`twin_classes`) is answered from its class.
         """
         check_query(top_k, similarity_cutoff, decay)
-        check_parameters(max_members=max_members)
+        sample = self.sample if sample is None else check_parameters(sample=sample)["sample"]
         count = check_fingerprints_asked(n_fingerprints, self.n_fingerprints)
         check_page(u, self.n)
         decay = self.decay if decay is None else decay
@@ -419,20 +431,24 @@ class FingerprintIndex:
             klass, indptr, members = self.twin_classes(count)
             if klass[u] >= 0:
                 twins = members[indptr[klass[u]] : indptr[klass[u] + 1]]
-                found, cut = self._related_twin(u, twins, top_k, decay, similarity_cutoff, count, max_members)
-                self.lists_cut += cut
+                found, sampled = self._related_twin(u, twins, top_k, decay, similarity_cutoff, count, sample)
+                self.lists_sampled += sampled
                 return found
-        found, cut = self._related_one(u, top_k, decay, similarity_cutoff, count, max_members)
-        self.lists_cut += cut
+        found, sampled = self._related_one(u, top_k, decay, similarity_cutoff, count, sample)
+        self.lists_sampled += sampled
         return found
 
     def _related_one(self, u: int, top_k: int | None, decay: float, similarity_cutoff: float,
-                     count: int, max_members: int = 0) -> tuple[list[tuple[int, float]], bool]:
-        """u's list, and whether the member budget cut it."""
+                     count: int, sample: int = 0) -> tuple[list[tuple[int, float]], bool]:
+        """u's list, and whether it was read from a sample of u's trees."""
         powers = self.powers(decay)
         if top_k is not None:
-            pages, scores, level = self._top_k_scan(u, top_k, powers, similarity_cutoff, count, max_members)
-            return top_pairs(pages, scores, u, top_k, similarity_cutoff), level < 0
+            if sample and self.tree_members(u, count) > self._exact_members:
+                pages, scores, sampled = self._top_k_sample(u, top_k, powers, similarity_cutoff, count, sample)
+            else:
+                pages, scores, _ = self._top_k_scan(u, top_k, powers, similarity_cutoff, count)
+                sampled = False
+            return top_pairs(pages, scores, u, top_k, similarity_cutoff), sampled
         # Every member: summed in increasing τ (stable), the order every other path sums in.
         owner, pages, times = self.related_all_times(u, count)
         by_time = np.argsort(times, kind="stable")
@@ -444,9 +460,14 @@ class FingerprintIndex:
         scores = np.bincount(pages, weights=weights, minlength=self.n) / count
         return top_scores(scores, u, top_k, similarity_cutoff), False
 
-    def _top_k_scan(self, u: int, top_k: int, powers: np.ndarray, similarity_cutoff: float, count: int,
-                    max_members: int = 0):
-        """The compiled level-by-level query (:func:`linksim.ranking.treescan.top_k_one`)."""
+    def tree_members(self, u: int, count: int | None = None) -> int:
+        """Members of u's trees in the first ``count`` fingerprints (u excluded)."""
+        layout = self.layout()
+        rows = np.arange(self.n_fingerprints if count is None else count)
+        return int(layout.size[rows, layout.root[rows, u]].astype(np.int64).sum()) - len(rows)
+
+    def _query_scratch(self):
+        """This thread's scratch arrays and the read-only arrays the compiled queries read."""
         layout = self.layout()
         scratch = self._scratch
         if getattr(scratch, "n", None) != self.n:
@@ -457,10 +478,25 @@ class FingerprintIndex:
         if not self._query_arrays:
             self._query_arrays = tuple(read_only(a) for a in (self.parent, self.label, layout.order,
                                                                layout.position, layout.size, layout.label))
+        return scratch
+
+    def _top_k_scan(self, u: int, top_k: int, powers: np.ndarray, similarity_cutoff: float, count: int):
+        """The exact level-by-level query (:func:`linksim.ranking.treescan.top_k_one`): pages, scores
+        and the level that proved them."""
+        scratch = self._query_scratch()
         return top_k_one(int(u), int(top_k), int(count), int(self.length), powers, float(similarity_cutoff),
-                         int(self._candidate_limit), float(self._rescore_cost), int(max_members),
-                         int(max(self._cut_candidates, 2 * top_k)), *self._query_arrays,
+                         int(self._candidate_limit), float(self._rescore_cost), *self._query_arrays,
                          scratch.acc, scratch.seen, scratch.touched)
+
+    def _top_k_sample(self, u: int, top_k: int, powers: np.ndarray, similarity_cutoff: float, count: int,
+                      sample: int):
+        """The sampled query (:func:`linksim.ranking.treescan.top_k_sampled`): pages, scores and
+        whether a range was sampled."""
+        scratch = self._query_scratch()
+        return top_k_sampled(int(u), int(top_k), int(count), int(self.length), powers, float(similarity_cutoff),
+                             int(sample), int(max(self._sample_candidates, 2 * top_k)),
+                             int(max(self._sample_finalists, 2 * top_k)), *self._query_arrays,
+                             scratch.acc, scratch.touched)
 
     def tree_sizes(self, u: int | None = None) -> np.ndarray:
         """Sizes of all fingerprint trees (or of u's tree in each fingerprint)."""

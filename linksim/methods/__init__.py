@@ -44,7 +44,7 @@ DEFAULT_METHOD = "spectral"
 
 
 def tree_methods() -> list[str]:
-    """The methods whose index is fingerprint trees (``--max-members`` applies to them)."""
+    """The methods whose index is fingerprint trees (``--sample`` applies to them)."""
     return [name for name, entry in METHODS.items() if entry.fingerprint_trees]
 
 

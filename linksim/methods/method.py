@@ -60,7 +60,7 @@ class Method:
         ``restore(meta, arrays)`` -> index, from the store.
     fingerprint_trees : bool
         The index is fingerprint graphs read as trees (SimRank, PSimRank, P-PSimRank): it can be built into
-        memory-mapped files (``build(..., directory=)``) and its top-k takes ``max_members``.
+        memory-mapped files (``build(..., directory=)``) and its top-k takes ``sample``.
     exact : callable or None
         ``exact(graph, decay, length, each=None)`` -> dense n x n scores (small graphs), or None
         where the index is exact itself.
@@ -92,7 +92,7 @@ class Method:
     build: Callable = None
     restore: Callable = None
     exact: Callable | None = None
-    fingerprint_trees: bool = False  # fingerprint trees: built on disk on demand, --max-members applies
+    fingerprint_trees: bool = False  # fingerprint trees: built on disk on demand, --sample applies
     walk: str | None = None
     value_ranges: Callable = None
     estimate: Callable = None

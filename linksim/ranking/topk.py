@@ -17,14 +17,14 @@ def _run(task: tuple[np.ndarray, int, float, dict]):
     pages, top_k, similarity_cutoff, options = task
     index = _SHARED["index"]
     sources, targets, scores = [], [], []
-    cut_before = getattr(index, "lists_cut", 0)
+    sampled_before = getattr(index, "lists_sampled", 0)
     for u in pages.tolist():
         for v, score in index.related(u, top_k=top_k, similarity_cutoff=similarity_cutoff, **options):
             sources.append(u)
             targets.append(v)
             scores.append(score)
-    cut = getattr(index, "lists_cut", 0) - cut_before
-    return len(pages), cut, np.array(sources, dtype=np.int64), np.array(targets, dtype=np.int64), np.array(scores)
+    sampled = getattr(index, "lists_sampled", 0) - sampled_before
+    return len(pages), sampled, np.array(sources, dtype=np.int64), np.array(targets, dtype=np.int64), np.array(scores)
 
 
 def top_k_all(
@@ -35,7 +35,7 @@ def top_k_all(
     workers: int | None = None,
     chunk: int = 1_000,
     show_progress: bool = True,
-    max_members: int = 0,
+    sample: int | None = None,
     report: dict | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every page's ``top_k`` related pages with a score above ``similarity_cutoff``.
@@ -47,20 +47,21 @@ def top_k_all(
     :meth:`linksim.fingerprints.index.FingerprintIndex.twin_classes`) gets each class's pages in a row,
     so that the class is queried once.
 
-    ``max_members`` > 0 (the fingerprint-tree methods): the most tree members one list reads (see
+    ``sample`` (the fingerprint-tree methods; None: the index's default, 0: exact lists): how
+    many members of a large range of a page's trees its list reads (see
     :meth:`linksim.fingerprints.index.FingerprintIndex.related`); ``report``, if given, receives
-    ``lists_cut``, the lists that budget cut.
+    ``lists_sampled``, the lists read from a sample (not proven exact).
     """
     if top_k < 1:
         raise ValueError(f"top_k must be at least 1, got {top_k}")
     options = {}
-    if max_members:
-        if not hasattr(index, "lists_cut"):
+    if sample is not None:
+        if not hasattr(index, "lists_sampled"):
             from linksim.methods import tree_methods
 
-            raise ConfigurationError(f"--max-members (max_members) applies to {', '.join(tree_methods())}, not to "
+            raise ConfigurationError(f"--sample (sample) applies to {', '.join(tree_methods())}, not to "
                                      f"{getattr(index, 'method', type(index).__name__)}")
-        options["max_members"] = max_members
+        options["sample"] = sample
     pages = np.arange(index.n) if pages is None else np.asarray(pages)
     if workers is None:
         workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
@@ -70,26 +71,26 @@ def top_k_all(
         queue = pages[np.argsort(klass[pages], kind="stable")]
     tasks = [(queue[start : start + chunk], top_k, similarity_cutoff, options) for start in range(0, len(queue), chunk)]
     parts = []
-    cut = 0
+    sampled = 0
     _SHARED["index"] = index
     try:
         with Progress(len(pages), "top related pages", "pages", enabled=show_progress) as progress:
             if workers > 1 and len(tasks) > 1 and "fork" in multiprocessing.get_all_start_methods():
                 with multiprocessing.get_context("fork").Pool(workers) as pool:
-                    for done, lists_cut, *arrays in pool.imap(_run, tasks):
+                    for done, lists_sampled, *arrays in pool.imap(_run, tasks):
                         parts.append(arrays)
-                        cut += lists_cut
+                        sampled += lists_sampled
                         progress.update(done)
             else:
                 for task in tasks:
-                    done, lists_cut, *arrays = _run(task)
+                    done, lists_sampled, *arrays = _run(task)
                     parts.append(arrays)
-                    cut += lists_cut
+                    sampled += lists_sampled
                     progress.update(done)
     finally:
         _SHARED.clear()
     if report is not None:
-        report["lists_cut"] = cut
+        report["lists_sampled"] = sampled
     source = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
     target = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
     score = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0)

@@ -43,30 +43,38 @@ def test_top_k_all_equals_related_per_page(workers: int, kind: str) -> None:
 
 
 @pytest.mark.parametrize("kind", ["simrank", "psimrank"])
-def test_a_member_budget_cuts_lists_but_every_score_stays_exact(kind: str) -> None:
+def test_sampled_lists_hold_exact_scores_and_are_the_exact_lists_where_nothing_was_sampled(kind: str) -> None:
     graph = graph_with_twins(5)
     index = build_index(graph, kind, 30, seed=2)
-    exact = top_k_all(index, top_k=5, workers=1, show_progress=False)
+    index._exact_members = 0  # a small graph: read from a sample all the same
+    exact = top_k_all(index, top_k=5, workers=1, show_progress=False, sample=0)
     report: dict = {}
-    roomy = top_k_all(index, top_k=5, workers=1, show_progress=False, max_members=10**9, report=report)
-    assert all((a == b).all() for a, b in zip(exact, roomy)) and report["lists_cut"] == 0
+    roomy = top_k_all(index, top_k=5, workers=1, show_progress=False, sample=10**9, report=report)
+    assert all((a == b).all() for a, b in zip(exact, roomy)) and report["lists_sampled"] == 0
     for workers in (1, 2):
         report = {}
         source, target, score, rank = top_k_all(index, top_k=5, workers=workers, chunk=7, show_progress=False,
-                                                max_members=40, report=report)
-        assert 0 < report["lists_cut"] < graph.n  # some lists cut, some proven within the budget
+                                                sample=2, report=report)
+        assert 0 < report["lists_sampled"] < graph.n  # some lists sampled, some read whole
         for u, v, s in zip(source.tolist(), target.tolist(), score.tolist()):
-            assert s == pytest.approx(index.sim(u, v), abs=1e-12)  # the pages listed: exact scores
+            assert s == index.sim(u, v)  # the pages listed: exact scores, the same float
         index._use_twins = False
-        for u in range(graph.n):  # the same lists as one query per page with that budget
-            expected = index.related(u, top_k=5, max_members=40)
+        for u in range(graph.n):  # the same lists as one query per page with that sample
+            expected = index.related(u, top_k=5, sample=2)
             assert [(int(v), float(s)) for v, s in zip(target[source == u], score[source == u])] == expected
         index._use_twins = True
+    # A page whose trees hold no range above its quota gets the exact list.
+    index.lists_sampled = 0
+    for u in range(graph.n):
+        before = index.lists_sampled
+        listed = index.related(u, top_k=5, sample=2)
+        if index.lists_sampled == before:
+            assert listed == index.related(u, top_k=5, sample=0)
 
 
-def test_the_member_budget_is_for_fingerprint_indexes_only() -> None:
+def test_the_sample_is_for_fingerprint_indexes_only() -> None:
     from linksim.errors import ConfigurationError
 
     index = build_minhash_index(graph_with_twins(3), 10, seed=1)
-    with pytest.raises(ConfigurationError, match="max-members"):
-        top_k_all(index, top_k=3, workers=1, show_progress=False, max_members=100)
+    with pytest.raises(ConfigurationError, match="--sample"):
+        top_k_all(index, top_k=3, workers=1, show_progress=False, sample=100)

@@ -16,8 +16,8 @@ def test_the_results_say_what_the_run_recorded() -> None:
     assert (result.pre_processing_millis, result.compute_millis, result.write_millis) == (4, 5, 6)
     result.configuration["damping"] = 0.5  # a copy: the record stays as stored
     assert run.parameters == {"damping": 0.85}
-    similar = SimilarWriteResult(RunRecord("psimrank", "write", {"topK": 10}, id=9, written=40, lists_cut=2))
-    assert (similar.method, similar.relationships_written, similar.lists_cut, similar.run_id) == ("psimrank", 40, 2, 9)
+    similar = SimilarWriteResult(RunRecord("psimrank", "write", {"topK": 10}, id=9, written=40, lists_sampled=2))
+    assert (similar.method, similar.relationships_written, similar.lists_sampled, similar.run_id) == ("psimrank", 40, 2, 9)
     index = IndexResult({"method": "simrank", "parameters": {"n_fingerprints": 5}, "path": "/x",
                          "graph": {"pages": 3, "links": 4}}, built=True, build_seconds=1.25)
     assert (index.method, index.pages, index.links, index.build_millis) == ("simrank", 3, 4, 1250)

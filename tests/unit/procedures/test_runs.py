@@ -20,7 +20,7 @@ def test_a_run_is_stored_as_one_map_of_camel_case_properties() -> None:
     assert json.loads(values["parameters"]) == {"damping": 0.85}
     assert isinstance(values["started"], datetime) and values["started"].tzinfo is not None
     assert (values["streamMillis"], values["computeMillis"], values["writeMillis"], values["millis"]) == (5, 6, 7, 18)
-    assert values["listsCut"] == 0 and values["converged"] is True
+    assert values["listsSampled"] == 0 and values["converged"] is True
     assert values["answered"] is None and run.coverage is None  # not a SIMILAR_TO run
     similar = RunRecord("ppsimrank", "write", {}, answered=45, linked=50)
     assert similar.coverage == 0.9 and similar.as_dict()["coverage"] == 0.9
