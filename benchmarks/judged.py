@@ -6,7 +6,8 @@ seeded) or cnr-2000, for each fingerprint-tree method at N fingerprints (seed 0)
 - the **exact** lists: the index's per-page reading (every page of u's trees scored);
 - the lists of each **sampled reading** asked for (``--sample`` sizes, default 16: the members
   read from each large range of a page's trees, linksim's default reading), and their speed
-  (pages a second, one core);
+  (pages a second, one core); for the spectral method, the reading of the lists of all pages
+  (the nearest pages of the embedding from an HNSW graph);
 - the **noise floor**: the exact lists of another seed at the same N;
 
 each judged by an independent index of the same method (``--judge-fingerprints``, another seed):
@@ -95,8 +96,15 @@ def main() -> None:
         exact, rate = lists_for(index, pages, args.top_k)
         rows = [(f"exact, N = {args.fingerprints}", exact, rate),
                 (f"noise floor (seed 1)", *lists_for(other, pages, args.top_k))]
-        for sample in args.sample:
-            rows.append((f"--sample {sample:,}", *lists_for(index, pages, args.top_k, sample)))
+        if hasattr(index, "prepare_all_pages"):  # what `similar` builds first (first-step bands, an HNSW graph)
+            began = time.perf_counter()
+            index.prepare_all_pages()
+            print(f"{method:<11}(prepared for all pages in {time.perf_counter() - began:.1f} s)", flush=True)
+        if entry.fingerprint_trees:
+            for sample in args.sample:
+                rows.append((f"--sample {sample:,}", *lists_for(index, pages, args.top_k, sample)))
+        else:
+            rows.append(("all-pages reading", *lists_for(index, pages, args.top_k)))
         for label, lists, speed in rows:
             quality = judged_quality(lists, exact, index_judge(judge), pages.tolist(), args.top_k)
             print(f"{method:<11}{label:<26}{quality.mean:>7.3f}{quality.p5:>7.3f}{speed:>10.0f}", flush=True)

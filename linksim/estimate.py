@@ -179,6 +179,15 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
         results = 32 * lists  # source, target (int64), score (float64), rank (int64)
         writing = 24 * lists + 2 * 50_000 * 200  # ids and rounded scores; two batches in flight
         twins = 24 * pages + 16 * pages  # the twin classes; the queries' score and seen arrays
+        from linksim.fingerprints.index import FingerprintIndex
+
+        if FingerprintIndex._band_candidates_of.get(method):  # the first-step bands (linksim.ranking.bands)
+            from linksim.ranking.bands import ROWS
+
+            if not on_disk:  # a run whose index is built on disk reads without them
+                bands = 12 * (n_fingerprints // ROWS) * pages
+                twins += bands
+                parts["first-step bands"] = bands
         parts["top-k lists"] = results
         stages["top-k"] = (urls[0] + held + index + results + twins, urls[1] + held + index + results + twins)
         stages["write"] = (urls[0] + held + index + results + writing, urls[1] + held + index + results + writing)

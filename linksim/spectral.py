@@ -63,6 +63,14 @@ IDF_POWER = 1.5  #: a feature's weight is ln(n / df) to this power (hub damping)
 #: length, rounding noise would give it one that changes with the solver's start vector.
 FLOOR = 1e-6
 WALK_METHOD = "ppsimrank"  #: whose fingerprint walks give the sampled share of the score
+#: From this many pages, the lists of all pages (``top_k_all``: ``linksim similar``, Spark tasks)
+#: take each page's nearest pages of the embedding from an HNSW graph (faiss) instead of a scan of
+#: every page: on cnr-2000 0.12 ms a query against 10 ms, 99 % of the ten found at the exact tenth
+#: cosine or above (ties of equal cosine aside, the same pages). One query (``related``) scans.
+ANN_PAGES = 100_000
+HNSW_LINKS = 32  #: faiss's M: the graph's links per vector
+HNSW_BUILD = 128  #: efConstruction
+HNSW_SEARCH = 256  #: efSearch
 
 
 def link_features(graph: LinkGraph):
@@ -133,6 +141,34 @@ def colinked(indptr: np.ndarray, indices: np.ndarray, weights: np.ndarray, u: in
     return pages[keep].astype(np.int64), scores[keep]
 
 
+def hnsw_graph(embedding: np.ndarray):
+    """An HNSW graph of the embedding's rows for inner-product search (faiss), built on one
+    thread so that the same embedding gives the same graph."""
+    import faiss
+
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        graph = faiss.IndexHNSWFlat(embedding.shape[1], HNSW_LINKS, faiss.METRIC_INNER_PRODUCT)
+        graph.hnsw.efConstruction = HNSW_BUILD
+        graph.add(np.ascontiguousarray(embedding, dtype=np.float32))
+        graph.hnsw.efSearch = HNSW_SEARCH
+    finally:
+        faiss.omp_set_num_threads(threads)
+    return graph
+
+
+def nearest_by_graph(graph, embedding: np.ndarray, u: int, count: int = NEAREST) -> np.ndarray:
+    """:func:`nearest` from an HNSW graph (:func:`hnsw_graph`): its ``2 · count + 1`` nearest
+    found, ranked as :func:`nearest` ranks (positive cosine, ties by the smaller page)."""
+    if count <= 0 or not embedding[u].any():
+        return np.zeros(0, dtype=np.int64)
+    _, found = graph.search(embedding[u : u + 1], 2 * count + 1)
+    found = found[0][found[0] >= 0].astype(np.int64)
+    cosines = (embedding[found] @ embedding[u]).astype(np.float64)
+    return np.array([v for v, _ in top_pairs(found, cosines, u, count, 0.0)], dtype=np.int64)
+
+
 def nearest(embedding: np.ndarray, u: int, count: int = NEAREST) -> np.ndarray:
     """The ``count`` pages of largest positive cosine with u in ``embedding`` (u aside, ties by the
     smaller page; none for a page without links)."""
@@ -154,6 +190,13 @@ class SpectralIndex:
 
     def __post_init__(self) -> None:
         self._weights = colink_weights(self.neighbour_indptr)
+        self._graph = None  # the HNSW graph of the embedding, for lists of all pages (prepare_all_pages)
+
+    def prepare_all_pages(self) -> None:
+        """Before the lists of all pages: from :data:`ANN_PAGES` pages, the HNSW graph the nearest
+        pages are then taken from (built once, before workers fork)."""
+        if self._graph is None and self.n >= ANN_PAGES and self.embedding.shape[1]:
+            self._graph = hnsw_graph(self.embedding)
 
     @property
     def graph_fingerprint(self) -> str:
@@ -196,7 +239,8 @@ class SpectralIndex:
         """u's candidates (see the module), in increasing order."""
         pages, scores = colinked(self.neighbour_indptr, self.neighbour_indices, self._weights, u)
         best = [v for v, _ in top_pairs(pages, scores, u, CANDIDATES, 0.0)]
-        found = np.union1d(np.array(best, dtype=np.int64), nearest(self.embedding, u))
+        close = nearest(self.embedding, u) if self._graph is None else nearest_by_graph(self._graph, self.embedding, u)
+        found = np.union1d(np.array(best, dtype=np.int64), close)
         if not len(found):
             found = np.array(sorted(v for v, _ in self.fingerprints.related(u, top_k=CANDIDATES,
                                                                              n_fingerprints=n_fingerprints)),

@@ -121,6 +121,8 @@ def similar(
     with acquire(runner, f"similar:{method}", wait=wait) as lock:
         handle = obtain_index(runner, method, root, rebuild=rebuild, crawled_only=crawled_only,
                               show_progress=show_progress, memory_budget=False, on_disk=on_disk, **given)
+        if on_disk and hasattr(handle.index, "bands"):
+            handle.index.bands = False  # the first-step bands would not fit the budget either
         return write_similar(runner, handle, top_k=top_k, similarity_cutoff=similarity_cutoff, batch_size=batch_size,
                              show_progress=show_progress, lock=lock, retire=retire, source_pages=source_pages,
                              sample=sample)

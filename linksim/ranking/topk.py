@@ -66,6 +66,8 @@ def top_k_all(
     if workers is None:
         workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     queue = pages
+    if hasattr(index, "prepare_all_pages"):  # built here, before the workers fork
+        index.prepare_all_pages()
     if hasattr(index, "twin_classes"):
         klass = index.twin_classes()[0]  # built here, before the workers fork
         queue = pages[np.argsort(klass[pages], kind="stable")]

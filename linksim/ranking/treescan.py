@@ -152,6 +152,18 @@ def _exact_scores(u, pages, count, length, powers, parent, plabel, position, siz
 
 
 @njit(cache=True, nogil=True)
+def scores_with(u, pages, count, length, powers, parent, plabel, position, size):
+    """sim(u, v) for each of ``pages`` by Lemma 2 over the first ``count`` fingerprints (the floats
+    :meth:`FingerprintIndex.sim` gives; u itself scores 1)."""
+    chains = np.empty((count, length + 1), dtype=np.int64)
+    intos = np.zeros((count, length + 1), dtype=np.int64)
+    depths = np.empty(count, dtype=np.int64)
+    for i in range(count):
+        depths[i] = _chain(u, i, parent, plabel, length, chains[i], intos[i])
+    return _exact_scores(u, pages, count, length, powers, parent, plabel, position, size, chains, intos, depths)
+
+
+@njit(cache=True, nogil=True)
 def top_k_one(u, top_k, count, length, powers, similarity_cutoff, candidate_limit, rescore_cost,
               parent, plabel, order, position, size, olabel, acc, seen, touched):
     """The pages that can be among u's ``top_k`` (u excluded) with their exact scores.
@@ -289,7 +301,8 @@ def _meet(w, acc, value, touched, n_touched):
 
 @njit(cache=True, nogil=True)
 def top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists,
-                  parent, plabel, order, position, size, olabel, acc, touched):
+                  parent, plabel, order, position, size, olabel, acc, touched,
+                  band_order, band_start, band_stop, band_cap, n_band_candidates):
     """u's ``top_k`` from a sample of its large trees' members, each listed page scored exactly.
 
     Each range of u's members (a fingerprint's part of u's tree that meets u from one time t on,
@@ -347,9 +360,47 @@ def top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_
     chosen = _largest(acc, touched, n_touched, n_candidates if sampled else n_finalists, not sampled)
     for r in range(n_touched):
         acc[touched[r]] = 0.0
+    if sampled and n_band_candidates > 0:  # and the pages that share u's first steps most often
+        n_touched = _band_hits(u, band_order, band_start, band_stop, band_cap, acc, touched)
+        frequent = _largest(acc, touched, n_touched, n_band_candidates, False)
+        for r in range(n_touched):
+            acc[touched[r]] = 0.0
+        for c in range(len(chosen)):
+            acc[chosen[c]] = 1.0
+        extra = 0
+        for c in range(len(frequent)):
+            if acc[frequent[c]] == 0.0:
+                frequent[extra] = frequent[c]
+                extra += 1
+        for c in range(len(chosen)):
+            acc[chosen[c]] = 0.0
+        chosen = np.concatenate((chosen, frequent[:extra]))
     scores = _exact_scores(u, chosen, count, length, powers, parent, plabel, position, size, chains, intos, depths)
     pages, scores = _best(chosen, scores, top_k, similarity_cutoff)
     return pages, scores, sampled
+
+
+@njit(cache=True, nogil=True)
+def _band_hits(u, band_order, band_start, band_stop, cap, hits, touched):
+    """For each band, the pages of u's bucket (at most ``cap``, a systematic sample of a larger
+    one) gain 1 in ``hits``: (pages touched)."""
+    n_touched = 0
+    for b in range(band_order.shape[0]):
+        start, stop = band_start[b, u], band_stop[b, u]
+        size = stop - start
+        if size <= 1:
+            continue
+        step = 1.0 if size <= cap else size / cap
+        k = 0
+        while True:
+            q = start + int(k * step)
+            if q >= stop:
+                break
+            w = band_order[b, q]
+            if w != u:
+                n_touched = _meet(w, hits, 1.0, touched, n_touched)
+            k += 1
+    return n_touched
 
 
 @njit(cache=True, nogil=True)
@@ -428,7 +479,10 @@ def warm_up() -> None:
     powers = np.array([1.0, 0.5, 0.0])
     acc, seen, touched = np.zeros(2), np.zeros(2, dtype=np.int32), np.zeros(2, dtype=np.int32)
     top_k_one(0, 1, 1, 1, powers, 0.0, 10, 5.0, parent, label, order, position, size, label, acc, seen, touched)
-    top_k_sampled(0, 1, 1, 1, powers, 0.0, 1, 4, 2, parent, label, order, position, size, label, acc, touched)
+    bands = read_only(np.zeros((1, 2), dtype=np.int32))
+    top_k_sampled(0, 1, 1, 1, powers, 0.0, 1, 4, 2, parent, label, order, position, size, label, acc, touched,
+                  bands, bands, bands, 4, 4)
+    scores_with(0, read_only(np.array([1], dtype=np.int64)), 1, 1, powers, parent, label, position, size)
     sources, values = read_only(np.array([0], dtype=np.int64)), read_only(np.array([0.5]))
     indptr, indices = read_only(np.array([0, 1], dtype=np.int64)), read_only(np.array([1], dtype=np.int32))
     pagesim_scores(sources, values, indptr, indices, values, True, np.zeros(2), np.zeros(2, dtype=np.int32))

@@ -145,3 +145,34 @@ def test_the_exact_lists_keep_the_candidates_of_the_index() -> None:
         kept = set(np.flatnonzero(lists[u]).tolist()) - {u}
         assert kept == set(index.candidates(u).tolist()) - {u}
         assert all(lists[u, v] == every[u, v] for v in kept)
+
+
+def test_lists_of_all_pages_from_the_hnsw_graph_find_the_nearest_pages_and_keep_exact_scores(monkeypatch) -> None:
+    from linksim.ranking.topk import top_k_all
+    from linksim.spectral import hnsw_graph, nearest, nearest_by_graph
+
+    rng = np.random.default_rng(4)
+    n = 1_500  # pages in 30 communities: many pages share their nearest cosines
+    community = rng.integers(0, 30, n)
+    source = rng.integers(0, n, 9_000)
+    target = np.where(rng.random(9_000) < 0.8, rng.permutation(n)[community[source] * 50 % n], rng.integers(0, n, 9_000))
+    graph = LinkGraph.from_edges(source, target, n)
+    index = build_spectral_index(graph, n_fingerprints=20, seed=1)
+    graph_of = hnsw_graph(index.embedding)
+    # The pages found have the exact search's cosines: at or above its tenth, for 19 pages in 20.
+    found_well = []
+    for u in rng.choice(np.flatnonzero(np.abs(index.embedding).sum(axis=1) > 0), 200, replace=False).tolist():
+        exact, approximate = nearest(index.embedding, u), nearest_by_graph(graph_of, index.embedding, u)
+        tenth = (index.embedding[exact] @ index.embedding[u]).min()
+        found_well.append(np.mean(index.embedding[approximate] @ index.embedding[u] >= tenth - 1e-6))
+        assert len(approximate) == len(exact)
+    assert np.mean(found_well) >= 0.95
+    # top_k_all on a graph above ANN_PAGES takes them from the graph: every score still exact,
+    # the same lists from two builds of the graph (one thread: the same graph).
+    monkeypatch.setattr(spectral, "ANN_PAGES", 1)
+    runs = [top_k_all(build_spectral_index(graph, n_fingerprints=20, seed=1), top_k=5, workers=1,
+                      show_progress=False) for _ in range(2)]
+    assert all((a == b).all() for a, b in zip(*runs))
+    source, target, score, _ = runs[0]
+    for u, v, s in list(zip(source.tolist(), target.tolist(), score.tolist()))[::37]:
+        assert s == pytest.approx(index.sim(u, v), abs=1e-12)  # (one row against many: BLAS may add apart)

@@ -78,3 +78,24 @@ def test_the_sample_is_for_fingerprint_indexes_only() -> None:
     index = build_minhash_index(graph_with_twins(3), 10, seed=1)
     with pytest.raises(ConfigurationError, match="--sample"):
         top_k_all(index, top_k=3, workers=1, show_progress=False, sample=100)
+
+
+@pytest.mark.parametrize("kind", ["simrank", "psimrank"])
+def test_a_bucket_of_the_first_step_bands_holds_the_pages_of_the_same_first_steps(kind: str) -> None:
+    from linksim.ranking.bands import first_step_bands
+
+    graph = graph_with_twins(7)
+    index = build_index(graph, kind, 12, seed=3)
+    order, start, stop = first_step_bands(index.parent, index.label, rows=2)
+    assert order.shape == (6, graph.n)
+    pages = np.arange(graph.n)
+    # The first-step group of each page: the page its walk stood on with others after one step.
+    first = [np.where(index.label[i] == 1, index.parent[i], pages) for i in range(12)]
+    for b in range(6):
+        assert sorted(order[b].tolist()) == pages.tolist()  # every page once
+        for u in range(graph.n):
+            bucket = sorted(order[b, start[b, u]:stop[b, u]].tolist())
+            same = [w for w in range(graph.n) if first[2 * b][w] == first[2 * b][u] and first[2 * b + 1][w] == first[2 * b + 1][u]]
+            assert bucket == same
+            for w in same:  # meeting at step 1 in both fingerprints of the band, by Lemma 2
+                assert w == u or index.meeting_times(u, w)[2 * b : 2 * b + 2].tolist() == [1, 1]
