@@ -75,9 +75,14 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=150, help="pages with in-links judged")
     parser.add_argument("--top-k", type=int, default=10)
     parser.add_argument("--sample", type=int, nargs="*", default=[16], help="sizes of the sampled reading")
+    parser.add_argument("--all-pages", type=int, default=0, metavar="P",
+                        help="also time the lists of P random pages (all pages: the crawl's count) through "
+                        "top_k_all with --workers, linksim's default reading")
+    parser.add_argument("--workers", type=int, default=2, help="workers of --all-pages (default 2)")
     args = parser.parse_args()
 
     from linksim.evaluation.judged import index_judge, judged_quality
+    from linksim.ranking.topk import top_k_all
     from linksim.methods import METHODS
 
     from linksim.ranking.treescan import warm_up
@@ -108,6 +113,16 @@ def main() -> None:
         for label, lists, speed in rows:
             quality = judged_quality(lists, exact, index_judge(judge), pages.tolist(), args.top_k)
             print(f"{method:<11}{label:<26}{quality.mean:>7.3f}{quality.p5:>7.3f}{speed:>10.0f}", flush=True)
+        if args.all_pages:
+            del other, judge
+            count = min(args.all_pages, graph.n)
+            chosen = np.sort(np.random.default_rng(3).choice(graph.n, count, replace=False))
+            report: dict = {}
+            began = time.perf_counter()
+            top_k_all(index, top_k=args.top_k, pages=chosen, workers=args.workers, show_progress=False, report=report)
+            seconds = time.perf_counter() - began
+            print(f"{method:<11}all pages: {count:,} random pages in {seconds:.1f} s, {count / seconds:,.0f} pages/s "
+                  f"on {args.workers} workers ({report.get('lists_sampled', 0):,} lists read from a sample)", flush=True)
 
 
 if __name__ == "__main__":
