@@ -23,6 +23,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from linksim.fingerprints.randomness import GAMMA, _mix
+
 MARGIN = 1e-11  # float slack of the bounds (scores differ in the last bits only if summed apart)
 
 
@@ -76,38 +78,11 @@ def _add(w, value, acc, seen, touched, n_touched, best):
 
 
 @njit(cache=True, nogil=True)
-def _exact_score(u, v, count, length, powers, parent, plabel, position, size, chains, intos, depths, times):
-    """sim(u, v) by Lemma 2 in every fingerprint, terms summed in increasing τ."""
-    never = length + 1
-    for i in range(count):
-        times[i] = never
-        pv = position[i, v]
-        for j in range(depths[i] + 1):
-            a = chains[i, j]
-            pa = position[i, a]
-            if pa <= pv < pa + size[i, a]:
-                if v == a:
-                    times[i] = intos[i, j]
-                else:
-                    x = v
-                    while parent[i, x] != a:
-                        x = parent[i, x]
-                    times[i] = max(intos[i, j], plabel[i, x])
-                break
-    times[:count].sort()
-    total = 0.0
-    for i in range(count):
-        if times[i] == never:
-            break
-        total += powers[times[i]]
-    return total / count
-
-
-@njit(cache=True, nogil=True)
 def _exact_scores(u, pages, count, length, powers, parent, plabel, position, size, chains, intos, depths):
-    """:func:`_exact_score` of u with each of ``pages`` (the same floats), read fingerprint by
-    fingerprint over the pages in increasing order: a fingerprint's rows are read in address
-    order and its chain once, which halves the memory stalls of scoring page by page."""
+    """sim(u, v) by Lemma 2 in every fingerprint for each v of ``pages``, terms summed in increasing
+    τ (the floats :meth:`FingerprintIndex.sim` gives). Read fingerprint by fingerprint over the
+    pages in increasing order: a fingerprint's rows are read in address order and its chain
+    once, which halves the memory stalls of scoring page by page."""
     n = len(pages)
     never = length + 1
     order = np.argsort(pages)
@@ -253,17 +228,15 @@ def top_k_one(u, top_k, count, length, powers, similarity_cutoff, candidate_limi
         # when reading the rest is cheaper, read on (the sums come out exact at the last level).
         if n_candidates > candidate_limit or n_candidates * count * rescore_cost > members - n_read:
             continue
-        times = np.empty(count, dtype=np.int64)
         cand_pages = np.empty(n_candidates, dtype=np.int64)
-        cand_scores = np.empty(n_candidates, dtype=np.float64)
         c = 0
         for r in range(n_touched):
             w = touched[r]
             if (acc[w] + (count - seen[w]) * bound) / count >= floor_score - MARGIN:
                 cand_pages[c] = w
-                cand_scores[c] = _exact_score(u, w, count, length, powers, parent, plabel, position, size,
-                                              chains, intos, depths, times)
                 c += 1
+        cand_scores = _exact_scores(u, cand_pages, count, length, powers, parent, plabel, position, size, chains,
+                                    intos, depths)
         found_pages, found_scores = _best(cand_pages, cand_scores, top_k, similarity_cutoff)
         level = t
         done = True
@@ -280,14 +253,6 @@ def top_k_one(u, top_k, count, length, powers, similarity_cutoff, candidate_limi
         acc[w] = 0.0
         seen[w] = 0
     return found_pages, found_scores, level
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _mix(x):
-    """splitmix64's finaliser: a well-spread 64-bit hash of x."""
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -310,7 +275,7 @@ def top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_
     members, else at ``q_t`` positions of a systematic sample (stride P / q_t from an offset drawn
     by hashing u, the fingerprint and the range): each member is read with probability q_t / P,
     independently between ranges. A page read adds c^τ to its partial sum; the ``n_candidates``
-    pages of largest partial sum (ties: smaller page first) are scored by Lemma 2, in increasing τ:
+    pages of largest partial sum (ties: the page read first) are scored by Lemma 2, in increasing τ:
     the float :meth:`FingerprintIndex.sim` gives. (If no range was sampled the partial sums are the
     scores, and only the ``n_finalists`` best are scored again.) Returns (pages, scores, sampled): the pages within
     1e-12 of the k-th best score or better, and whether any range was sampled (if none was, every
@@ -340,7 +305,7 @@ def top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_
                 continue
             sampled = True
             stride = members / quota
-            key = _mix(np.uint64(u) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(i * (2 * length + 1) + s))
+            key = _mix(np.uint64(u) * np.uint64(GAMMA) + np.uint64(i * (2 * length + 1) + s))
             offset = (key >> np.uint64(11)) * (1.0 / 9007199254740992.0) * stride  # uniform in [0, stride)
             anchor = chains[i, (s + 1) // 2]  # the page whose subtree holds the range
             for r in range(quota):
