@@ -480,9 +480,8 @@ class FingerprintIndex:
 
     def tree_members(self, u: int, count: int | None = None) -> int:
         """Members of u's trees in the first ``count`` fingerprints (u excluded)."""
-        layout = self.layout()
-        rows = np.arange(self.n_fingerprints if count is None else count)
-        return int(layout.size[rows, layout.root[rows, u]].astype(np.int64).sum()) - len(rows)
+        sizes = self.tree_sizes(u)[: self.n_fingerprints if count is None else count]
+        return int(sizes.sum()) - len(sizes)
 
     def _query_scratch(self):
         """This thread's scratch arrays and the read-only arrays the compiled queries read."""
