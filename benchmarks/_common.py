@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import resource
 import socket
+import threading
 
 
 def free_port() -> int:
@@ -58,3 +59,52 @@ def ensure_cnr(runner, server, path) -> None:
     if runner.run("MATCH ()-[r:LINKS_TO]->() RETURN count(r) AS n")[0]["n"] != CNR_LINKS:
         clear_database(runner)
         load([path], runner, mode="auto", local_server=server, show_progress=False)
+
+
+class Peak:
+    """Polls the RSS of a process and its children (every 0.2 s) while it runs; also their PSS
+    (pages shared by forked workers counted once, file pages of memory-mapped indexes in
+    proportion) and their anonymous memory (RSS less file-backed and shared pages); and the RSS of
+    linksim's own processes (the tree less the JVMs it starts: the import tool of a bulk load)."""
+
+    def __init__(self, pid: int) -> None:
+        import psutil
+
+        self.root = psutil.Process(pid)
+        self.peak = 0
+        self.peak_pss = 0
+        self.peak_anon = 0
+        self.peak_own = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+
+    def _poll(self) -> None:
+        import psutil
+
+        while not self._stop.is_set():
+            try:
+                tree = [self.root, *self.root.children(recursive=True)]
+                total = pss = anon = own = 0
+                for process in tree:
+                    try:
+                        full = process.memory_full_info()
+                        total += full.rss
+                        pss += full.pss
+                        anon += full.rss - full.shared
+                        if "java" not in process.name():
+                            own += full.rss
+                    except psutil.Error:
+                        pass
+                self.peak = max(self.peak, total)
+                self.peak_pss = max(self.peak_pss, pss)
+                self.peak_anon = max(self.peak_anon, anon)
+                self.peak_own = max(self.peak_own, own)
+            except psutil.Error:
+                return
+            self._stop.wait(0.2)
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return self.peak

@@ -1,12 +1,16 @@
 """Loader benchmark: cnr-2000 (325,557 pages, 3,216,152 links) online, in bulk mode, and through
-Neo4j's import tool run directly on the same CSV files, in one run.
+Neo4j's import tool run directly on the same CSV files, in one run; or, with ``--links``, a
+generated crawl of that many links in bulk mode beside the import tool alone.
 
     .venv/bin/python benchmarks/load.py [--data ../shared/data] [--instance bench]
+    .venv/bin/python benchmarks/load.py --links 100M      # the crawl of benchmarks/scale.py, reused
 
 Runs on its own local instance (default ``bench``, free ports), so it never touches your data.
-Each linksim load runs as a child process (``linksim load --json``) so that its peak memory is its
-own (``wait4`` rusage). Prints, per path: wall time, write time, links/s on both, peak memory of
-the loader process, and the ratio of linksim's bulk mode to the import tool alone.
+Each linksim load runs as a child process (``linksim load --json``); its memory is polled: the
+peak RSS of linksim's own processes (the import tool's JVM, which the bulk mode starts, apart) and
+of the whole tree. Prints, per path: wall time, write time, links/s on both, peak memory, and the
+ratio of linksim's bulk mode to the import tool alone (link rates over the whole load and over the
+write, which is the CSV files, the server's stop and start and the import).
 """
 
 from __future__ import annotations
@@ -15,33 +19,49 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import Peak, free_port  # noqa: E402
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def run_child(command: list[str], env: dict[str, str], out: Path) -> tuple[dict, float, int]:
-    """Run a command; return its JSON output, wall seconds and its own peak RSS in MiB."""
+def run_child(command: list[str], env: dict[str, str], out: Path) -> tuple[dict, float, int, int]:
+    """Run a command; return its JSON output, wall seconds and the peak RSS in MiB of linksim's own
+    processes and of the whole process tree (the import tool's JVM included)."""
     began = time.monotonic()
     with open(out, "w") as stdout:
         process = subprocess.Popen(command, env=env, stdout=stdout, stderr=subprocess.PIPE, text=True)
+        peak = Peak(process.pid)
         stderr = process.stderr.read()
-        _, status, usage = os.wait4(process.pid, 0)  # rusage of this child alone
-    process.returncode = os.waitstatus_to_exitcode(status)
+        process.wait()
+        peak.stop()
     wall = time.monotonic() - began
     if process.returncode != 0:
         sys.exit(f"command failed ({process.returncode}): {' '.join(command)}\n{stderr[-2000:]}")
-    return json.loads(out.read_text()), wall, usage.ru_maxrss // 1024
+    return json.loads(out.read_text()), wall, peak.peak_own >> 20, peak.peak >> 20
+
+
+def generated_crawl(size: str, seed: int) -> Path:
+    """The generated crawl of benchmarks/scale.py (``<home>/scale/crawl-<size>.tsv.gz``), made
+    with ``linksim generate`` when it is not there."""
+    from linksim.home import linksim_home
+    from linksim.parameters import PARAMETERS
+
+    links = PARAMETERS["links"].check(size)
+    label = f"{links // 1_000_000}M" if links % 1_000_000 == 0 else str(links)
+    folder = linksim_home() / "scale"
+    folder.mkdir(parents=True, exist_ok=True)
+    crawl = folder / f"crawl-{label}.tsv.gz"
+    if not crawl.exists():
+        print(f"generating {crawl} ...", flush=True)
+        subprocess.run([str(Path(sys.executable).parent / "linksim"), "-q", "generate", str(crawl), "--links",
+                        str(links), "--seed", str(seed)], check=True)
+    return crawl
 
 
 def main() -> None:
@@ -51,6 +71,8 @@ def main() -> None:
     parser.add_argument("--heap", default="4g")
     parser.add_argument("--pagecache", default="2g")
     parser.add_argument("--skip-bulk", action="store_true", help="online loads only")
+    parser.add_argument("--links", help="a generated crawl of this many links (10M, 100M), bulk mode only")
+    parser.add_argument("--seed", type=int, default=1, help="the generated crawl's seed (default 1)")
     args = parser.parse_args()
 
     from linksim.loader.bulk import bulk_import_command, needs_multiline, write_csv_files
@@ -60,7 +82,7 @@ def main() -> None:
     from linksim.server import LocalServer, ServerSettings
     from linksim.server.connection import Connection
 
-    crawl = args.data / "cnr-2000" / "cnr-2000.edges.tsv.gz"
+    crawl = generated_crawl(args.links, args.seed) if args.links else args.data / "cnr-2000" / "cnr-2000.edges.tsv.gz"
     if not crawl.exists():
         sys.exit(f"{crawl} is missing: put the shared data set there or pass --data")
     settings = ServerSettings.from_env(
@@ -79,19 +101,20 @@ def main() -> None:
         with QueryRunner.connect(connection) as runner:
             clear_database(runner)
 
-    print(f"cnr-2000 load benchmark on Neo4j {settings.neo4j_version} (instance {args.instance}, "
+    print(f"{crawl.name} load benchmark on Neo4j {settings.neo4j_version} (instance {args.instance}, "
           f"heap {settings.heap}, page cache {settings.pagecache}, {os.cpu_count()} cores)\n")
     results = {}
     # Online twice: on the freshly started server, then again on a server whose JIT has warmed up
     # (the first Cypher batches of a fresh JVM run interpreted code).
     paths = (("online, cold server", "online"), ("online, warm server", "online"), ("bulk", "bulk"))
+    if args.links:
+        paths = paths[2:]
     for label, mode in paths[:2] if args.skip_bulk else paths:
         wipe()
         command = [str(Path(sys.executable).parent / "linksim"), "-q", "load", "--mode", mode, "--json", str(crawl)]
-        summary, wall, peak = run_child(command, env, settings.instance_dir / "bench-load.json")
-        results[label] = (summary, wall, peak)
+        results[label] = run_child(command, env, settings.instance_dir / "bench-load.json")
     if args.skip_bulk:
-        for label, (summary, wall, peak) in results.items():
+        for label, (summary, wall, peak, _) in results.items():
             n = summary["links_created"]
             print(f"{label}: wall {wall:.1f} s, write {summary['write_seconds']:.1f} s, "
                   f"{n / summary['write_seconds']:,.0f} links/s (write), {n / wall:,.0f} links/s (wall), {peak} MiB")
@@ -103,10 +126,12 @@ def main() -> None:
     links = graph.links()
     folder = settings.import_dir / "bench-direct"
     pages_csv, links_csv = write_csv_files(graph, links, folder)
+    pages, multiline = len(graph), needs_multiline(graph)
+    graph.close()
     server.stop()
     began = time.monotonic()
     result = subprocess.run(bulk_import_command(server, "neo4j", pages_csv, links_csv, folder / "report",
-                                                needs_multiline(graph)),
+                                                multiline),
                             env=server.env(), capture_output=True, text=True)
     direct = time.monotonic() - began
     shutil.rmtree(folder, ignore_errors=True)
@@ -115,19 +140,25 @@ def main() -> None:
         sys.exit(f"import tool failed:\n{result.stdout[-2000:]}{result.stderr[-2000:]}")
 
     n = len(links)
-    print(f"{'path':<36}{'wall s':>8}{'write s':>9}{'links/s wall':>14}{'links/s write':>15}{'peak MiB':>10}")
-    for mode, (summary, wall, peak) in results.items():
+    print(f"{'path':<36}{'wall s':>8}{'write s':>9}{'links/s wall':>14}{'links/s write':>15}"
+          f"{'linksim MiB':>12}{'tree MiB':>10}")
+    for mode, (summary, wall, peak, tree) in results.items():
         write = summary["write_seconds"]
         print(f"{'linksim load, ' + mode:<36}{wall:>8.1f}{write:>9.1f}{n / wall:>14,.0f}"
-              f"{n / write:>15,.0f}{peak:>10}")
-    print(f"{'neo4j-admin import (direct)':<36}{direct:>8.1f}{direct:>9.1f}{n / direct:>14,.0f}{n / direct:>15,.0f}{'-':>10}")
+              f"{n / write:>15,.0f}{peak:>12}{tree:>10}")
+    print(f"{'neo4j-admin import (direct)':<36}{direct:>8.1f}{direct:>9.1f}{n / direct:>14,.0f}{n / direct:>15,.0f}"
+          f"{'-':>12}{'-':>10}")
     bulk_summary = results["bulk"][0]
     print(f"\nbulk-mode phases (s): {json.dumps({k: round(v, 1) for k, v in bulk_summary['timings'].items()})}, "
           f"read {bulk_summary['read_seconds']:.1f}")
-    print(f"ratio linksim bulk write / import tool alone: {bulk_summary['write_seconds'] / direct:.2f}x the time "
-          f"({n / bulk_summary['write_seconds']:,.0f} vs {n / direct:,.0f} links/s)")
-    print(f"counts: {n:,} links, {len(graph):,} pages; online created {results['online, warm server'][0]['links_created']:,}, "
-          f"bulk created {bulk_summary['links_created']:,}")
+    bulk_wall = results["bulk"][1]
+    print(f"linksim bulk / import tool alone, link rate: {direct / bulk_wall:.2f}x over the whole load "
+          f"({n / bulk_wall:,.0f} vs {n / direct:,.0f} links/s), {direct / bulk_summary['write_seconds']:.2f}x over "
+          f"the write ({n / bulk_summary['write_seconds']:,.0f} links/s)")
+    online = results.get("online, warm server")
+    print(f"counts: {n:,} links, {pages:,} pages; "
+          + (f"online created {online[0]['links_created']:,}, " if online else "")
+          + f"bulk created {bulk_summary['links_created']:,}")
     server.stop()
 
 

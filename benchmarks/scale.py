@@ -25,13 +25,12 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import free_port  # noqa: E402
+from _common import Peak, free_port  # noqa: E402
 
 STAGES = ("generate", "load", "pagerank", "index", "similar", "queries")
 DEPENDS = {"load": "generate", "pagerank": "load", "index": "load", "similar": "index", "queries": "similar"}
@@ -41,50 +40,6 @@ def parse_size(text: str) -> int:
     from linksim.parameters import PARAMETERS
 
     return PARAMETERS["links"].check(text)
-
-
-class Peak:
-    """Polls the RSS of a process and its children (every 0.2 s) while it runs; also their PSS
-    (pages shared by forked workers counted once, file pages of memory-mapped indexes in
-    proportion) and their anonymous memory (RSS less file-backed and shared pages)."""
-
-    def __init__(self, pid: int) -> None:
-        import psutil
-
-        self.root = psutil.Process(pid)
-        self.peak = 0
-        self.peak_pss = 0
-        self.peak_anon = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._poll, daemon=True)
-        self._thread.start()
-
-    def _poll(self) -> None:
-        import psutil
-
-        while not self._stop.is_set():
-            try:
-                tree = [self.root, *self.root.children(recursive=True)]
-                total = pss = anon = 0
-                for process in tree:
-                    try:
-                        full = process.memory_full_info()
-                        total += full.rss
-                        pss += full.pss
-                        anon += full.rss - full.shared
-                    except psutil.Error:
-                        pass
-                self.peak = max(self.peak, total)
-                self.peak_pss = max(self.peak_pss, pss)
-                self.peak_anon = max(self.peak_anon, anon)
-            except psutil.Error:
-                return
-            self._stop.wait(0.2)
-
-    def stop(self) -> int:
-        self._stop.set()
-        self._thread.join()
-        return self.peak
 
 
 def run_stage(command: list[str], env: dict, log: Path) -> dict:
@@ -99,7 +54,7 @@ def run_stage(command: list[str], env: dict, log: Path) -> dict:
         rss = peak.stop()
         handle.write(out)
     return {"seconds": round(time.monotonic() - began, 1), "peakRss": rss, "peakPss": peak.peak_pss,
-            "peakAnon": peak.peak_anon, "exit": process.returncode, "output": out[-4000:]}
+            "peakAnon": peak.peak_anon, "peakOwn": peak.peak_own, "exit": process.returncode, "output": out[-4000:]}
 
 
 def neo4j_rss(home: Path, instance: str) -> int:
@@ -213,7 +168,9 @@ def report(results: dict, heap: str, pagecache: str) -> None:
     import numpy as np
 
     print(f"\nNeo4j heap {heap}, page cache {pagecache} (linksim neo4j start --heap/--pagecache)")
-    print(f"{'size':>6} {'stage':>9} {'exit':>4} {'seconds':>8} {'peak RSS':>9} {'PSS':>7} {'anon':>7} "
+    print("peak RSS, PSS, anon: the stage's whole process tree; linksim: the tree less the JVMs it starts "
+          "(the import tool)")
+    print(f"{'size':>6} {'stage':>9} {'exit':>4} {'seconds':>8} {'peak RSS':>9} {'PSS':>7} {'anon':>7} {'linksim':>7} "
           f"{'estimate':>17} {'Neo4j RSS':>9} {'store':>8} {'index':>8}")
     gib = 2**30
     for label, stages in results.items():
@@ -224,7 +181,7 @@ def report(results: dict, heap: str, pagecache: str) -> None:
             est = r.get("estimate")
             estimate = f"{est['bytesMin'] / gib:.2f}-{est['bytesMax'] / gib:.2f} GiB" if est else ""
             print(f"{label:>6} {stage:>9} {r['exit']:>4} {r['seconds']:>8.0f} {r['peakRss'] / gib:>8.2f}G "
-                  f"{r.get('peakPss', 0) / gib:>6.2f}G {r.get('peakAnon', 0) / gib:>6.2f}G {estimate:>17} {r.get('neo4jRss', 0) / gib:>8.2f}G {r.get('storeBytes', 0) / gib:>7.2f}G "
+                  f"{r.get('peakPss', 0) / gib:>6.2f}G {r.get('peakAnon', 0) / gib:>6.2f}G {r.get('peakOwn', 0) / gib:>6.2f}G {estimate:>17} {r.get('neo4jRss', 0) / gib:>8.2f}G {r.get('storeBytes', 0) / gib:>7.2f}G "
                   f"{r.get('indexBytes', 0) / gib:>7.2f}G")
     print("\ngrowth: seconds ~ links^b (log-log least squares over the sizes that succeeded)")
     for stage in STAGES[1:]:

@@ -2,10 +2,11 @@
 loop over lines): 10x the line rate of the line-by-line reader.
 
 It gives exactly what :func:`linksim.loader.readers.read_edges` gives (the same pages in the same
-order, the same links) or nothing: it reads the whole file before it touches the graph, and as soon
-as the file holds anything it does not handle identically (a comment or blank line is fine; a bad
+order, the same links) or nothing: it adds pages and links block by block (the links go to the
+graph's spool, so memory does not grow with the file), and as soon as the file holds anything it
+does not handle identically (a comment or blank line is fine; a bad
 record, a non-web link, non-ASCII text, a control character, a mix of separators, a truncated
-gzip stream) it gives up and the line-by-line reader reads the file from the start, with its
+gzip stream) it takes back what it added and the line-by-line reader reads the file from the start, with its
 ``file:line`` messages and counts. Values are resolved once per distinct value: integer ids and URLs
 already in canonical form (see :data:`CANONICAL`) are their own keys, the rest go through
 :func:`linksim.loader.urls.resolve`.
@@ -108,62 +109,46 @@ def _pairs(block: bytes, reverse: bool):
 
 
 class _Pages:
-    """Raw value -> page index, as the line reader would assign them, without touching the graph
-    until :meth:`commit`."""
+    """Raw value -> page index, as the line reader assigns them. A value in canonical form is its
+    own key (looked up in the graph's index: no second dictionary of every URL); other values are
+    resolved once and remembered."""
 
     def __init__(self, graph: CrawlGraph, normalize: bool) -> None:
         self.graph, self.normalize = graph, normalize
-        self.known: dict[str, int] = {}
-        self.new_keys: dict[str, int] = {}  # keys not yet in the graph, in order of first use
-        self.used: list[int] = []  # existing pages met (they become crawled)
+        self.aliases: dict[str, int] = {}  # non-canonical value -> page
 
     def ids(self, values) -> np.ndarray:
         """Page indices of the values (a pyarrow string array of distinct values, in order of
-        first appearance)."""
+        first appearance); new pages are added to the graph, crawled."""
         import pyarrow.compute as pc
 
+        graph = self.graph
         texts = values.to_pylist()
-        known = self.known
-        found = np.fromiter((known.get(v, -1) for v in texts), dtype=np.int64, count=len(texts))
-        missing = np.flatnonzero(found < 0)
-        if len(missing):
-            import pyarrow as pa
-
-            fresh = values.take(pa.array(missing))
-            canonical = pc.and_(pc.match_substring_regex(fresh, CANONICAL),
-                                pc.less_equal(pc.binary_length(fresh), MAX_URL_LENGTH)).to_numpy(zero_copy_only=False)
-            for position, is_canonical in zip(missing.tolist(), canonical.tolist()):
-                value = texts[position]
-                if is_canonical:
-                    key = value
-                else:
+        canonical = pc.and_(pc.match_substring_regex(values, CANONICAL),
+                            pc.less_equal(pc.binary_length(values), MAX_URL_LENGTH)).to_numpy(zero_copy_only=False)
+        index, aliases, page, crawled = graph.index, self.aliases, graph.page, graph.crawled
+        found = np.empty(len(texts), dtype=np.int64)
+        for position, (value, is_canonical) in enumerate(zip(texts, canonical.tolist())):
+            if is_canonical:
+                idx = index.get(value)
+            else:
+                idx = aliases.get(value)
+                if idx is None:
                     kind, key = resolve(value, None, self.normalize)
                     if kind in (NON_WEB, INVALID):
                         raise _GiveUp(f"{kind} value {value[:80]!r}")
-                found[position] = known[value] = self._page(key)
+                    idx = aliases[value] = page(key, crawled=True)
+            if idx is None:
+                idx = page(value, crawled=True)
+            elif not crawled[idx]:  # a page met before this file becomes crawled too
+                crawled[idx] = 1
+            found[position] = idx
         return found
-
-    def _page(self, key: str) -> int:
-        existing = self.graph.index.get(key)
-        if existing is not None:
-            self.used.append(existing)
-            return existing
-        page = self.new_keys.get(key)
-        if page is None:
-            page = self.new_keys[key] = len(self.graph.urls) + len(self.new_keys)
-        return page
-
-    def commit(self) -> None:
-        graph = self.graph
-        for key in self.new_keys:
-            graph.page(key, crawled=True)
-        for page in self.used:
-            graph.crawled[page] = 1
 
 
 def read_edges_fast(path: Path, graph: CrawlGraph, normalize: bool, reverse: bool = False) -> bool:
     """Read the edge list into ``graph`` and return True, or return False having changed nothing
-    (the caller then reads it line by line)."""
+    (the pages and links added are taken back; the caller then reads it line by line)."""
     try:
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -172,8 +157,7 @@ def read_edges_fast(path: Path, graph: CrawlGraph, normalize: bool, reverse: boo
     if path.stat().st_size == 0:
         return False
     pages = _Pages(graph, normalize)
-    sources: list[np.ndarray] = []
-    targets: list[np.ndarray] = []
+    mark = graph.mark()
     try:
         for block in _blocks(path):
             first, second = _pairs(block, reverse)
@@ -185,12 +169,12 @@ def read_edges_fast(path: Path, graph: CrawlGraph, normalize: bool, reverse: boo
                 pa.array(np.stack([np.arange(n), np.arange(n) + n], axis=1).ravel()))
             encoded = pc.dictionary_encode(interleaved)
             ids = pages.ids(encoded.dictionary)[encoded.indices.to_numpy()]
-            sources.append(ids[0::2])
-            targets.append(ids[1::2])
+            graph.extend_links(ids[0::2], ids[1::2])
     except _GiveUp as reason:
         log.info("%s: read line by line (%s)", path, reason)
+        graph.rollback(mark)
         return False
-    pages.commit()
-    for source, target in zip(sources, targets):
-        graph.extend_links(source, target)
+    except BaseException:
+        graph.rollback(mark)
+        raise
     return True

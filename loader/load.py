@@ -79,17 +79,22 @@ class LoadSummary:
 def read_files(
     paths: list[Path], fmt: str | None = None, on_error: str = "stop", normalize: bool = True
 ) -> tuple[CrawlGraph, list[str]]:
-    """Read every input into one :class:`CrawlGraph` (nothing is written yet)."""
+    """Read every input into one :class:`CrawlGraph` (nothing is written yet). The caller closes
+    it (its spooled links on disk); a read that fails leaves nothing behind."""
     graph = CrawlGraph()
     policy = ErrorPolicy(on_error, graph)
     formats = []
-    for path in paths:
-        began = time.monotonic()
-        formats.append(read_input(Path(path), graph, policy, normalize, fmt))
-        log.info(
-            "read %s (%s): %s pages, %s links so far, %.1f s",
-            path, formats[-1], f"{len(graph):,}", f"{graph.links_seen:,}", time.monotonic() - began,
-        )
+    try:
+        for path in paths:
+            began = time.monotonic()
+            formats.append(read_input(Path(path), graph, policy, normalize, fmt))
+            log.info(
+                "read %s (%s): %s pages, %s links so far, %.1f s",
+                path, formats[-1], f"{len(graph):,}", f"{graph.links_seen:,}", time.monotonic() - began,
+            )
+    except BaseException:
+        graph.close()
+        raise
     return graph, formats
 
 
@@ -124,7 +129,8 @@ def read_crawl(
     normalize: bool = True,
 ):
     """Read every input into one crawl graph (nothing is written): ``(graph, links, summary)``,
-    the summary holding what was read and skipped. Writing it is the load procedure's
+    the summary holding what was read and skipped. The caller closes the graph (``graph.close()``:
+    the links spooled to disk for a large crawl). Writing it is the load procedure's
     (:func:`linksim.procedures.load.load`: one load at a time, the schema, the graph version)."""
     if mode not in MODES:
         raise ConfigurationError(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -132,9 +138,18 @@ def read_crawl(
         raise ConfigurationError("nothing to load: give at least one file")
     began = time.monotonic()
     graph, formats = read_files([Path(p) for p in paths], fmt, on_error, normalize)
-    links = graph.links()
-    summary = LoadSummary(files=[str(p) for p in paths], formats=formats, mode=mode)
+    try:
+        links = graph.links()
+        summary = _summary(graph, links, paths, formats, mode)
+    except BaseException:
+        graph.close()
+        raise
     summary.read_seconds = time.monotonic() - began
+    return graph, links, summary
+
+
+def _summary(graph: CrawlGraph, links, paths, formats: list[str], mode: str) -> LoadSummary:
+    summary = LoadSummary(files=[str(p) for p in paths], formats=formats, mode=mode)
     summary.pages = len(graph)
     summary.crawled_pages = sum(graph.crawled)
     summary.links_seen = links.seen
@@ -149,7 +164,7 @@ def read_crawl(
             f"nothing to load: no page was read from {', '.join(map(str, paths))}"
             + (" (every record was skipped)" if graph.skipped.total else "")
         )
-    return graph, links, summary
+    return summary
 
 
 def copy_counts(summary: LoadSummary, counts: WriteCounts) -> None:

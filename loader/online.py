@@ -93,13 +93,12 @@ def _properties(graph: CrawlGraph, hosts: list[str | None], idx: int) -> dict[st
 def link_batches(graph: CrawlGraph, links: Links, node_ids: list[int], size: int):
     """Parameter maps of ``size`` links each: source and target node ids, count, anchor."""
     anchors = graph.anchors
-    for begin in range(0, len(links), size):
-        source = links.source[begin : begin + size].tolist()
-        target = links.target[begin : begin + size].tolist()
+    for source, target, count in links.chunks(size):
+        source, target = source.tolist(), target.tolist()
         batch: dict[str, list[Any]] = {
             "source": [node_ids[i] for i in source],
             "target": [node_ids[i] for i in target],
-            "count": links.count[begin : begin + size].tolist(),
+            "count": count.tolist(),
         }
         if anchors:
             batch["anchor"] = [anchors.get(pair) for pair in zip(source, target)]

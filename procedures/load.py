@@ -64,6 +64,12 @@ def load(
     """
     check_parameters(batch_size=batch_size, wait=wait)
     graph, links, summary = read_crawl(paths, fmt, mode, on_error, normalize)
+    with graph:  # the spooled links go when the load ends, however it ends
+        _write(graph, links, summary, runner, mode, batch_size, local_server, show_progress, wait)
+    return summary
+
+
+def _write(graph, links, summary, runner, mode, batch_size, local_server, show_progress, wait) -> None:
     bump = cypher.query("graph", "bump_graph_version")
     with acquire(runner, "load", wait=wait) as lock:  # one load at a time (see the README)
         summary.mode = choose_mode(mode, runner, local_server, len(links))
@@ -90,4 +96,3 @@ def load(
             summary.write_seconds = time.monotonic() - began
         runner.write(bump)
     copy_counts(summary, counts)
-    return summary
