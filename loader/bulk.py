@@ -104,7 +104,8 @@ def write_csv_files(graph: CrawlGraph, links: Links, folder: Path) -> tuple[Path
                 frame = pd.DataFrame({"s": source, "t": target, "c": count})
                 frame["anchor"] = [anchors.get((s, t), "") for s, t in zip(source.tolist(), target.tolist())]
                 frame.to_csv(handle, index=False, header=False)
-    else:  # numbers only: pyarrow's writer, no quoting to agree on, ten times pandas' rate
+    else:  # numbers only: pyarrow's writer, no quoting to agree on (both CSV files of the 30M-link
+        # crawl in 20 s, 42 s with pandas)
         import pyarrow as pa
         import pyarrow.csv as pacsv
 
