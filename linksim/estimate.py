@@ -125,11 +125,17 @@ def _graph_parts(pages: int, links: int) -> dict[str, int]:
 
 
 def _build_graph(pages: int, links: int) -> int:
-    """The peak of streaming and building the CSR: the streamed chunks of link arrays and their
-    concatenation (int64 pairs, twice), the copy without self-loops, scipy's COO (int64 pairs) and
-    CSR (int32 indices, int8 data), and the streamed page ids as Python ints. (Measured on a
-    generated crawl of 10M links: 0.98 GiB for `linksim pagerank`, estimated 0.85-0.91 GiB.)"""
-    return (16 + 16 + 16 + 16 + 9) * links + pages * PAGE_ID_BYTES
+    """The peak of streaming and building the CSR. Up to the spool's limit (4 Mi links) the links
+    are held and built in memory: the spool's int32 pairs, their int64 copies and the copy without
+    self-loops, scipy's COO (int64 pairs) and CSR (int32 indices, int8 data). Beyond it they go to
+    disk and memory holds the CSR's two int32 index arrays and one range of pairs at a time (the
+    in-memory cost of 4 Mi links). Plus the streamed page ids as Python ints. (Measured before
+    the spool on a generated crawl of 10M links: 0.98 GiB for `linksim pagerank`, estimated
+    0.85-0.91 GiB.)"""
+    from linksim.store.spool import SPOOL_LINKS
+
+    held = (8 + 16 + 16 + 16 + 16 + 9) * min(links, SPOOL_LINKS)
+    return held + (8 * links if links > SPOOL_LINKS else 0) + pages * PAGE_ID_BYTES
 
 
 def estimate_pagerank(pages: int, links: int) -> Estimate:

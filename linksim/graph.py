@@ -92,6 +92,56 @@ class LinkGraph:
             keys=keys,
         )
 
+    @classmethod
+    def from_spool(cls, spool, n: int, keys: object = None, self_loops: bool = False) -> "LinkGraph":
+        """Build from the pairs of a :class:`~linksim.store.spool.LinkSpool` (duplicates merged),
+        the same graph as :meth:`from_edges` of those pairs, bit for bit. When the spool spilled to
+        disk, memory holds the two index arrays it builds and one range of pairs at a time: the
+        pairs are merged by source range on disk (the out-links, in order), and the reversed pairs
+        go through a second spool merged by target range (the in-links)."""
+        from linksim.store.spool import PARTITION_LINKS, LinkSpool
+
+        if not spool.spilled:
+            source, target = spool.held()
+            return cls.from_edges(source, target, n, keys=keys, self_loops=self_loops)
+        if keys is not None and len(keys) != n:  # type: ignore[arg-type]
+            raise GraphError(f"{len(keys)} keys for {n} pages")  # type: ignore[arg-type]
+        try:
+            links = spool.aggregate(n)
+        except IndexError as error:
+            raise GraphError(str(error)) from None
+        kept = len(links) - (0 if self_loops else links.self_loops)
+        index_type = np.int32 if n < 2**31 and kept < 2**31 else np.int64
+        out_degree = np.zeros(n, dtype=np.int64)
+        out_indices = np.empty(kept, dtype=index_type)
+        reversed_pairs = LinkSpool(root=spool.root)
+        try:
+            position = 0
+            for source, target, _ in links.chunks(PARTITION_LINKS):
+                if not self_loops:
+                    keep = source != target
+                    source, target = source[keep], target[keep]
+                out_indices[position : position + len(target)] = target
+                position += len(target)
+                out_degree += np.bincount(source, minlength=n)
+                reversed_pairs.extend(target, source)
+            in_links = reversed_pairs.aggregate(n)
+            in_indices = np.empty(kept, dtype=index_type)
+            in_degree = np.zeros(n, dtype=np.int64)
+            position = 0
+            for target, source, _ in in_links.chunks(PARTITION_LINKS):
+                in_indices[position : position + len(source)] = source
+                position += len(source)
+                in_degree += np.bincount(target, minlength=n)
+        finally:
+            reversed_pairs.close()
+        out_indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(out_degree, out=out_indptr[1:])
+        in_indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(in_degree, out=in_indptr[1:])
+        return cls(n=n, out_indptr=out_indptr, out_indices=out_indices, in_indptr=in_indptr,
+                   in_indices=in_indices, keys=keys)
+
     @property
     def m(self) -> int:
         """Number of (distinct) links."""

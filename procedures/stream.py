@@ -6,6 +6,9 @@ Shared by every indexer:
 2. the links, by chunks of source pages: two long lists of integers per chunk, which the driver
    decodes far faster than millions of one-link records. Chunks are read by two threads, each in
    a read transaction of its own, so that the server's work and the driver's decoding overlap.
+   Each chunk's links go, as page indices, to a spool that holds 4 Mi links in memory and the
+   rest on disk; the CSR arrays are built from it range by range
+   (:meth:`~linksim.graph.LinkGraph.from_spool`), so memory does not hold the streamed pairs.
 
 Neo4j reads at read-committed isolation, so not even one transaction would see a frozen graph
 while a load writes to it: stream when no load runs. Links to nodes that are not selected pages
@@ -18,6 +21,7 @@ pages and indices is stable for a given state of the database, and ``graph.keys`
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -25,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from linksim.graph import LinkGraph
+from linksim.store.spool import LinkSpool
 from linksim.progress import Progress
 
 log = logging.getLogger(__name__)
@@ -90,6 +95,7 @@ def stream_link_graph(
     chunk: int = 20_000,
     workers: int = 2,
     show_progress: bool = True,
+    spool_links: int | None = None,
 ) -> StreamedGraph:
     """Read the ``(:Page)-[:LINKS_TO]->(:Page)`` graph.
 
@@ -104,6 +110,9 @@ def stream_link_graph(
         Source pages per link query.
     workers : int
         Link queries in flight at once (each in its own read transaction).
+    spool_links : int, optional
+        Links held in memory before they are spooled to disk (default
+        :data:`linksim.store.spool.SPOOL_LINKS`); the graph is the same either way, bit for bit.
     """
     began = time.monotonic()
     all_pages = not crawled_only
@@ -112,39 +121,43 @@ def stream_link_graph(
     node_ids = np.array(ids, dtype=np.int64)
     query = links_query(crawled_only, self_loops)
     starts = list(range(0, len(ids), chunk))
-    sources: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(starts)
-    targets: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * len(starts)
+    # The links, as page indices, go to a spool (on disk beyond 4 Mi links): memory holds the
+    # graph's CSR arrays, not the streamed pairs (linksim.store.spool).
+    spool = LinkSpool(limit=spool_links)
+    lock = threading.Lock()
+    unknown = [0]
 
     def read(position: int) -> int:
         # One read transaction per chunk, on its own session: while the server works out one
         # chunk, the driver decodes another (the decoding holds the GIL, the waiting does not).
         part = ids[starts[position] : starts[position] + chunk]
         record = runner.read_one(query, {"sources": part})
-        sources[position] = np.array(record[0], dtype=np.int64)
-        targets[position] = np.array(record[1], dtype=np.int64)
+        source = np.searchsorted(node_ids, np.array(record[0], dtype=np.int64))
+        target_ids = np.array(record[1], dtype=np.int64)
+        target = np.searchsorted(node_ids, target_ids)
+        # A LINKS_TO to a node that is not a (selected) page has no index: leave it out, and say so.
+        known = node_ids[np.minimum(target, len(node_ids) - 1)] == target_ids
+        with lock:
+            if not known.all():
+                unknown[0] += int((~known).sum())
+                source, target = source[known], target[known]
+            spool.extend(source, target)
         return len(part)
 
-    with Progress(len(ids), "streaming links", "pages", enabled=show_progress) as progress:
-        if workers > 1 and len(starts) > 1:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                for done in pool.map(read, range(len(starts))):
-                    progress.update(done)
-        else:
-            for position in range(len(starts)):
-                progress.update(read(position))
-    source = np.concatenate(sources) if sources else np.zeros(0, dtype=np.int64)
-    target = np.concatenate(targets) if targets else np.zeros(0, dtype=np.int64)
-    # Internal ids -> dense indices: node_ids is sorted (ORDER BY id), so a binary search maps them.
-    source_index = np.searchsorted(node_ids, source)
-    target_index = np.searchsorted(node_ids, target)
-    # A LINKS_TO to a node that is not a (selected) page has no index: leave it out, and say so.
-    known = node_ids[np.minimum(target_index, max(len(node_ids) - 1, 0))] == target if len(node_ids) else target < 0
-    if not known.all():
-        log.warning("left out %s LINKS_TO relationships to nodes that are not :Page", f"{(~known).sum():,}")
-        source_index, target_index = source_index[known], target_index[known]
-    graph = LinkGraph.from_edges(
-        source_index, target_index, len(node_ids), keys=urls, self_loops=self_loops,
-    )
+    try:
+        with Progress(len(ids), "streaming links", "pages", enabled=show_progress) as progress:
+            if workers > 1 and len(starts) > 1:
+                with ThreadPoolExecutor(max_workers=workers) as pool:
+                    for done in pool.map(read, range(len(starts))):
+                        progress.update(done)
+            else:
+                for position in range(len(starts)):
+                    progress.update(read(position))
+        if unknown[0]:
+            log.warning("left out %s LINKS_TO relationships to nodes that are not :Page", f"{unknown[0]:,}")
+        graph = LinkGraph.from_spool(spool, len(node_ids), keys=urls, self_loops=self_loops)
+    finally:
+        spool.close()
     seconds = time.monotonic() - began
     log.info(
         "streamed %s pages and %s links from Neo4j in %.1f s (%s links/s)",

@@ -8,7 +8,8 @@ import gzip
 import numpy as np
 import pytest
 
-from linksim.loader import CrawlGraph, fast_edges, graph as crawl_graph
+from linksim.loader import CrawlGraph, fast_edges
+from linksim.store import spool as crawl_graph
 from linksim.loader.bulk import write_csv_files
 from linksim.loader.readers import ErrorPolicy, read_edges
 
