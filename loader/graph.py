@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from linksim.loader.urls import host_of
-from linksim.store.spool import MAX_PAGES, PARTITION_LINKS, SPOOL_LINKS, LinkSpool, Links  # noqa: F401
+from linksim.store.spool import MAX_PAGES, LinkSpool, Links
 
 MAX_SKIP_EXAMPLES = 5
 

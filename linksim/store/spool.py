@@ -244,8 +244,11 @@ def _aggregate_on_disk(folder: Path, total: int, pages: int) -> Links:
 
 
 def _spool_folder(root: Path | None) -> Path:
-    """A new folder for one load's spooled links under ``root`` (default: the linksim home's
-    ``spool``); folders left by loads whose process is gone are removed first."""
+    """A new folder for one spool under ``root`` (default: the linksim home's ``spool``); folders
+    left by processes that are gone (a load or a stream killed half-way) are removed first, as the
+    index store removes its dead scratch folders."""
+    import psutil
+
     if root is None:
         from linksim.home import home_folder, linksim_home
 
@@ -253,16 +256,6 @@ def _spool_folder(root: Path | None) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     for left in root.glob("load-*"):
         pid = left.name.split("-")[1]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not psutil.pid_exists(int(pid)):
             shutil.rmtree(left, ignore_errors=True)
     return Path(tempfile.mkdtemp(prefix=f"load-{os.getpid()}-", dir=root))
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
