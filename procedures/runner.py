@@ -183,10 +183,11 @@ class QueryRunner:
         return self._managed("read", lambda tx: tx.run(query, parameters or {}).single(strict=True).values(),
                              fetch_size=fetch_size)
 
-    def stream(self, query: str, parameters: dict[str, Any] | None = None) -> Iterator[Any]:
-        """Yield the records of a read query lazily, without holding the whole result."""
+    def stream(self, query: str, parameters: dict[str, Any] | None = None, fetch_size: int = 10_000) -> Iterator[Any]:
+        """Yield the records of a read query lazily, without holding the whole result (the driver
+        holds ``fetch_size`` records at a time)."""
         with self.driver.session(
-            database=self.database, fetch_size=10_000, bookmark_manager=self.bookmarks
+            database=self.database, fetch_size=fetch_size, bookmark_manager=self.bookmarks
         ) as session:
             with session.begin_transaction() as tx:
                 yield from tx.run(query, parameters or {})

@@ -194,9 +194,9 @@ def _local_graph(runner, graph: SparkGraph):
     """The graph in the driver, as :class:`LinkGraph` with its URLs: what the index store records
     (graph fingerprint, page URLs) so that `linksim related` finds the index."""
     from linksim.graph import LinkGraph
-    from linksim.procedures.stream import PAGES
+    from linksim.procedures.stream import read_pages
 
-    ids, urls = runner.read_one(PAGES, {"all_pages": True})
+    ids, urls, _ = read_pages(runner)
     edges = graph.edges.toPandas()
     if len(ids) != graph.n:
         raise LinksimError("the pages changed while Spark read them: run it again when no load runs")

@@ -52,7 +52,7 @@ class RecordingRunner:
         self.sent.append(("autocommit", query, dict(parameters or {})))
         return self._answer(query, parameters) or {}
 
-    def stream(self, query, parameters=None):
+    def stream(self, query, parameters=None, fetch_size=0):
         self.sent.append(("stream", query, dict(parameters or {})))
         return iter(self._answer(query, parameters))
 
@@ -85,7 +85,8 @@ def lock_answers(free: bool = True, pid: int | None = None) -> dict:
 def graph_answers() -> dict:
     sources = [IDS[s] for s in EDGES[0]]
     targets = [IDS[t] for t in EDGES[1]]
-    return {"LinksimGraph {name: 'links'}": [STATE], "collect(id(p)) AS ids": [IDS, URLS],
+    return {"LinksimGraph {name: 'links'}": [STATE], "collect(id) AS ids": [{"ids": IDS, "urls": URLS,
+                                                                                   "degrees": [2, 1, 1, 1]}],
             "UNWIND $sources AS source": lambda p: [[s for s in sources if s in p["sources"]],
                                                     [t for s, t in zip(sources, targets) if s in p["sources"]]]}
 

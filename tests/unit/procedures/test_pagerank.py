@@ -12,7 +12,7 @@ def test_pagerank_write_locks_before_reading_and_sends_values_as_parameters(fake
     run = run_pagerank(runner, write_property="pr_test", show_progress=False, batch_size=3)
     order = [q for _, q, _ in runner.sent]
     acquired = next(i for i, q in enumerate(order) if "MERGE (l:LinksimLock" in q)
-    read = next(i for i, q in enumerate(order) if "collect(id(p))" in q)
+    read = next(i for i, q in enumerate(order) if "collect(id) AS ids" in q)
     released = max(i for i, q in enumerate(order) if "DELETE l" in q)
     assert acquired < read < released == len(order) - 1
     writes = [p for _, q, p in runner.sent if "SET p[$property]" in q]
