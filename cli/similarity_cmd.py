@@ -10,6 +10,7 @@ from pathlib import Path
 from linksim.cli.options import add_list_options, add_memory, add_sampling, checked, command, print_estimate
 
 from linksim.methods import DEFAULT_METHOD, METHODS, tree_methods
+from linksim.parameters import SIMILAR_WRITE_BATCH
 
 METHOD_HELP = "; ".join(f"{m.name}: {m.summary}" for m in METHODS.values())
 
@@ -83,8 +84,9 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
         "default) or in a process of its own after the new run is current (background: "
         "the command returns at once; readers see the new run either way)")
     _index_options(similar, build=True)
-    similar.add_argument("--batch-size", type=checked("batch_size"), default=50_000,
-                         help="relationships per write transaction (default 50000)")
+    similar.add_argument("--batch-size", type=checked("batch_size"), default=SIMILAR_WRITE_BATCH,
+                         help=f"relationships per write transaction (default {SIMILAR_WRITE_BATCH:,}; three "
+                         "are written at once)")
     add_memory(similar)
     similar.add_argument("--source-pages", metavar="SPEC",
                          help="write lists only for these pages (all pages remain candidates): crawled, "

@@ -84,6 +84,10 @@ def _integer(text: str) -> int:
         return int(number)
 
 
+#: SIMILAR_TO relationships per write transaction unless --batch-size says otherwise (why this
+#: size: linksim/procedures/similarity.py).
+SIMILAR_WRITE_BATCH = 500
+
 _ALL = (
     Parameter("n_fingerprints", "--fingerprints", int, 1, 100_000),
     Parameter("length", "--length", int, 1, 127),  # meeting times are stored as int8

@@ -37,6 +37,7 @@ import pandas as pd
 
 from linksim.loader.urls import stored_key
 from linksim.methods import DEFAULT_METHOD, method as registered
+from linksim.parameters import SIMILAR_WRITE_BATCH
 from linksim.procedures.results import IndexResult, SimilarStatsResult, SimilarWriteResult
 
 
@@ -128,7 +129,7 @@ class Similar:
                               memory_budget=memory_budget, **parameters)
         return IndexResult(store.describe_path(handle.path, self.method), handle.built, handle.build_seconds)
 
-    def write(self, *, top_k: int = 10, similarity_cutoff: float = 0.0, batch_size: int = 50_000, wait: float = 0.0,
+    def write(self, *, top_k: int = 10, similarity_cutoff: float = 0.0, batch_size: int = SIMILAR_WRITE_BATCH, wait: float = 0.0,
               rebuild: bool = False, crawled_only: bool = False, memory_budget: str | int | None = None,
               retire: str = "wait", source_pages=None, sample: int | None = None, **parameters) -> SimilarWriteResult:
         """Write every page's top ``top_k`` as ``SIMILAR_TO`` of a new current run.

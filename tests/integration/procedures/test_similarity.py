@@ -15,6 +15,7 @@ from linksim.procedures.load import load
 from linksim.procedures import QueryRunner
 from linksim.procedures.indexes import obtain_index
 from linksim.procedures.runs import retire
+from linksim.procedures import similarity
 from linksim.procedures.similarity import write_similar
 from linksim.procedures.stream import stream_link_graph
 
@@ -92,7 +93,7 @@ def test_an_interrupted_run_leaves_the_old_results_and_is_cleaned_up(runner, tmp
     url = runner.run("MATCH (p:Page)-[:SIMILAR_TO]->() RETURN p.url AS url LIMIT 1")[0]["url"]
     shown = runner.run(query, {"url": url, "method": "simrank", "limit": 10})
 
-    real_write = runner.write
+    real_write = runner.write_autocommit
     calls = []
 
     def failing_write(query_text, parameters=None):
@@ -102,11 +103,12 @@ def test_an_interrupted_run_leaves_the_old_results_and_is_cleaned_up(runner, tmp
             raise KeyboardInterrupt  # the user pressed ^C in the middle of the write
         return real_write(query_text, parameters)
 
-    monkeypatch.setattr(runner, "write", failing_write)
+    monkeypatch.setattr(runner, "write_autocommit", failing_write)
+    monkeypatch.setattr(similarity, "QUERY_RELATIONSHIPS", 100)  # queries of about 100 relationships
     handle = obtain_index(runner, "simrank", root, seed=5, show_progress=False)
     with pytest.raises(KeyboardInterrupt):
         write_similar(runner, handle, batch_size=100, show_progress=False)
-    monkeypatch.setattr(runner, "write", real_write)
+    monkeypatch.setattr(runner, "write_autocommit", real_write)
     partial = {key: n for key, n in relationships(runner).items() if key[1] != old.id}
     # Batches 1 and 2 of the interrupted run were written, and batch 4 may have been (two are in flight).
     assert sum(partial.values()) in (calls[0] + calls[1], calls[0] + calls[1] + calls[-1])
@@ -122,6 +124,36 @@ def test_an_interrupted_run_leaves_the_old_results_and_is_cleaned_up(runner, tmp
     assert isinstance(new.id, int) and new.id > dead > old.id  # one counter, increasing
     assert relationships(runner) == {("simrank", new.id): new.written}
     assert runner.run("MATCH (c:LinksimCurrent {algorithm: 'simrank'}) RETURN c.retiring AS a") == [{"a": []}]
+
+
+def test_a_write_cut_short_by_a_transient_error_is_written_again_whole(runner, tmp_path, monkeypatch) -> None:
+    """A query whose concurrent transactions partly committed before a deadlock: its lists are
+    deleted and written again, so the run holds every list once (the same as a clean run's)."""
+    from neo4j.exceptions import TransientError
+
+    load([DATA / "webkb" / "cornell.cites"], runner, show_progress=False)
+    handle = obtain_index(runner, "simrank", tmp_path / "indexes", show_progress=False)
+    clean = write_similar(runner, handle, show_progress=False)
+    expected = runner.run("MATCH (a)-[s:SIMILAR_TO {run: $run}]->(b) RETURN a.url AS a, b.url AS b, s.rank AS rank, "
+                          "s.score AS score ORDER BY a, rank", {"run": clean.id})
+    real_write = runner.write_autocommit
+    failed = []
+
+    def deadlocked_after_writing(query_text, parameters=None):
+        counters = real_write(query_text, parameters)  # its transactions committed ...
+        if "CREATE (a)-[:SIMILAR_TO" in query_text and len(failed) < 2:
+            failed.append(sum(len(row[1]) for row in parameters["rows"]))
+            raise TransientError("Neo.TransientError.Transaction.DeadlockDetected")  # ... then it failed
+        return counters
+
+    monkeypatch.setattr(runner, "write_autocommit", deadlocked_after_writing)
+    monkeypatch.setattr(similarity, "QUERY_RELATIONSHIPS", 200)
+    again = write_similar(runner, handle, batch_size=50, show_progress=False)
+    monkeypatch.setattr(runner, "write_autocommit", real_write)
+    assert len(failed) == 2 and failed[0] > 0
+    written = runner.run("MATCH (a)-[s:SIMILAR_TO {run: $run}]->(b) RETURN a.url AS a, b.url AS b, s.rank AS rank, "
+                         "s.score AS score ORDER BY a, rank", {"run": again.id})
+    assert written == expected and again.written == clean.written == len(expected)
 
 
 def test_the_index_answers_only_for_its_graph(runner, tmp_path, cli_env, capsys, monkeypatch) -> None:

@@ -10,8 +10,11 @@ from linksim import store
 from linksim.graph import LinkGraph
 
 
-def test_similar_writes_then_switches_then_retires(fake, recording, tmp_path) -> None:
+def test_similar_writes_then_switches_then_retires(fake, recording, tmp_path, monkeypatch) -> None:
+    from linksim.procedures import similarity
     from linksim.procedures.similarity import similar
+
+    monkeypatch.setattr(similarity, "QUERY_RELATIONSHIPS", 2)  # queries of about 2 relationships
 
     answers = dict(fake.lock_answers(), **fake.graph_answers())
     answers["CREATE (a)-[:SIMILAR_TO"] = lambda p: {"relationships_created": sum(len(row[1]) for row in p["rows"])}
@@ -23,7 +26,7 @@ def test_similar_writes_then_switches_then_retires(fake, recording, tmp_path) ->
     record = similar(runner, "psimrank", tmp_path, top_k=2, batch_size=2, show_progress=False, n_fingerprints=20)
     order = [q for _, q, _ in runner.sent]
     first = lambda text: next(i for i, q in enumerate(order) if text in q)  # noqa: E731
-    assert first("MERGE (l:LinksimLock") < first("collect(id(p))") < first("CREATE (a)-[:SIMILAR_TO")
+    assert first("MERGE (l:LinksimLock") < first("collect(id) AS ids") < first("CREATE (a)-[:SIMILAR_TO")
     assert first("MERGE (counter:LinksimCounter") < first("CREATE (a)-[:SIMILAR_TO")
     assert first("CREATE (a)-[:SIMILAR_TO") < first("CREATE (r:LinksimRun") < first("CALL (s) { DELETE s }")
     allocate = runner.queries("MERGE (counter:LinksimCounter")[0][2]
@@ -37,7 +40,11 @@ def test_similar_writes_then_switches_then_retires(fake, recording, tmp_path) ->
     written = [p for _, q, p in runner.sent if "CREATE (a)-[:SIMILAR_TO" in q]
     rows = [row for p in written for row in p["rows"]]
     assert sum(len(row[1]) for row in rows) == record.written and all(p["run"] == 7 for p in written)
-    assert all(sum(len(row[1]) for row in p["rows"]) <= 2 for p in written)  # batches of about 2 (whole lists)
+    assert all(sum(len(row[1]) for row in p["rows"]) <= 2 for p in written)  # queries of about 2 (whole lists)
+    # The server commits a query in transactions of about --batch-size relationships (here one list
+    # of up to 2), two at once.
+    assert all(p["lists"] == 1 and p["concurrency"] == 2 for p in written)
+    assert all("autocommit" == kind for kind, q, _ in runner.sent if "CREATE (a)-[:SIMILAR_TO" in q)
     assert {row[0] for row in rows} <= set(fake.IDS) and len({row[0] for row in rows}) == len(rows)  # a list a source
     assert all(len(row[1]) == len(row[2]) <= 2 and row[2] == sorted(row[2], reverse=True) for row in rows)
 
@@ -56,7 +63,7 @@ def test_related_reads_no_link_and_builds_nothing(fake, recording, tmp_path) -> 
     assert frame["url"].tolist() == [url for url, _ in ((fake.URLS[v], s) for v, s in index.related(2, top_k=2))]
     ls.related("http://e.org/c", top_k=2)
     # Only the constant-time count of links (Neo4j's count store), never the links themselves.
-    assert not [q for _, q, _ in runner.sent if ("LINKS_TO" in q and "count(r)" not in q) or "collect(id(p))" in q]
+    assert not [q for _, q, _ in runner.sent if ("LINKS_TO" in q and "count(r)" not in q) or "collect(id) AS ids" in q]
     assert len(runner.queries("LinksimGraph")) == 2  # one constant-time check per call
     assert store.stored(tmp_path, DEFAULT_METHOD)[0]["created"]  # the one index, not rebuilt
     runner.answers["LinksimGraph {name: 'links'}"] = [dict(fake.STATE, version=3, links=6)]
