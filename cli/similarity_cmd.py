@@ -84,9 +84,9 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
         "default) or in a process of its own after the new run is current (background: "
         "the command returns at once; readers see the new run either way)")
     _index_options(similar, build=True)
-    similar.add_argument("--batch-size", type=checked("batch_size"), default=SIMILAR_WRITE_BATCH,
-                         help=f"relationships per write transaction (default {SIMILAR_WRITE_BATCH:,}; three "
-                         "are written at once)")
+    similar.add_argument("--batch-size", type=checked("batch_size"), default=None,
+                         help=f"relationships per write transaction (default {SIMILAR_WRITE_BATCH:,}, two "
+                         "committed at once) and, when given, per retirement transaction (default 50,000)")
     add_memory(similar)
     similar.add_argument("--source-pages", metavar="SPEC",
                          help="write lists only for these pages (all pages remain candidates): crawled, "

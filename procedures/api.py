@@ -37,7 +37,6 @@ import pandas as pd
 
 from linksim.loader.urls import stored_key
 from linksim.methods import DEFAULT_METHOD, method as registered
-from linksim.parameters import SIMILAR_WRITE_BATCH
 from linksim.procedures.results import IndexResult, SimilarStatsResult, SimilarWriteResult
 
 
@@ -129,7 +128,7 @@ class Similar:
                               memory_budget=memory_budget, **parameters)
         return IndexResult(store.describe_path(handle.path, self.method), handle.built, handle.build_seconds)
 
-    def write(self, *, top_k: int = 10, similarity_cutoff: float = 0.0, batch_size: int = SIMILAR_WRITE_BATCH, wait: float = 0.0,
+    def write(self, *, top_k: int = 10, similarity_cutoff: float = 0.0, batch_size: int | None = None, wait: float = 0.0,
               rebuild: bool = False, crawled_only: bool = False, memory_budget: str | int | None = None,
               retire: str = "wait", source_pages=None, sample: int | None = None, **parameters) -> SimilarWriteResult:
         """Write every page's top ``top_k`` as ``SIMILAR_TO`` of a new current run.
@@ -140,8 +139,9 @@ class Similar:
         ----------
         top_k, similarity_cutoff : int, float
             Pages per list, and the lowest score kept (exclusive).
-        batch_size : int
-            Lists' relationships per write transaction.
+        batch_size : int, optional
+            Relationships per write transaction (default 500) and, when given, per retirement
+            transaction (default 50,000).
         wait : float
             Seconds to wait for another writer of the method (0: refuse at once, naming it).
         rebuild, crawled_only, memory_budget

@@ -104,7 +104,7 @@ def similar(
     root: Path,
     top_k: int = 10,
     similarity_cutoff: float = 0.0,
-    batch_size: int = SIMILAR_WRITE_BATCH,
+    batch_size: int | None = None,
     wait: float = 0.0,
     rebuild: bool = False,
     crawled_only: bool = False,
@@ -158,7 +158,7 @@ def write_similar(
     handle: IndexHandle,
     top_k: int = 10,
     similarity_cutoff: float = 0.0,
-    batch_size: int = SIMILAR_WRITE_BATCH,
+    batch_size: int | None = None,
     workers: int | None = None,
     show_progress: bool = True,
     lock=None,
@@ -185,13 +185,16 @@ def write_similar(
                           retire, parse_source_pages(source_pages), sample)
 
 
-def _write_similar(runner, handle, top_k, similarity_cutoff, batch_size, workers, show_progress, lock, grace,
+def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, workers, show_progress, lock, grace,
                    retire_mode="wait", source_pages=None, sample=None) -> RunRecord:
     from linksim.progress import Progress
     from linksim.ranking.topk import top_k_all
     from linksim.procedures.schema import apply_schema
 
     apply_schema(runner)  # the indexes the write and the related-pages query use (idempotent)
+    # --batch-size: relationships per write transaction (default SIMILAR_WRITE_BATCH) and, when
+    # given, per retirement transaction too (default RETIRE_BATCH).
+    batch_size = given_batch or SIMILAR_WRITE_BATCH
     method, graph = handle.method, handle.streamed.graph
     record = RunRecord(
         algorithm=method, mode="write",
@@ -254,7 +257,7 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, batch_size, workers
                 progress.update(size)
         return len(source)
 
-    return publish_run(runner, lock, record, write_lists, grace, retire_mode, RETIRE_BATCH)
+    return publish_run(runner, lock, record, write_lists, grace, retire_mode, given_batch or RETIRE_BATCH)
 
 
 class _Lists:
