@@ -137,7 +137,8 @@ RETURN previous, retiring
 # The relationships of the runs given (the one current before, runs that died before their switch
 # and runs whose retirement was cut short: the method's `retiring` list, which the switch extends
 # in its own transaction), found by a scan of the SIMILAR_TO type (no property index: see
-# cypher/schema.cypher) and deleted in batches of $batch; then those runs leave the list. No other run is touched, whoever writes meanwhile.
+# cypher/schema.cypher) and deleted in batches of $batch; then those runs leave the list. No other
+# run is touched, whoever writes meanwhile.
 RETIRE = """
 UNWIND $runs AS old
 MATCH ()-[s:SIMILAR_TO {run: old}]->()
