@@ -16,6 +16,7 @@ exact list's (:mod:`linksim.evaluation.judged`). Mean and 5th percentile over th
 
     .venv/bin/python benchmarks/judged.py --links 10M --methods simrank psimrank --sample 16 8
     .venv/bin/python benchmarks/judged.py --crawl cnr-2000 --methods simrank psimrank
+    .venv/bin/python benchmarks/judged.py --links 10M --methods spectral --all-pages 40000 --from-store
 """
 
 from __future__ import annotations
@@ -63,6 +64,26 @@ def lists_for(index, pages, top_k: int, sample: int = 0) -> tuple[dict, float]:
     return lists, len(pages) / (time.perf_counter() - began)
 
 
+def stored(index, method: str, graph):
+    """``index`` saved to a temporary index store and opened from it, memory-mapped (what
+    ``linksim similar`` reads), prepared for all pages as the in-memory one was."""
+    import atexit
+    import shutil
+    import tempfile
+
+    from linksim import store
+
+    root = Path(tempfile.mkdtemp(prefix="linksim-judged-"))
+    atexit.register(shutil.rmtree, root, True)
+    path = store.save(index, root, method, graph.n, graph.m, urls=[str(u) for u in range(graph.n)])
+    reopened = store.open_path(path)
+    if hasattr(reopened, "prepare_all_pages"):
+        if getattr(index, "_graph", None) is not None:
+            reopened._graph = index._graph  # the HNSW graph of the same embedding: built once
+        reopened.prepare_all_pages()
+    return reopened
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--crawl", choices=["generated", "cnr-2000"], default="generated")
@@ -79,6 +100,10 @@ def main() -> None:
                         help="also time the lists of P random pages (all pages: the crawl's count) through "
                         "top_k_all with --workers, linksim's default reading")
     parser.add_argument("--workers", type=int, default=2, help="workers of --all-pages (default 2)")
+    parser.add_argument("--from-store", action="store_true",
+                        help="time --all-pages also on the index saved to the index store and opened from it "
+                        "memory-mapped, as `linksim similar` reads it (the arrays of a build in memory may sit "
+                        "on huge pages; a memory map reads 4 KiB pages)")
     args = parser.parse_args()
 
     from linksim.evaluation.judged import index_judge, judged_quality
@@ -117,12 +142,18 @@ def main() -> None:
             del other, judge
             count = min(args.all_pages, graph.n)
             chosen = np.sort(np.random.default_rng(3).choice(graph.n, count, replace=False))
-            report: dict = {}
-            began = time.perf_counter()
-            top_k_all(index, top_k=args.top_k, pages=chosen, workers=args.workers, show_progress=False, report=report)
-            seconds = time.perf_counter() - began
-            print(f"{method:<11}all pages: {count:,} random pages in {seconds:.1f} s, {count / seconds:,.0f} pages/s "
-                  f"on {args.workers} workers ({report.get('lists_sampled', 0):,} lists read from a sample)", flush=True)
+            readings = [("in memory", index)]
+            if args.from_store:
+                readings.append(("from the store", stored(index, method, graph)))
+            for where, reading in readings:
+                report: dict = {}
+                began = time.perf_counter()
+                top_k_all(reading, top_k=args.top_k, pages=chosen, workers=args.workers, show_progress=False,
+                          report=report)
+                seconds = time.perf_counter() - began
+                print(f"{method:<11}all pages ({where}): {count:,} random pages in {seconds:.1f} s, "
+                      f"{count / seconds:,.0f} pages/s on {args.workers} workers "
+                      f"({report.get('lists_sampled', 0):,} lists read from a sample)", flush=True)
 
 
 if __name__ == "__main__":

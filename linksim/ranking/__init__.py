@@ -14,6 +14,13 @@ def top_scores(scores: np.ndarray, u: int, top_k: int | None, similarity_cutoff:
 def top_pairs(candidates: np.ndarray, values: np.ndarray, u: int, top_k: int | None,
               similarity_cutoff: float) -> list[tuple[int, float]]:
     """The best of (page, score) pairs above ``similarity_cutoff`` (u excluded), ties by page."""
+    pages, scores = top_pages(candidates, values, u, top_k, similarity_cutoff)
+    return list(zip(pages.tolist(), scores.tolist()))
+
+
+def top_pages(candidates: np.ndarray, values: np.ndarray, u: int, top_k: int | None,
+              similarity_cutoff: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`top_pairs` as two arrays, pages (int64) and scores, best first."""
     keep = (values > similarity_cutoff) & (candidates != u)
     candidates, values = candidates[keep], values[keep]
     if top_k is not None and len(candidates) > top_k:
@@ -25,4 +32,4 @@ def top_pairs(candidates: np.ndarray, values: np.ndarray, u: int, top_k: int | N
     ranking = np.lexsort((candidates, -np.round(values, 12)))
     if top_k is not None:
         ranking = ranking[:top_k]
-    return [(int(candidates[i]), float(values[i])) for i in ranking]
+    return candidates[ranking].astype(np.int64), values[ranking].astype(np.float64)

@@ -432,6 +432,35 @@ def pagesim_scores(sources, mine, source_indptr, source_indices, source_data, mi
     return pages, scores
 
 
+@njit(cache=True, nogil=True)
+def colinked_scores(u, indptr, indices, weights, acc, touched):
+    """Adamic-Adar of u with every page sharing a counted neighbour (:func:`linksim.spectral.colinked`):
+    (pages in increasing order, scores). Each neighbour w of u with a weight above 0 adds
+    ``weights[w]`` to every other neighbour of w, in the order numpy's gather-and-bincount adds,
+    so the floats are the same. ``acc`` (float64) and ``touched`` (int32) of length V are
+    scratch, zero on entry and return."""
+    n_touched = 0
+    for e in range(indptr[u], indptr[u + 1]):
+        w = indices[e]
+        weight = weights[w]
+        if weight <= 0.0:
+            continue
+        for f in range(indptr[w], indptr[w + 1]):
+            x = indices[f]
+            if x == u:
+                continue
+            if acc[x] == 0.0:
+                touched[n_touched] = x
+                n_touched += 1
+            acc[x] += weight
+    pages = np.sort(touched[:n_touched]).astype(np.int64)
+    scores = np.empty(n_touched, dtype=np.float64)
+    for r in range(n_touched):
+        scores[r] = acc[pages[r]]
+        acc[pages[r]] = 0.0
+    return pages, scores
+
+
 def warm_up() -> None:
     """Compile (or load from numba's cache) the queries for the argument types every index passes,
     on a two-page index: a run calls this before it takes a writer lock, so that a first
@@ -451,3 +480,5 @@ def warm_up() -> None:
     sources, values = read_only(np.array([0], dtype=np.int64)), read_only(np.array([0.5]))
     indptr, indices = read_only(np.array([0, 1], dtype=np.int64)), read_only(np.array([1], dtype=np.int32))
     pagesim_scores(sources, values, indptr, indices, values, True, np.zeros(2), np.zeros(2, dtype=np.int32))
+    both_ways = read_only(np.array([0, 1, 2], dtype=np.int64)), read_only(np.array([1, 0], dtype=np.int32))
+    colinked_scores(0, *both_ways, read_only(np.array([0.5, 0.5])), np.zeros(2), np.zeros(2, dtype=np.int32))

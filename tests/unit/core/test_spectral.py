@@ -92,6 +92,17 @@ def test_colinked_pages_are_adamic_adar_without_the_hubs(monkeypatch, hub_degree
             assert found.get(v, 0.0) == pytest.approx(expected, abs=1e-12)
 
 
+@pytest.mark.parametrize("hub_degree", [3, 1000])
+def test_the_compiled_colinked_scores_are_numpys_float_for_float(monkeypatch, hub_degree) -> None:
+    monkeypatch.setattr(spectral, "HUB_DEGREE", hub_degree)
+    graph = random_graph(9, n=200, m=1_500)
+    index = build_spectral_index(graph, n_fingerprints=4, seed=9)
+    for u in range(graph.n):
+        pages, scores = colinked(index.neighbour_indptr, index.neighbour_indices, index._weights, u)
+        compiled_pages, compiled_scores = index._colinked(u)
+        assert compiled_pages.tolist() == pages.tolist() and compiled_scores.tolist() == scores.tolist()
+
+
 def test_the_candidates_are_the_best_colinked_and_the_nearest_pages() -> None:
     graph = random_graph(8, n=60, m=200)
     index = build_spectral_index(graph, n_fingerprints=30, seed=8)
@@ -176,3 +187,28 @@ def test_lists_of_all_pages_from_the_hnsw_graph_find_the_nearest_pages_and_keep_
     source, target, score, _ = runs[0]
     for u, v, s in list(zip(source.tolist(), target.tolist(), score.tolist()))[::37]:
         assert s == pytest.approx(index.sim(u, v), abs=1e-12)  # (one row against many: BLAS may add apart)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_lists_that_leave_candidates_unscored_are_the_lists_of_every_candidate_scored(seed) -> None:
+    # The top-k query scores P-PSimRank only for candidates whose bound ALPHA cos + (1 - ALPHA) c
+    # can still reach the k-th score: its lists must be those of every candidate scored, float for
+    # float, ties by page included. Few fingerprints give many equal scores to break.
+    graph = random_graph(seed, n=300, m=2_400)
+    index = build_spectral_index(graph, n_fingerprints=8, seed=seed)
+    asked = []
+    original = index.fingerprints.sims
+
+    def counted(u, pages, n_fingerprints=None):
+        asked.append(len(pages))
+        return original(u, pages, n_fingerprints=n_fingerprints)
+
+    index.fingerprints.sims = counted
+    candidates = 0
+    for u in range(graph.n):
+        every = index.related(u, top_k=None)
+        candidates += len(every)
+        for k in (1, 3, 10):
+            assert index.related(u, top_k=k) == every[:k]
+    asked_with_k = sum(asked) - candidates
+    assert asked_with_k < 3 * candidates  # three lengths of list: fewer than all candidates scored each time
