@@ -80,6 +80,11 @@ HNSW_BUILD = 128  #: efConstruction
 HNSW_SEARCH = 128
 
 
+def combined_score(cosine: np.ndarray, walks: np.ndarray) -> np.ndarray:
+    """s = ALPHA · max(0, cos) + (1 − ALPHA) · ppsim, from max(0, cos) and P-PSimRank's scores."""
+    return ALPHA * cosine + (1.0 - ALPHA) * walks
+
+
 def link_features(graph: LinkGraph):
     """``X = [W_in | W_out]`` (n x 2n, CSR): u's in-links and out-links, self-links aside, each
     weighted ``ln(n / df) ** IDF_POWER``, rows of unit length (a page without links: a zero row)."""
@@ -239,7 +244,7 @@ class SpectralIndex:
         return np.maximum(self.embedding[pages].astype(np.float64) @ row, 0.0)
 
     def combine(self, u: int, pages: np.ndarray, walks: np.ndarray) -> np.ndarray:
-        return ALPHA * self.cosine(u, pages) + (1.0 - ALPHA) * walks
+        return combined_score(self.cosine(u, pages), walks)
 
     def sim(self, u: int, v: int, n_fingerprints: int | None = None, **options) -> float:
         check_page(u, self.n), check_page(v, self.n)
@@ -284,20 +289,20 @@ class SpectralIndex:
         cosine = self.cosine(u, pages)
         if top_k is None or len(pages) <= top_k:
             walks = self.fingerprints.sims(u, pages, n_fingerprints=n_fingerprints)
-            return top_pairs(pages, ALPHA * cosine + (1.0 - ALPHA) * walks, u, top_k, similarity_cutoff)
+            return top_pairs(pages, combined_score(cosine, walks), u, top_k, similarity_cutoff)
         # P-PSimRank's score of a page v != u is at most c (every walk meets u at step 1 or later),
         # so v's combined score is at most ALPHA cos + (1 - ALPHA) c. Score the candidates in
         # decreasing bound, a batch at a time, until the next bound is below the k-th score found:
         # the pages left unscored cannot enter the list (nor tie), so the list is the one of all
         # candidates scored, float for float.
-        bound = ALPHA * cosine + (1.0 - ALPHA) * self.fingerprints.decay
+        bound = combined_score(cosine, self.fingerprints.decay)
         order = np.argsort(-bound, kind="stable")
         scored, batch = 0, 2 * top_k
         while True:
             chosen = order[: scored + batch]
             fresh = chosen[scored:]
             walks = self.fingerprints.sims(u, pages[fresh], n_fingerprints=n_fingerprints)
-            combined = ALPHA * cosine[fresh] + (1.0 - ALPHA) * walks
+            combined = combined_score(cosine[fresh], walks)
             values = combined if scored == 0 else np.concatenate((values, combined))
             scored = len(chosen)
             if scored == len(pages):
