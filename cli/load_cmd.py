@@ -38,6 +38,13 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     parser.add_argument(
         "--no-normalize", action="store_true", help="keep web URLs as written (no normalisation)"
     )
+    parser.add_argument(
+        "--recrawl", action="store_true",
+        help="the input is a new crawl of its pages: the links of every page it crawled replace those in "
+        "the graph (links gone are removed, pages no longer linked to and never crawled are deleted); "
+        "without it a load only adds links and updates counts. From an edge list, a page's links are "
+        "replaced when the list has a link from it",
+    )
     add_wait(parser, "load of this database")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
@@ -50,7 +57,8 @@ def _load(args: argparse.Namespace) -> int:
     Wikispeedia folder. URLs are normalised (scheme and host lower-cased, default port and fragment
     dropped, dot segments and relative links resolved, percent-encoding normalised); mailto:,
     javascript: and other non-web links are skipped and counted. Loading the same input again leaves
-    the same graph; a later crawl adds and updates."""
+    the same graph; a later crawl adds and updates, and with --recrawl replaces the links of the pages
+    it crawled again. Every crawled page records when it was last crawled (lastCrawled)."""
 
     from dataclasses import asdict
 
@@ -58,7 +66,8 @@ def _load(args: argparse.Namespace) -> int:
 
     with open_facade(args) as ls:
         summary = ls.load(args.paths, format=args.format, mode=args.mode, batch_size=args.batch_size,
-                          on_error=args.on_error, normalize=not args.no_normalize, wait=args.wait)
+                          on_error=args.on_error, normalize=not args.no_normalize, wait=args.wait,
+                          recrawl=args.recrawl)
     if args.json:
         print(json.dumps(asdict(summary), indent=2))
     else:

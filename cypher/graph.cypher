@@ -17,3 +17,30 @@ WITH g.id AS id, coalesce(g.version, 0) AS version
 CALL () { MATCH (p:Page) RETURN count(p) AS pages }
 CALL () { MATCH ()-[r:LINKS_TO]->() RETURN count(r) AS links }
 RETURN id, version, pages, links;
+
+// name: record_change
+// What a load is about to change, written before it changes anything (and marked done after):
+// `scope` 'pages' lists the pages whose out-links change (`sources`, URLs) and the pages that lose
+// an in-link (`removedTargets`); 'all' means anything may have changed. A load that fails halfway
+// leaves its record undone, and its rerun records what is still to change: together they cover
+// every change. Long lists are split over several records of the same version.
+CREATE (:LinksimChange {graph: $graph, version: $version, scope: $scope, sources: $sources,
+                        removedTargets: $removed_targets, done: false, at: datetime()});
+
+// name: undone_removed_targets
+// The pages that lost an in-link in a load that did not finish: its rerun checks them again.
+MATCH (c:LinksimChange {graph: $graph}) WHERE NOT c.done AND c.version < $version
+UNWIND c.removedTargets AS url
+MATCH (p:Page {url: url})
+RETURN collect(DISTINCT id(p)) AS ids;
+
+// name: finish_changes
+MATCH (c:LinksimChange {graph: $graph}) WHERE NOT c.done
+SET c.done = true;
+
+// name: changes_since
+// The change records of the graph after `version` (the one an index was built from), oldest first.
+MATCH (c:LinksimChange {graph: $graph}) WHERE c.version > $version
+RETURN c.version AS version, c.scope AS scope, c.sources AS sources, c.removedTargets AS removedTargets,
+       c.done AS done
+ORDER BY version;

@@ -115,6 +115,7 @@ def pagerank(
     check_every: int = 1,
     snapshot_every: int | None = None,
     threads: int | None = None,
+    start: np.ndarray | None = None,
 ) -> PageRankResult:
     """PageRank of every page of ``graph`` by power iteration.
 
@@ -142,6 +143,12 @@ def pagerank(
     threads : int, optional
         Threads for the sparse product (default: the machine's cores, at most 8). The result
         does not depend on it: each row is summed by one thread in the same order.
+    start : array, optional
+        The vector to iterate from (normalised to sum 1), default the teleport vector. A warm
+        start from the ranks of a graph that changed little (Haveliwala's Section 5 on a changing
+        web) reaches the same tolerance in fewer iterations; the fixed point is the same, so
+        the result differs from a cold start's by about the tolerance. ``NaN`` entries (pages
+        new since) start at the teleport value.
 
     Returns
     -------
@@ -166,13 +173,16 @@ def pagerank(
         return PageRankResult(np.zeros(0, dtype=dtype), 0, True, 0.0, parameters=parameters)
     teleport = teleport_vector(graph.n, personalization)
     threads = default_threads() if threads is None else max(1, int(threads))
+    if start is not None:
+        start = start_vector(start, teleport)
+        parameters["warm_start"] = True
     if dangling == "remove":
         return _pagerank_removing_dangling(
             graph, damping, tol, max_iter, teleport, dtype, check_every, snapshot_every, parameters,
-            threads,
+            threads, start,
         )
     result = _power_iteration(
-        graph, damping, tol, max_iter, teleport, dtype, check_every, snapshot_every, threads
+        graph, damping, tol, max_iter, teleport, dtype, check_every, snapshot_every, threads, start
     )
     result.parameters = parameters
     return result
@@ -213,6 +223,18 @@ class _RowBlocks:
             self.pool.shutdown()
 
 
+def start_vector(start, teleport: np.ndarray) -> np.ndarray:
+    """A warm start's vector: float64, NaN entries at the teleport value, summing to 1."""
+    vector = np.asarray(start, dtype=np.float64).copy()
+    if vector.shape != teleport.shape:
+        raise ConfigurationError(f"start vector has shape {vector.shape}, expected {teleport.shape}")
+    missing = np.isnan(vector)
+    vector[missing] = teleport[missing]
+    if (vector < 0).any() or not np.isfinite(vector).all() or vector.sum() <= 0:
+        raise ConfigurationError("a start vector's ranks must be finite, non-negative and not all 0")
+    return vector / vector.sum()
+
+
 def default_threads() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
@@ -227,6 +249,7 @@ def _power_iteration(
     check_every: int,
     snapshot_every: int | None,
     threads: int = 1,
+    start: np.ndarray | None = None,
 ) -> PageRankResult:
     out_degree = graph.out_degree
     dangling = np.flatnonzero(out_degree == 0)
@@ -240,7 +263,7 @@ def _power_iteration(
     blocks = _RowBlocks(matrix, threads)
     base = ((1.0 - damping) * teleport).astype(dtype)
     spread = teleport.astype(dtype)
-    ranks = teleport.astype(dtype)
+    ranks = (teleport if start is None else start).astype(dtype)
     following = np.empty_like(ranks)
     difference = np.empty_like(ranks)
     residuals: list[tuple[int, float]] = []
@@ -313,7 +336,7 @@ def dangling_layers(graph: LinkGraph) -> list[np.ndarray]:
 
 
 def _pagerank_removing_dangling(
-    graph, damping, tol, max_iter, teleport, dtype, check_every, snapshot_every, parameters, threads
+    graph, damping, tol, max_iter, teleport, dtype, check_every, snapshot_every, parameters, threads, start=None
 ) -> PageRankResult:
     layers = dangling_layers(graph)
     removed = np.concatenate(layers) if layers else np.zeros(0, dtype=np.int64)
@@ -323,10 +346,11 @@ def _pagerank_removing_dangling(
     if keep.any():
         core, old = graph.subgraph(keep)
         core_teleport = teleport[old] / teleport[old].sum() if teleport[old].sum() > 0 else None
+        core_start = start[old] / start[old].sum() if start is not None and start[old].sum() > 0 else None
         result = _power_iteration(
             core, damping, tol, max_iter,
             core_teleport if core_teleport is not None else np.full(len(old), 1.0 / len(old)),
-            dtype, check_every, snapshot_every, threads,
+            dtype, check_every, snapshot_every, threads, core_start,
         )
         ranks[old] = result.ranks
     else:

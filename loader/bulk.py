@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import time
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
@@ -78,7 +79,7 @@ def write_csv_files(graph: CrawlGraph, links: Links, folder: Path) -> tuple[Path
     chunk by chunk of links (memory does not grow with the links)."""
     folder.mkdir(parents=True, exist_ok=True)
     extra = _property_columns(graph)
-    header = [":ID(Page)", "url", "title", "host", "crawled:boolean"] + [
+    header = [":ID(Page)", "url", "title", "host", "crawled:boolean", "lastCrawled:datetime"] + [
         f"{name}:{kind}" for name, kind in extra.items()
     ]
     pages = folder / "pages.csv"
@@ -86,8 +87,10 @@ def write_csv_files(graph: CrawlGraph, links: Links, folder: Path) -> tuple[Path
         writer = csv.writer(handle)
         writer.writerow(header)
         titles, properties_of, crawled = graph.titles, graph.properties, graph.crawled
+        at = datetime.now(timezone.utc).isoformat()  # the crawled pages' lastCrawled, as online
         for idx, url in enumerate(graph.urls):
-            row = [idx, url, titles.get(idx, ""), host_of(url) or "", "true" if crawled[idx] else "false"]
+            row = [idx, url, titles.get(idx, ""), host_of(url) or "", "true" if crawled[idx] else "false",
+                   at if crawled[idx] else ""]
             if extra:
                 properties = properties_of.get(idx, {})
                 for name in extra:

@@ -50,6 +50,10 @@ class CrawlGraph:
         self.index: dict[str, int] = {}
         self.urls: list[str] = []
         self.crawled = bytearray()
+        # 1 for a page whose every out-link this input gives (a record of a page file, a WARC
+        # response): a recrawl replaces its links even when it has none. An edge list only names
+        # the pages it saw links from.
+        self.complete = bytearray()
         self.titles: dict[int, str] = {}
         self.properties: dict[int, dict[str, object]] = {}
         self.anchors: dict[tuple[int, int], str] = {}
@@ -76,8 +80,10 @@ class CrawlGraph:
         crawled: bool = False,
         title: str | None = None,
         properties: dict[str, object] | None = None,
+        complete: bool = False,
     ) -> int:
-        """Add or update a page; return its index. A page once crawled stays crawled."""
+        """Add or update a page; return its index. A page once crawled stays crawled;
+        ``complete``: the input gives all of the page's out-links (it is crawled)."""
         idx = self.index.get(key)
         if idx is None:
             idx = len(self.urls)
@@ -86,8 +92,11 @@ class CrawlGraph:
             self.index[key] = idx
             self.urls.append(key)
             self.crawled.append(0)
-        if crawled:
+            self.complete.append(0)
+        if crawled or complete:
             self.crawled[idx] = 1
+        if complete:
+            self.complete[idx] = 1
         if title is not None:
             self.titles[idx] = title
         if properties:
@@ -103,18 +112,19 @@ class CrawlGraph:
         """Add many links at once (page indices, no anchors)."""
         self.spool.extend(source, target)
 
-    def mark(self) -> tuple[int, int, bytes]:
+    def mark(self) -> tuple[int, int, bytes, bytes]:
         """Where the graph stands, for :meth:`rollback` (pages and links only: no title, property
         or anchor may be added between the two)."""
-        return len(self.urls), self.spool.mark(), bytes(self.crawled)
+        return len(self.urls), self.spool.mark(), bytes(self.crawled), bytes(self.complete)
 
     def rollback(self, mark: tuple[int, int, bytes]) -> None:
         """Take back the pages and links added since ``mark`` and the crawled flags set since."""
-        pages, links, crawled = mark
+        pages, links, crawled, complete = mark
         for key in self.urls[pages:]:
             del self.index[key]
         del self.urls[pages:]
         self.crawled[:] = crawled
+        self.complete[:] = complete
         self.spool.truncate(links)
 
     @property
@@ -124,6 +134,17 @@ class CrawlGraph:
     def links(self) -> Links:
         """Aggregate the links read so far to one per ordered pair, sorted by (source, target)."""
         return self.spool.aggregate(len(self.urls))
+
+    def recrawled(self, links: Links) -> np.ndarray:
+        """The pages whose out-links this input gives in full (a bool a page): the complete pages
+        and, from an edge list, the crawled pages it names as the source of a link."""
+        pages = len(self.urls)
+        recrawled = np.frombuffer(bytes(self.complete), dtype=np.uint8).astype(bool)
+        crawled = np.frombuffer(bytes(self.crawled), dtype=np.uint8).astype(bool)
+        for source, _, _ in links.chunks(1 << 22):
+            sources = np.unique(source)
+            recrawled[sources] |= crawled[sources]
+        return recrawled[:pages]
 
     def hosts(self) -> list[str | None]:
         return [host_of(url) for url in self.urls]

@@ -38,6 +38,11 @@ class LoadSummary:
     pages_updated: int = 0
     links_created: int = 0
     links_updated: int = 0
+    recrawl: bool = False
+    recrawled_pages: int = 0
+    changed_pages: int = 0
+    links_removed: int = 0
+    pages_deleted: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     skipped_examples: dict[str, list[str]] = field(default_factory=dict)
     read_seconds: float = 0.0
@@ -66,6 +71,11 @@ class LoadSummary:
             f"{self.duplicates:,} duplicates merged, {self.self_loops:,} self-loops kept",
             f"  non-web links skipped: {self.non_web_links:,}",
         ]
+        if self.recrawl:
+            out.insert(3, (
+                f"  recrawl: {self.recrawled_pages:,} pages recrawled, {self.changed_pages:,} with links changed: "
+                f"{self.links_created:,} links added, {self.links_removed:,} removed; "
+                f"{self.pages_deleted:,} pages no longer linked to deleted"))
         if self.skipped:
             out.append(f"  records skipped: {sum(self.skipped.values()):,}")
             for reason, count in sorted(self.skipped.items(), key=lambda kv: -kv[1]):
@@ -172,3 +182,7 @@ def copy_counts(summary: LoadSummary, counts: WriteCounts) -> None:
     summary.pages_updated = counts.pages_updated
     summary.links_created = counts.links_created
     summary.links_updated = counts.links_updated
+    summary.recrawled_pages = counts.recrawled_pages
+    summary.changed_pages = counts.changed_pages
+    summary.links_removed = counts.links_removed
+    summary.pages_deleted = counts.pages_deleted

@@ -347,11 +347,11 @@ def read_jsonl(path: Path, graph: CrawlGraph, policy: ErrorPolicy, normalize: bo
         properties = {
             k: v
             for k, v in record.items()
-            if k not in ("url", "title", "links", "crawled", "host")
+            if k not in ("url", "title", "links", "crawled", "host", "lastCrawled")
             and isinstance(v, (str, int, float, bool))
         }
         source = graph.page(
-            key, crawled=True, title=title if isinstance(title, str) else None, properties=properties
+            key, complete=True, title=title if isinstance(title, str) else None, properties=properties
         )
         links = record.get("links") or []
         if not isinstance(links, list):
@@ -436,7 +436,7 @@ def read_csv(path: Path, graph: CrawlGraph, policy: ErrorPolicy, normalize: bool
                 extra = [
                     (i, name)
                     for i, name in enumerate(header)
-                    if i not in (url_at, title_at) and name and name.lower() not in ("crawled", "host")
+                    if i not in (url_at, title_at) and name and name.lower() not in ("crawled", "host", "lastcrawled")
                 ]
             elif "source" in lower and "target" in lower:
                 kind = "links"
@@ -462,7 +462,7 @@ def read_csv(path: Path, graph: CrawlGraph, policy: ErrorPolicy, normalize: bool
                 continue
             title = row[title_at] if title_at is not None and row[title_at] != "" else None
             properties = {name: row[i] for i, name in extra if row[i] != ""}
-            graph.page(key, crawled=True, title=title, properties=properties)
+            graph.page(key, complete=True, title=title, properties=properties)
         else:
             source = resolver.key(row[source_at], path, number)
             target = resolver.key(row[target_at], path, number)
@@ -506,8 +506,10 @@ def read_wikispeedia(path: Path, graph: CrawlGraph, policy: ErrorPolicy, normali
             if text.strip() and not text.startswith("#"):
                 yield file, number, text.split("\t")
 
-    for file, number, fields in rows("articles.tsv"):
-        article(fields[0].strip(), number, file, crawled=True)
+    for file, number, fields in rows("articles.tsv"):  # links.tsv lists every article's links
+        idx = article(fields[0].strip(), number, file, crawled=True)
+        if idx is not None:
+            graph.complete[idx] = 1
     categories: dict[int, list[str]] = {}
     if (path / "categories.tsv").exists():
         for file, number, fields in rows("categories.tsv"):

@@ -445,7 +445,7 @@ def _read_record(record, where: str, path: Path, policy, normalize: bool) -> _Pa
 
 
 def _add_page(graph: CrawlGraph, page: _Page) -> None:
-    source = graph.page(page.key, crawled=True, title=page.title)
+    source = graph.page(page.key, complete=True, title=page.title)
     if page.redirect is not None:
         graph.link(source, graph.page(page.redirect))
     for key, anchor in page.links:

@@ -267,13 +267,14 @@ class Linksim:
 
     # Loading ------------------------------------------------------------------------------------
     def load(self, paths, format: str | None = None, mode: str = "auto", batch_size: int = 10_000,  # noqa: A002
-             on_error: str = "stop", normalize: bool = True, wait: float = 0.0):
-        """Load crawl files (see ``linksim load --help``); the :class:`LoadSummary`."""
+             on_error: str = "stop", normalize: bool = True, wait: float = 0.0, recrawl: bool = False):
+        """Load crawl files (see ``linksim load --help``; ``recrawl``: the input's pages were crawled
+        again, their out-links replace those in the graph); the :class:`LoadSummary`."""
         from linksim.procedures.load import load
 
         return load([Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)], self.runner,
                     fmt=format, mode=mode, batch_size=batch_size, on_error=on_error, normalize=normalize,
-                    local_server=self.local_server, show_progress=self.show_progress, wait=wait)
+                    local_server=self.local_server, show_progress=self.show_progress, wait=wait, recrawl=recrawl)
 
     def tour(self, folder, pages, top_k: int = 10, pagesim_radius: int = 2, rebuild: bool = False, **steps):
         """``linksim demo`` on this database: Wikispeedia from ``folder``, PageRank, every demo

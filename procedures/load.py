@@ -12,7 +12,8 @@ from pathlib import Path
 
 from linksim import cypher
 from linksim.loader.load import LoadSummary, choose_mode, copy_counts, read_crawl
-from linksim.loader.online import write_online
+from linksim.loader.online import database_is_empty, write_online
+from linksim.loader.recrawl import write_recrawl
 from linksim.parameters import check_parameters
 from linksim.procedures.locks import acquire
 from linksim.procedures.schema import apply_schema
@@ -29,6 +30,7 @@ def load(
     local_server=None,
     show_progress: bool = True,
     wait: float = 0.0,
+    recrawl: bool = False,
 ) -> LoadSummary:
     """Load crawl files into the database behind ``runner``.
 
@@ -56,6 +58,10 @@ def load(
     wait : float
         Seconds to wait for another load of the same database to finish (0: refuse at once).
         Two loads never write at once: the second waits or is refused with who is loading.
+    recrawl : bool
+        The input is a new crawl of its pages: the out-links of every page it gives in full
+        replace those in the graph (see :mod:`linksim.loader.recrawl`). Without it a load only
+        adds links and updates counts.
 
     Raises
     ------
@@ -64,12 +70,13 @@ def load(
     """
     check_parameters(batch_size=batch_size, wait=wait)
     graph, links, summary = read_crawl(paths, fmt, mode, on_error, normalize)
+    summary.recrawl = recrawl
     with graph:  # the spooled links go when the load ends, however it ends
-        _write(graph, links, summary, runner, mode, batch_size, local_server, show_progress, wait)
+        _write(graph, links, summary, runner, mode, batch_size, local_server, show_progress, wait, recrawl)
     return summary
 
 
-def _write(graph, links, summary, runner, mode, batch_size, local_server, show_progress, wait) -> None:
+def _write(graph, links, summary, runner, mode, batch_size, local_server, show_progress, wait, recrawl) -> None:
     bump = cypher.query("graph", "bump_graph_version")
     with acquire(runner, "load", wait=wait) as lock:  # one load at a time (see the README)
         summary.mode = choose_mode(mode, runner, local_server, len(links))
@@ -90,9 +97,17 @@ def _write(graph, links, summary, runner, mode, batch_size, local_server, show_p
             summary.timings["schema"] = time.monotonic() - began
             began = time.monotonic()
             # The version changes before the first write (an index built meanwhile is stale, as
-            # is one built before a load that failed half-way) and after the last.
-            runner.write(bump)
-            counts = write_online(runner, graph, links, batch_size, show_progress)
+            # is one built before a load that failed half-way) and after the last. The change is
+            # recorded under the first: page by page for a recrawl, as "anything" for a load.
+            rows, _ = runner.write_returning(bump)
+            graph_id, version = rows[0]
+            if recrawl and not database_is_empty(runner):
+                counts = write_recrawl(runner, graph, links, graph_id, version, batch_size, show_progress)
+            else:
+                record = {"graph": graph_id, "version": version, "scope": "all", "sources": [], "removed_targets": []}
+                runner.write(cypher.query("graph", "record_change"), record)
+                counts = write_online(runner, graph, links, batch_size, show_progress)
+                runner.write(cypher.query("graph", "finish_changes"), {"graph": graph_id})
             summary.write_seconds = time.monotonic() - began
         runner.write(bump)
     copy_counts(summary, counts)

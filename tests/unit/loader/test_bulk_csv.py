@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from datetime import datetime, timezone
 from pathlib import Path
 
 from linksim.loader import CrawlGraph, read_files
@@ -19,12 +20,15 @@ def test_pages_and_links_files(tmp_path: Path) -> None:
 
     with open(pages_csv, newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
-    assert rows[0] == [":ID(Page)", "url", "title", "host", "crawled:boolean", "lang:string", "tags:string[]"]
+    assert rows[0] == [":ID(Page)", "url", "title", "host", "crawled:boolean", "lastCrawled:datetime",
+                       "lang:string", "tags:string[]"]
     by_url = {row[1]: row for row in rows[1:]}
     assert len(by_url) == len(graph) == 5
     assert by_url["http://example.org/b"][2] == "Page B, with a comma"
-    assert by_url["http://example.org/c"][5:] == ["de", f"a;b{ARRAY_DELIMITER}c,d"]
-    assert by_url["http://other.example/"][3:5] == ["other.example", "false"]
+    assert by_url["http://example.org/c"][6:] == ["de", f"a;b{ARRAY_DELIMITER}c,d"]
+    assert by_url["http://other.example/"][3:6] == ["other.example", "false", ""]  # never crawled
+    crawled_at = datetime.fromisoformat(by_url["http://example.org/c"][5])
+    assert abs((datetime.now(timezone.utc) - crawled_at).total_seconds()) < 60
     assert [int(row[0]) for row in rows[1:]] == list(range(len(graph)))
 
     with open(links_csv, newline="", encoding="utf-8") as handle:

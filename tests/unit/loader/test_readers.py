@@ -57,6 +57,28 @@ def test_every_format_gives_the_same_site(files, fmt, crawled, read, non_web) ->
     assert links.duplicates == read - len(SITE_LINKS)
 
 
+@pytest.mark.parametrize(
+    "files, complete",
+    [
+        (["site.tsv"], False),
+        (["site.net"], False),
+        (["site.jsonl"], True),
+        (["site-pages.csv", "site-links.csv"], True),
+    ],
+)
+def test_a_recrawl_replaces_the_links_of_the_pages_an_input_gives_in_full(files, complete: bool) -> None:
+    """A page record gives all of its page's links (none, too); an edge list only the pages it has a
+    link from: other.example, a target only, keeps its links in a recrawl from an edge list."""
+    graph, _ = read_files([FIXTURES / f for f in files])
+    recrawled = {graph.urls[i] for i in graph.recrawled(graph.links()).nonzero()[0]}
+    assert recrawled == {"http://example.org/", "http://example.org/a", "http://example.org/b",
+                         "http://example.org/c"}
+    assert bool(sum(graph.complete)) == complete
+    empty = CrawlGraph()
+    empty.page("http://e.org/", complete=True)
+    assert empty.recrawled(empty.links()).tolist() == [True] and empty.crawled[0] == 1
+
+
 def test_titles_properties_and_anchors() -> None:
     graph, _ = read_files([FIXTURES / "site-pages.csv", FIXTURES / "site-links.csv"])
     b = graph.index["http://example.org/b"]

@@ -10,6 +10,7 @@ def test_a_load_reads_first_then_locks_bumps_the_version_around_its_writes(fake,
     crawl.write_text("http://e.org/a\thttp://e.org/b\nhttp://e.org/b\thttp://e.org/c\n")
     answers = dict(fake.lock_answers(), **{"RETURN count(": [{"n": 0}]})
     answers["MERGE (p:Page {url: $url[i]})"] = lambda p: [[100 + i] for i in range(len(p["url"]))]
+    answers["g.version = g.version + 1"] = [["g1", 3]]  # the graph's id and new version
     answers["MATCH (b) WHERE id(b) = $target[i]"] = lambda p: {"relationships_created": len(p["source"])}
     runner = recording(answers)
     summary = load([crawl], runner, show_progress=False, batch_size=1)
@@ -20,3 +21,7 @@ def test_a_load_reads_first_then_locks_bumps_the_version_around_its_writes(fake,
     assert taken < bumps[0] < min(writes) and max(writes) < bumps[1] < len(order) - 1  # released last
     assert summary.pages == 3 and summary.links == 2
     assert all("http://e.org" not in q for q in order)  # URLs travel as parameters
+    # A plain load records "anything may have changed" under the first version, before its writes.
+    recorded = [(i, p) for i, (_, q, p) in enumerate(runner.sent) if "CREATE (:LinksimChange" in q]
+    assert [p["scope"] for _, p in recorded] == ["all"] and bumps[0] < recorded[0][0] < min(writes)
+    assert (recorded[0][1]["graph"], recorded[0][1]["version"]) == ("g1", 3)

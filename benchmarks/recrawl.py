@@ -1,0 +1,137 @@
+"""Recrawls: the time of an update against a full run, on cnr-2000 and a generated crawl.
+
+The crawl is loaded into an empty benchmark instance (the full load). Then, for each share (0.1 %,
+1 %, 10 % of the crawled pages, one after the other on the graph as the previous left it), a
+recrawl is drawn with the seed from the graph as it is: each recrawled page loses each of its links
+with probability 0.3 (one at least) and gains as many, to targets of links drawn at random (pages
+in proportion to their in-degree, as the copying model links). It is written as JSON lines (a page
+record gives all of its page's links) and loaded with ``--recrawl``. Printed for each share:
+
+- load: the recrawl load against the full load of the crawl;
+- PageRank: ``--warm-start`` from the ranks before the recrawl against a cold run on the same
+  graph (both in stats mode, then the warm ranks written for the next round): iterations, compute
+  time, and the L1 distance between the two rank vectors;
+- what the load recorded (pages with links changed, links added and removed, pages deleted).
+
+Index and SIMILAR_TO updates (issue 28, items 2-3) are not built yet: a recrawl makes the stored
+indexes stale, and ``linksim index``/``similar`` rebuild them.
+
+    .venv/bin/python benchmarks/recrawl.py --crawl cnr-2000 [--shares 0.001 0.01 0.1]
+    .venv/bin/python benchmarks/recrawl.py --links 10M
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import bench_server, peak_mib  # noqa: E402
+
+
+def draw_recrawl(streamed, share: float, rng: np.random.Generator, path: Path) -> int:
+    """Write a recrawl of ``share`` of the pages with out-links to ``path``; the pages recrawled."""
+    graph = streamed.graph
+    urls = streamed.urls
+    crawled = np.flatnonzero(graph.out_degree > 0)
+    chosen = rng.choice(crawled, size=max(1, int(round(share * len(crawled)))), replace=False)
+    _, all_targets = graph.edges()
+    with open(path, "w", encoding="utf-8") as handle:
+        for page in chosen.tolist():
+            targets = graph.out_indices[graph.out_indptr[page] : graph.out_indptr[page + 1]]
+            lost = rng.random(len(targets)) < 0.3
+            if not lost.any():
+                lost[rng.integers(len(targets))] = True
+            gained = all_targets[rng.integers(0, len(all_targets), int(lost.sum()))]
+            links = [urls[t] for t in np.concatenate([targets[~lost], gained]).tolist()]
+            handle.write(json.dumps({"url": urls[page], "links": links}) + "\n")
+    return len(chosen)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--crawl", default="cnr-2000", help="a crawl of --data (default cnr-2000)")
+    source.add_argument("--links", help="a generated crawl of this many links (seed 1), e.g. 10M")
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--shares", type=float, nargs="+", default=[0.001, 0.01, 0.1])
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--instance", default="bench-recrawl")
+    args = parser.parse_args()
+
+    from linksim.procedures import QueryRunner
+    from linksim.procedures.load import load
+    from linksim.procedures.maintenance import clear_database
+    from linksim.procedures.pagerank import run_pagerank
+    from linksim.procedures.stream import stream_link_graph
+
+    work = Path(tempfile.mkdtemp(prefix="linksim-bench-recrawl-"))
+    if args.links:
+        from linksim.loader.synthetic import write_synthetic_crawl
+        from linksim.parameters import PARAMETERS
+
+        crawl = work / f"crawl-{args.links}.tsv.gz"
+        write_synthetic_crawl(crawl, PARAMETERS["links"].check(args.links), seed=1, show_progress=False)
+        label = f"generated {args.links}-link crawl"
+    else:
+        crawl = args.data / args.crawl / f"{args.crawl}.edges.tsv.gz"
+        if not crawl.exists():
+            sys.exit(f"{crawl} is missing: put the shared data set there or pass --data")
+        label = args.crawl
+    server, connection = bench_server(args.instance)
+    rng = np.random.default_rng(args.seed)
+    rows = []
+    try:
+        with QueryRunner.connect(connection) as runner:
+            clear_database(runner)
+            began = time.perf_counter()
+            full = load([crawl], runner, mode="auto", local_server=server, show_progress=False)
+            full_load = time.perf_counter() - began
+            print(f"{label}: full load ({full.mode}) {full_load:.1f} s, {full.pages:,} pages, {full.links:,} links",
+                  flush=True)
+            run_pagerank(runner, "write", show_progress=False)
+            for share in args.shares:
+                streamed = stream_link_graph(runner, self_loops=True, show_progress=False)
+                path = work / f"recrawl-{share:g}.jsonl"
+                recrawled = draw_recrawl(streamed, share, rng, path)
+                began = time.perf_counter()
+                summary = load([path], runner, show_progress=False, recrawl=True)
+                update_load = time.perf_counter() - began
+                began = time.perf_counter()
+                warm = run_pagerank(runner, "stats", warm_start=True, show_progress=False)
+                warm_seconds = time.perf_counter() - began
+                began = time.perf_counter()
+                cold = run_pagerank(runner, "stats", show_progress=False)
+                cold_seconds = time.perf_counter() - began
+                distance = float(np.abs(warm.ranks.astype(np.float64) - cold.ranks).sum())
+                run_pagerank(runner, "write", warm_start=True, show_progress=False)
+                rows.append((share, recrawled, summary, update_load, warm, warm_seconds, cold, cold_seconds, distance))
+                print(f"  {share:.1%}: {recrawled:,} pages recrawled ({summary.changed_pages:,} changed, "
+                      f"+{summary.links_created:,} / -{summary.links_removed:,} links, "
+                      f"{summary.pages_deleted:,} pages deleted, {summary.pages_created:,} created) in "
+                      f"{update_load:.1f} s; PageRank warm {warm.record.iterations} iterations "
+                      f"({warm.record.compute_millis / 1000:.2f} s), cold {cold.record.iterations} "
+                      f"({cold.record.compute_millis / 1000:.2f} s), L1 between them {distance:.2e}", flush=True)
+    finally:
+        server.stop()
+    print(f"\n{label}: update against full run (time ratio; PageRank: iterations and compute time)")
+    print(f"{'recrawled':>10} {'pages':>8} {'load':>18} {'PageRank iterations':>20} {'PageRank compute':>18} "
+          f"{'index':>10} {'similar':>10}")
+    for share, recrawled, summary, update_load, warm, warm_s, cold, cold_s, distance in rows:
+        print(f"{share:>10.1%} {recrawled:>8,} {update_load:>6.1f}/{full_load:<6.1f} s {update_load / full_load:>4.2f} "
+              f"{warm.record.iterations:>8}/{cold.record.iterations:<3} {warm.record.iterations / cold.record.iterations:>6.2f} "
+              f"{warm.record.compute_millis / max(cold.record.compute_millis, 1):>18.2f} {'rebuild':>10} {'rebuild':>10}")
+    print("index, similar: no update yet; a recrawl makes the stored indexes stale and they are rebuilt")
+    print(f"peak RSS of this process: {peak_mib():,.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()
