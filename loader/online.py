@@ -14,7 +14,8 @@ page batches returned (integers: far less to send than element ids).
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
@@ -81,6 +82,7 @@ class WriteCounts:
     changed_pages: int = 0
     links_removed: int = 0
     pages_deleted: int = 0
+    timings: dict[str, float] = field(default_factory=dict)  # seconds of each stage (a recrawl's)
 
 
 def page_batches(graph: CrawlGraph, hosts: list[str | None], size: int, with_properties: bool, at=None):
@@ -156,14 +158,21 @@ def write_online(
 
 @dataclass
 class Stage:
-    """How far a load got, for the message of an interrupted one."""
+    """How far a load got, for the message of an interrupted one, and the seconds of each stage."""
 
     total: int
     name: str = "pages"
     written: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+    began: float = field(default_factory=time.monotonic)
 
     def begin(self, name: str, total: int) -> None:
-        self.name, self.written, self.total = name, 0, total
+        self.end()
+        self.name, self.written, self.total, self.began = name, 0, total, time.monotonic()
+
+    def end(self) -> None:
+        self.timings[self.name] = self.timings.get(self.name, 0.0) + time.monotonic() - self.began
+        self.began = time.monotonic()
 
 
 @contextmanager

@@ -103,6 +103,7 @@ def _write(graph, links, summary, runner, mode, batch_size, local_server, show_p
             graph_id, version = rows[0]
             if recrawl and not database_is_empty(runner):
                 counts = write_recrawl(runner, graph, links, graph_id, version, batch_size, show_progress)
+                summary.timings.update(counts.timings)
             else:
                 record = {"graph": graph_id, "version": version, "scope": "all", "sources": [], "removed_targets": []}
                 runner.write(cypher.query("graph", "record_change"), record)

@@ -177,6 +177,11 @@ class QueryRunner:
         with self.driver.session(database=self.database, bookmark_manager=self.bookmarks) as session:
             return _counters(session.run(query, parameters or {}).consume())
 
+    def values(self, query: str, parameters: dict[str, Any] | None = None) -> list[list[Any]]:
+        """The records of a read query as lists of values (eagerly: no dict a row), in a managed
+        read transaction."""
+        return self._managed("read", lambda tx: tx.run(query, parameters or {}).values())
+
     def read_one(self, query: str, parameters: dict[str, Any] | None = None, fetch_size: int = 50_000) -> list[Any]:
         """The values of the one record of a read query, read in a managed read transaction on a
         session of its own (so that several threads can read at once)."""
