@@ -136,7 +136,8 @@ def _index(args: argparse.Namespace) -> int:
         return _verify(args)
     with _connect(args) as ls:
         if args.estimate:
-            return print_estimate(ls.similar(args.method).estimate(top_k=None, **_given(args)), args.json)
+            return print_estimate(ls.similar(args.method).estimate(top_k=None, memory_budget=args.memory_budget,
+                                                                   **_given(args)), args.json)
         meta = ls.similar(args.method).index(rebuild=args.rebuild, crawled_only=args.crawled_only,
                                              memory_budget=args.memory_budget, **_given(args)).as_dict()
     if args.json:
@@ -184,7 +185,8 @@ def _similar(args: argparse.Namespace) -> int:
 
     with _connect(args) as ls:
         if args.estimate:
-            return print_estimate(ls.similar(args.method).estimate(top_k=args.top_k, **_given(args)), args.json)
+            return print_estimate(ls.similar(args.method).estimate(top_k=args.top_k, memory_budget=args.memory_budget,
+                                                                   **_given(args)), args.json)
         record = ls.similar(args.method).write(
             top_k=args.top_k, similarity_cutoff=args.similarity_cutoff, batch_size=args.batch_size, wait=args.wait,
             rebuild=args.rebuild, crawled_only=args.crawled_only, memory_budget=args.memory_budget,

@@ -82,15 +82,18 @@ class Similar:
         registered(method)
         self._client, self.method = client, method
 
-    def estimate(self, *, top_k: int | None = 10, **parameters):
+    def estimate(self, *, top_k: int | None = 10, memory_budget: str | int | None = None, **parameters):
         """Memory and disk that ``write(top_k=...)`` (``top_k`` None: ``index()``) would take on the
-        graph as it is now, with these parameters: a :class:`linksim.estimate.Estimate`."""
+        graph as it is now, with these parameters, under ``memory_budget`` (default: the
+        environment's, else the memory available; an index that does not fit it is built on disk,
+        and the estimate says so): a :class:`linksim.estimate.Estimate`."""
         from linksim.parameters import check_parameters
         from linksim.procedures.budget import estimate_run
 
         check_parameters(top_k=top_k)
         task = "index" if top_k is None else "similar"
-        return estimate_run(self._client.runner, task, self.method, top_k=top_k, **parameters)
+        return estimate_run(self._client.runner, task, self.method, top_k=top_k, memory_budget=memory_budget,
+                            **parameters)
 
     def index(self, *, rebuild: bool = False, crawled_only: bool = False, memory_budget: str | int | None = None,
               **parameters) -> IndexResult:

@@ -25,6 +25,9 @@ def memory_budget(given: str | int | None = None) -> int | None:
     return int(psutil.virtual_memory().available)
 
 
+_budget_bytes = memory_budget  # for the functions whose parameter of that name hides it
+
+
 def _counts(runner) -> tuple[int, int]:
     from linksim.procedures.stream import graph_state
 
@@ -32,10 +35,25 @@ def _counts(runner) -> tuple[int, int]:
     return int(state["pages"]), int(state["links"])
 
 
-def estimate_run(runner, task: str, method: str | None = None, top_k: int | None = None, **parameters) -> Estimate:
+def estimate_run(runner, task: str, method: str | None = None, top_k: int | None = None,
+                 memory_budget: str | int | None = None, **parameters) -> Estimate:
     """The estimate of ``task`` (``pagerank``, ``index`` or ``similar``) on the graph in Neo4j now
-    (its page and link counts; with --crawled-only the whole graph is counted, an upper bound)."""
-    return _estimate(*_counts(runner), task, method, top_k, **parameters)
+    (its page and link counts; with --crawled-only the whole graph is counted, an upper bound), as
+    the run would go under ``memory_budget`` (default: the environment's, else the memory
+    available): with its index built on disk when that is how the run would build it."""
+    return _as_run(_counts(runner), task, method, top_k, _budget_bytes(memory_budget), **parameters)
+
+
+def _as_run(counts: tuple[int, int], task: str, method: str | None, top_k: int | None, limit: int | None,
+            **parameters) -> Estimate:
+    """The estimate of the run as it would go under ``limit``: a fingerprint-tree index that does not
+    fit in memory is built on disk."""
+    from linksim.methods import method as registered
+
+    estimate = _estimate(*counts, task, method, top_k, **parameters)
+    if limit is not None and estimate.bytes_min > limit and task != "pagerank" and registered(method).fingerprint_trees:
+        estimate = _estimate(*counts, task, method, top_k, on_disk=True, **parameters)
+    return estimate
 
 
 def _estimate(pages: int, links: int, task: str, method: str | None, top_k: int | None, on_disk: bool = False,
@@ -56,12 +74,7 @@ def check_memory(runner, task: str, budget: str | int | None = None, method: str
 
     A SimRank or PSimRank index that does not fit in memory is built on disk when that fits
     (the estimate returned says so: ``on_disk``); only when neither fits is the run refused."""
-    from linksim.methods import method as registered
-
     limit = memory_budget(budget)
-    counts = _counts(runner)
-    estimate = _estimate(*counts, task, method, top_k, **parameters)
-    if limit is not None and estimate.bytes_min > limit and task != "pagerank" and registered(method).fingerprint_trees:
-        estimate = _estimate(*counts, task, method, top_k, on_disk=True, **parameters)
+    estimate = _as_run(_counts(runner), task, method, top_k, limit, **parameters)
     estimate.check(limit)
     return estimate

@@ -40,3 +40,18 @@ def test_an_index_too_large_for_memory_is_built_on_disk_when_that_fits(recording
         check_memory(runner, "index", budget // 20, "simrank")  # not even on disk
     with pytest.raises(MemoryBudgetExceeded):  # extended Jaccard is built in memory only
         check_memory(runner, "index", check_memory(runner, "index", "none", "xjaccard").bytes_min - 1, "xjaccard")
+
+
+def test_the_estimate_is_of_the_run_as_the_budget_makes_it(recording, monkeypatch) -> None:
+    """`--estimate` under a budget that sends the index to disk estimates the on-disk run (the
+    100M-link scale run printed the in-memory 25 GiB for a build that went to disk at 10 GiB)."""
+    from linksim.procedures.budget import estimate_run
+
+    runner = recording(_counts(1_000_000, 10_000_000))
+    in_memory = estimate_run(runner, "index", "simrank", memory_budget="none")
+    assert not in_memory.on_disk
+    on_disk = estimate_run(runner, "index", "simrank", memory_budget=in_memory.bytes_min - 1)
+    assert on_disk.on_disk and on_disk.bytes_min < in_memory.bytes_min
+    assert on_disk.as_dict() == check_memory(runner, "index", in_memory.bytes_min - 1, "simrank").as_dict()
+    monkeypatch.setenv("LINKSIM_MEMORY_BUDGET", str(in_memory.bytes_min - 1))
+    assert estimate_run(runner, "index", "simrank").on_disk  # the environment's budget, as runs read it
