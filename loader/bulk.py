@@ -22,7 +22,6 @@ import pandas as pd
 from linksim.errors import LinksimError
 from linksim.loader.graph import CrawlGraph, Links
 from linksim.loader.online import WriteCounts
-from linksim.loader.urls import host_of
 
 log = logging.getLogger(__name__)
 
@@ -88,8 +87,9 @@ def write_csv_files(graph: CrawlGraph, links: Links, folder: Path) -> tuple[Path
         writer.writerow(header)
         titles, properties_of, crawled = graph.titles, graph.properties, graph.crawled
         at = datetime.now(timezone.utc).isoformat()  # the crawled pages' lastCrawled, as online
+        hosts = graph.hosts()
         for idx, url in enumerate(graph.urls):
-            row = [idx, url, titles.get(idx, ""), host_of(url) or "", "true" if crawled[idx] else "false",
+            row = [idx, url, titles.get(idx, ""), hosts[idx] or "", "true" if crawled[idx] else "false",
                    at if crawled[idx] else ""]
             if extra:
                 properties = properties_of.get(idx, {})

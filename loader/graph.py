@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from linksim.loader.urls import host_of
+from linksim.loader.urls import hosts_of
 from linksim.store.spool import MAX_PAGES, LinkSpool, Links
 
 MAX_SKIP_EXAMPLES = 5
@@ -147,4 +147,4 @@ class CrawlGraph:
         return recrawled[:pages]
 
     def hosts(self) -> list[str | None]:
-        return [host_of(url) for url in self.urls]
+        return hosts_of(self.urls)

@@ -66,3 +66,36 @@ def test_too_long_and_malformed_urls_are_invalid() -> None:
 def test_host() -> None:
     assert host_of("http://example.com:8080/a") == "example.com"
     assert host_of("42") is None
+
+
+def test_hosts_of_is_host_of_for_every_kind_of_key() -> None:
+    """The vectorised hosts equal urlsplit's, URL by URL: user info (the last @ counts), ports,
+    empty hosts, upper case, IPv6 literals and zones, control characters, non-ASCII, identifiers,
+    and random strings over the characters that delimit an authority."""
+    import random
+
+    from linksim.loader.urls import host_of, hosts_of
+
+    keys = [
+        "http://example.org/", "HTTPS://Example.ORG:8080/a?b#c", "http://a@b@host:8/x", "http://host:8@x/",
+        "http:///path", "http://:80/", "http://user@/", "http://host?x", "http://host#f", "http://[::1]:80/",
+        "http://[FE80::1%25eth0]/", "http://ex\tample.org/", " http://lead.space/", "http://bücher.de/",
+        "https://xn--bcher-kva.de/p", "42", "page-name", "ftp://files.example/", "http:", "http://", "hTtP://MiXeD/",
+        "http://h\\x/", "http://a:b@c:d@e.f:9/g", "https://site3.example/p17",
+    ]
+    rng = random.Random(1)
+    alphabet = "aB9.-_:@/?#[]%\\ é"
+    keys += ["http" + rng.choice(["", "s"]) + "://" + "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
+             for _ in range(3000)]
+
+    def is_key(value: str) -> bool:  # what urlsplit refuses (a broken IPv6 literal) is never a key
+        try:
+            host_of(value)
+        except ValueError:
+            return False
+        return True
+
+    keys = [k for k in keys if is_key(k)]
+    assert len(keys) > 2000
+    assert hosts_of(keys) == [host_of(k) for k in keys]
+    assert hosts_of([]) == []
