@@ -189,3 +189,15 @@ def test_cli_recrawl_prints_what_changed(runner: QueryRunner, cli_env, tmp_path:
     out = json.loads(capsys.readouterr().out)
     assert (out["recrawl"], out["recrawled_pages"], out["links_created"], out["links_removed"]) == (True, 1, 1, 1)
     assert (out["pages_deleted"], out["changed_pages"]) == (1, 1)
+
+
+def test_a_recrawl_with_a_bad_record_changes_nothing(runner: QueryRunner, tmp_path: Path) -> None:
+    from linksim.loader.readers import InputError
+
+    load([FIXTURES / "site.jsonl"], runner, show_progress=False)
+    before, pages, recorded = links_of(runner), pages_of(runner), records(runner)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"url": E + "a", "links": []}) + "\n{not json\n")
+    with pytest.raises(InputError, match="bad.jsonl:2"):
+        load([bad], runner, show_progress=False, recrawl=True)
+    assert (links_of(runner), pages_of(runner), records(runner)) == (before, pages, recorded)
