@@ -6,7 +6,9 @@ each stage (stream, index build, top-k, write, switch + grace, retirement) and t
 delete rates, beside an anchor: the server alone creating and deleting the same number of
 relationships from a query with no parameters (what Cypher writes cost here without a client);
 with ``--gds``, also GDS's own batched writer: ``gds.knn.write`` top 10 on the PageRank of the
-pages (a cheap computation, so that its ``writeMillis`` measures the writer), relationships/s.
+pages (a cheap computation, so that its ``writeMillis`` measures the writer), relationships/s, once
+right before linksim's first run and once after its reruns, and the ratios of the writers on a
+store in the same state.
 
     .venv/bin/python benchmarks/similar.py [--data ../shared/data] [--instance bench] [--gds]
 """
@@ -26,7 +28,7 @@ from _common import bench_server, ensure_cnr, peak_mib  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def one_run(runner, root: Path, label: str, retire: str = "wait") -> float:
+def one_run(runner, root: Path, label: str, retire: str = "wait") -> tuple[float, float]:
     from linksim.procedures import runs, similarity
 
     retired = {}
@@ -51,7 +53,7 @@ def one_run(runner, root: Path, label: str, retire: str = "wait") -> float:
           f"write {write:.1f} s ({record.written / write:,.0f} relationships/s), "
           f"retire {retired.get('s', 0):.1f} s ({retired.get('n', 0):,} deleted"
           + (f", {retired['n'] / retired['s']:,.0f}/s" if retired.get("n") else "") + ")")
-    return total
+    return total, record.written / write
 
 
 def anchor(runner, relationships: int) -> None:
@@ -75,8 +77,9 @@ def anchor(runner, relationships: int) -> None:
               f"delete {relationships / deleted:,.0f}/s")
 
 
-def gds_anchor(runner) -> None:
-    """GDS writing top-10 lists with its own writer: gds.knn.write on one node property."""
+def gds_anchor(runner, label: str = "") -> float:
+    """GDS writing top-10 lists with its own writer: gds.knn.write on one node property; its
+    relationships/s."""
     runner.run("CALL gds.graph.drop('linksim_write', false) YIELD graphName RETURN graphName")
     runner.run("CALL gds.graph.project('linksim_write', 'Page', 'LINKS_TO') YIELD nodeCount RETURN nodeCount")
     runner.run("CALL gds.pageRank.mutate('linksim_write', {mutateProperty: 'pr'}) YIELD nodePropertiesWritten "
@@ -86,10 +89,11 @@ def gds_anchor(runner) -> None:
                       "YIELD relationshipsWritten, writeMillis, computeMillis "
                       "RETURN relationshipsWritten, writeMillis, computeMillis")
     written, millis = rows[0]["relationshipsWritten"], rows[0]["writeMillis"]
-    print(f"anchor, GDS's writer (gds.knn.write top 10, one property): {written:,} relationships in "
+    print(f"anchor, GDS's writer{label} (gds.knn.write top 10, one property): {written:,} relationships in "
           f"{millis / 1000:.1f} s, {written / (millis / 1000):,.0f}/s (compute {rows[0]['computeMillis'] / 1000:.1f} s)")
     runner.run("CALL gds.graph.drop('linksim_write', false) YIELD graphName RETURN graphName")
     runner.write_autocommit("MATCH ()-[s:GDS_SIMILAR]->() CALL (s) { DELETE s } IN TRANSACTIONS OF 50000 ROWS")
+    return written / (millis / 1000)
 
 
 def main() -> None:
@@ -120,10 +124,14 @@ def main() -> None:
                 if args.gds:
                     gds_anchor(runner)
                 return
-            first = one_run(runner, root, "first run (index built)")
-            rerun = one_run(runner, root, "rerun (index reused, previous run retired)")
-            background = one_run(runner, root, "rerun with --retire background (the old run deleted after it returns)",
-                                 retire="background")
+            # GDS writes right before linksim's first run and again after its reruns: each writer is
+            # compared with the other on a store in the same state (a store that grows on a first
+            # write, one with the freed space of deleted relationships to reuse after).
+            gds_before = gds_anchor(runner, " before the first run") if args.gds else None
+            first, first_rate = one_run(runner, root, "first run (index built)")
+            rerun, rerun_rate = one_run(runner, root, "rerun (index reused, previous run retired)")
+            background, background_rate = one_run(
+                runner, root, "rerun with --retire background (the old run deleted after it returns)", retire="background")
             print(f"targets: first <= 100 s (measured {first:.0f} s), rerun <= 120 s (measured {rerun:.0f} s; "
                   f"{background:.0f} s with the retirement in the background)")
             began = time.perf_counter()
@@ -133,7 +141,10 @@ def main() -> None:
             if not args.no_anchor:
                 anchor(runner, 3_255_491)
             if args.gds:
-                gds_anchor(runner)
+                gds_after = gds_anchor(runner, " after the reruns")
+                print(f"write rate against GDS's writer: first run {first_rate / gds_before:.2f}x (GDS before it), "
+                      f"rerun {rerun_rate / gds_after:.2f}x and {background_rate / gds_after:.2f}x in the background "
+                      f"(GDS after them)")
             print(f"estimate of similar simrank --top-k 10: {estimate.bytes_min / 2**20:,.0f} to "
                   f"{estimate.bytes_max / 2**20:,.0f} MiB (peak stage {estimate.peak_stage}); measured peak "
                   f"RSS of this process: {peak_mib():,.0f} MiB")
