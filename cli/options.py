@@ -61,7 +61,8 @@ def add_memory(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--estimate", action="store_true",
         help="print the memory (bytes min and max, and what takes them) and disk the run would take on "
-        "the graph as it is now, and stop (reads only the page and link counts)",
+        "the graph as it is now under the memory budget (an index it would build on disk is estimated on "
+        "disk), and stop (reads only the page and link counts)",
     )
     parser.add_argument(
         "--memory-budget", metavar="SIZE", type=memory_size,
