@@ -13,8 +13,8 @@ from linksim.progress import Progress
 _SHARED: dict = {}  # the index, inherited by forked workers (copy-on-write, never pickled)
 
 
-def _run(task: tuple[np.ndarray, int, float, dict]):
-    pages, top_k, similarity_cutoff, options = task
+def _run(task: tuple[int, np.ndarray, int, float, dict]):
+    number, pages, top_k, similarity_cutoff, options = task
     index = _SHARED["index"]
     sources, targets, scores = [], [], []
     sampled_before = getattr(index, "lists_sampled", 0)
@@ -24,7 +24,7 @@ def _run(task: tuple[np.ndarray, int, float, dict]):
             targets.append(v)
             scores.append(score)
     sampled = getattr(index, "lists_sampled", 0) - sampled_before
-    return len(pages), sampled, np.array(sources, dtype=np.int64), np.array(targets, dtype=np.int64), np.array(scores)
+    return number, len(pages), sampled, np.array(sources, dtype=np.int64), np.array(targets, dtype=np.int64), np.array(scores)
 
 
 def top_k_all(
@@ -71,22 +71,25 @@ def top_k_all(
     if hasattr(index, "twin_classes"):
         klass = index.twin_classes()[0]  # built here, before the workers fork
         queue = pages[np.argsort(klass[pages], kind="stable")]
-    tasks = [(queue[start : start + chunk], top_k, similarity_cutoff, options) for start in range(0, len(queue), chunk)]
-    parts = []
+    tasks = [(number, queue[start : start + chunk], top_k, similarity_cutoff, options)
+             for number, start in enumerate(range(0, len(queue), chunk))]
+    parts: list = [None] * len(tasks)
     sampled = 0
     _SHARED["index"] = index
     try:
         with Progress(len(pages), "top related pages", "pages", enabled=show_progress) as progress:
             if workers > 1 and len(tasks) > 1 and "fork" in multiprocessing.get_all_start_methods():
                 with multiprocessing.get_context("fork").Pool(workers) as pool:
-                    for done, lists_sampled, *arrays in pool.imap(_run, tasks):
-                        parts.append(arrays)
+                    # Chunks as they finish (progress counts every finished chunk, also while an
+                    # earlier, slower one runs), put back in their order.
+                    for number, done, lists_sampled, *arrays in pool.imap_unordered(_run, tasks):
+                        parts[number] = arrays
                         sampled += lists_sampled
                         progress.update(done)
             else:
                 for task in tasks:
-                    done, lists_sampled, *arrays = _run(task)
-                    parts.append(arrays)
+                    number, done, lists_sampled, *arrays = _run(task)
+                    parts[number] = arrays
                     sampled += lists_sampled
                     progress.update(done)
     finally:
