@@ -40,6 +40,11 @@ class Skipped:
         return sum(self.counts.values())
 
 
+def joined(parts: list[np.ndarray]) -> np.ndarray:
+    """The parts end to end (int64), or an empty array."""
+    return np.concatenate(parts).astype(np.int64, copy=False) if parts else np.zeros(0, dtype=np.int64)
+
+
 class CrawlGraph:
     """Pages (by URL key) and raw links accumulated from the input files.
 
@@ -138,13 +143,27 @@ class CrawlGraph:
     def recrawled(self, links: Links) -> np.ndarray:
         """The pages whose out-links this input gives in full (a bool a page): the complete pages
         and, from an edge list, the crawled pages it names as the source of a link."""
+        return self.recrawl_input(links)[0]
+
+    def recrawl_input(self, links: Links) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """What a recrawl compares, in one pass over the links: the recrawled pages (see
+        :meth:`recrawled`), the links from them (source and target page numbers) and the pages
+        with links that the input did not recrawl (a links file without its pages file)."""
         pages = len(self.urls)
-        recrawled = np.frombuffer(bytes(self.complete), dtype=np.uint8).astype(bool)
-        crawled = np.frombuffer(bytes(self.crawled), dtype=np.uint8).astype(bool)
-        for source, _, _ in links.chunks(1 << 22):
-            sources = np.unique(source)
-            recrawled[sources] |= crawled[sources]
-        return recrawled[:pages]
+        complete = np.frombuffer(bytes(self.complete), dtype=np.uint8).astype(bool)[:pages]
+        crawled = np.frombuffer(bytes(self.crawled), dtype=np.uint8).astype(bool)[:pages]
+        # A crawled page that is the source of a link is recrawled, so a link's source is
+        # recrawled exactly when it is complete or crawled: one pass decides every link.
+        given = complete | crawled
+        recrawled = complete.copy()
+        sources, targets, others = [], [], []
+        for source, target, _ in links.chunks(1 << 22):
+            keep = given[source]
+            recrawled[source[keep]] = True
+            sources.append(source[keep])
+            targets.append(target[keep])
+            others.append(np.unique(source[~keep]))
+        return recrawled, joined(sources), joined(targets), np.unique(joined(others))
 
     def hosts(self) -> list[str | None]:
         return hosts_of(self.urls)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from linksim import cypher
-from linksim.loader.graph import CrawlGraph, Links
+from linksim.loader.graph import CrawlGraph, Links, joined
 from linksim.loader.online import Stage, WriteCounts, interrupted, write_links, write_pages
 from linksim.progress import Progress
 
@@ -73,7 +73,7 @@ def write_recrawl(
         The database failed after retries; a rerun of the same load finishes it.
     """
     counts = WriteCounts()
-    recrawled = graph.recrawled(links)
+    recrawled, input_sources, input_targets, unrecrawled = graph.recrawl_input(links)
     counts.recrawled_pages = int(recrawled.sum())
     stage = Stage(len(graph))
     with interrupted(stage, len(graph)):
@@ -83,7 +83,7 @@ def write_recrawl(
         sources = node_ids[recrawled]
         old_a, old_b, old_r = _old_links(runner, sources, batch_size, stage, show_progress)
         stage.begin("comparison", 1)
-        new_a, new_b = _input_links(links, node_ids, recrawled)
+        new_a, new_b = node_ids[input_sources], node_ids[input_targets]
         base = int(max(node_ids.max(initial=0), old_b.max(initial=0))) + 1
         if base > 3_037_000_499:  # base ** 2 must fit an int64
             raise OverflowError(f"node ids up to {base - 1:,} are beyond a recrawl's pair keys")
@@ -92,7 +92,7 @@ def write_recrawl(
         removed_a, removed_b, removed_r = old_a[gone], old_b[gone], old_r[gone]
         added = ~np.isin(new_keys, old_keys)
         changed = np.union1d(np.union1d(removed_a, new_a[added]), node_ids[recrawled & created_pages])
-        changed = np.union1d(changed, _unrecrawled_sources(links, node_ids, recrawled))
+        changed = np.union1d(changed, node_ids[unrecrawled])  # their links are added, never compared
         counts.changed_pages = len(changed)
 
         stage.begin("change records", 1)
@@ -137,26 +137,7 @@ def _old_links(runner, sources: np.ndarray, batch_size: int, stage: Stage, show_
             r_parts.append(rows[:, 2])
             stage.written += len(batch)
             progress.update(len(batch))
-    empty = np.zeros(0, dtype=np.int64)
-    return tuple(np.concatenate(parts) if parts else empty for parts in (a_parts, b_parts, r_parts))
-
-
-def _input_links(links: Links, node_ids: np.ndarray, recrawled: np.ndarray):
-    """The input's links from recrawled pages, as node id pairs."""
-    a_parts, b_parts = [], []
-    for source, target, _ in links.chunks(1 << 22):
-        keep = recrawled[source]
-        a_parts.append(node_ids[source[keep]])
-        b_parts.append(node_ids[target[keep]])
-    empty = np.zeros(0, dtype=np.int64)
-    return (np.concatenate(a_parts) if a_parts else empty), (np.concatenate(b_parts) if b_parts else empty)
-
-
-def _unrecrawled_sources(links: Links, node_ids: np.ndarray, recrawled: np.ndarray) -> np.ndarray:
-    """Node ids of pages with links in the input that it did not recrawl (a links file without its
-    pages file): their links are added, never compared, so they count as changed."""
-    parts = [np.unique(source[~recrawled[source]]) for source, _, _ in links.chunks(1 << 22)]
-    return node_ids[np.unique(np.concatenate(parts))] if parts else np.zeros(0, dtype=np.int64)
+    return joined(a_parts), joined(b_parts), joined(r_parts)
 
 
 def _urls(runner, ids: np.ndarray, batch_size: int) -> list[str]:
