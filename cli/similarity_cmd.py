@@ -95,18 +95,24 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     similar.add_argument("--json", action="store_true", help="print the run summary as JSON")
 
     related = commands.add_parser(
-        "related", parents=[connection], help="the pages most similar to a page",
-        description="Print the pages most similar to URL, from the stored index of --method. The "
+        "related", parents=[connection], help="the pages most similar to a page, or to several together",
+        description="Print the pages most similar to URL, from the stored index of --method. Given "
+        "several URLs, the pages most similar to them together: a page's score is the mean of its "
+        "scores in the given pages' lists of --pool pages (0 where a list lacks it), the given pages "
+        "left out; the column `lists` says how many of those lists hold it. The "
         "index must fit the graph as it is now (one constant-time check, nothing streamed); if there "
         "is none, or the graph changed since it was built, the message names the `linksim index` "
         "command that builds it (exit code 6). The default method is the one the evaluation ranks "
         f"best (precision@10 and sibling Gamma on Wikispeedia): {DEFAULT_METHOD}.",
     )
-    related.add_argument("url", metavar="URL", help="the page, as stored (normalised URL)")
+    related.add_argument("url", metavar="URL", nargs="+", help="the page, as stored (normalised URL); several: a set")
     related.add_argument("--method", choices=methods, default=DEFAULT_METHOD, help=f"default {DEFAULT_METHOD}")
     related.add_argument("--top-k", type=checked("top_k"), default=10, help="how many (default 10)")
     related.add_argument("--similarity-cutoff", type=checked("similarity_cutoff"), default=0.0,
                          help="only scores above this, in [0, 1)")
+    related.add_argument("--pool", type=checked("pool"), default=None,
+                         help="for a set: how many of each given page's related pages are combined "
+                         "(default 100, or --top-k if more)")
     _index_options(related, build=False)
     related.add_argument("--json", action="store_true", help="print JSON records")
     related.set_defaults(handler=_related)
@@ -227,17 +233,20 @@ def _source_pages(spec: str | None):
 
 
 def _related(args: argparse.Namespace) -> int:
+    together = len(args.url) > 1 or args.pool is not None
     with _connect(args) as ls:
-        frame = ls.related(args.url, method=args.method, top_k=args.top_k, similarity_cutoff=args.similarity_cutoff,
-                           n_fingerprints=args.n_fingerprints, crawled_only=args.crawled_only)
+        frame = ls.related(args.url if together else args.url[0], method=args.method, top_k=args.top_k,
+                           similarity_cutoff=args.similarity_cutoff, n_fingerprints=args.n_fingerprints,
+                           crawled_only=args.crawled_only, **({"pool": args.pool} if together else {}))
     if args.json:
         records = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
         print(json.dumps(records, indent=2))  # exact floats, null for a missing title or rank
         return 0
+    given = f"the {len(set(args.url))} pages together" if together else args.url[0]
     if frame.empty:
-        print(f"No page is similar to {args.url} by {args.method} (e.g. it has no in-links).")
+        print(f"No page is similar to {given} by {args.method} (e.g. no in-links).")
         return 0
-    print(f"Pages most similar to {args.url} by {args.method}:")
+    print(f"Pages most similar to {given} by {args.method}:")
     print(frame.to_string(index=False))
     sys.stdout.flush()
     return 0

@@ -31,10 +31,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
+from linksim.errors import ConfigurationError
 from linksim.loader.urls import stored_key
 from linksim.methods import DEFAULT_METHOD, method as registered
 from linksim.procedures.results import IndexResult, SimilarStatsResult, SimilarWriteResult
@@ -343,17 +345,33 @@ class Linksim:
         self._open[key] = (state, handle)
         return handle
 
-    def related(self, url: str, method: str = DEFAULT_METHOD, top_k: int = 10, similarity_cutoff: float = 0.0,
-                n_fingerprints: int | None = None, crawled_only: bool = False) -> pd.DataFrame:
-        """The pages most similar to ``url``: DataFrame ``rank, url, title, score, pagerank``."""
-        from linksim.parameters import check_parameters
-        from linksim.procedures.similarity import related_pages
+    def related(self, url: str | Sequence[str], method: str = DEFAULT_METHOD, top_k: int = 10,
+                similarity_cutoff: float = 0.0, n_fingerprints: int | None = None, crawled_only: bool = False,
+                pool: int | None = None) -> pd.DataFrame:
+        """The pages most similar to ``url``: DataFrame ``rank, url, title, score, pagerank``.
 
-        check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, n_fingerprints=n_fingerprints)
-        key = stored_key(url)  # a bad URL is the caller's error, whatever the store holds
+        Given a list of URLs, the pages most similar to them together
+        (:mod:`linksim.ranking.sets`: the mean of each page's scores in the given pages' lists of
+        ``pool`` pages, default 100; the given pages left out), with a column ``lists``: how many
+        of the given pages' lists hold the page. A list of one URL gives that page's list.
+        """
+        from linksim.parameters import check_parameters
+        from linksim.procedures.similarity import related_pages, related_to_set
+
+        check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, n_fingerprints=n_fingerprints, pool=pool)
+        if isinstance(url, str):
+            if pool is not None:
+                raise ConfigurationError("pool applies to a set of pages (a list of URLs), not to one URL")
+            key = stored_key(url)  # a bad URL is the caller's error, whatever the store holds
+            handle = self._handle(method, n_fingerprints, crawled_only)
+            return related_pages(handle, self.runner, key, top_k=top_k, similarity_cutoff=similarity_cutoff,
+                                 n_fingerprints=n_fingerprints)
+        keys = [stored_key(one) for one in url]
+        if not keys:
+            raise ConfigurationError("give at least one URL")
         handle = self._handle(method, n_fingerprints, crawled_only)
-        return related_pages(handle, self.runner, key, top_k=top_k, similarity_cutoff=similarity_cutoff,
-                             n_fingerprints=n_fingerprints)
+        return related_to_set(handle, self.runner, keys, top_k=top_k, similarity_cutoff=similarity_cutoff,
+                              n_fingerprints=n_fingerprints, pool=pool)
 
     def sim(self, url: str, other: str, method: str = DEFAULT_METHOD, n_fingerprints: int | None = None,
             crawled_only: bool = False) -> float:

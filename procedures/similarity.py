@@ -79,15 +79,36 @@ def related_pages(handle: IndexHandle, runner, url: str, top_k: int = 10, simila
     kwargs = {"n_fingerprints": n_fingerprints} if n_fingerprints is not None else {}
     with answering(handle):
         found = handle.index.related(u, top_k=top_k, similarity_cutoff=similarity_cutoff, **kwargs)
-    urls = handle.pages.urls(v for v, _ in found)
+    return _related_frame(handle, runner, [v for v, _ in found], [score for _, score in found])
+
+
+def related_to_set(handle: IndexHandle, runner, urls: list[str], top_k: int = 10, similarity_cutoff: float = 0.0,
+                   n_fingerprints: int | None = None, pool: int | None = None) -> pd.DataFrame:
+    """The pages most similar to ``urls`` together (:mod:`linksim.ranking.sets`): rank, url, title,
+    score, lists (how many of the given pages' lists hold the page), pagerank."""
+    from linksim.ranking.sets import related_to_set as combined
+
+    members = [handle.page(url) for url in urls]
+    kwargs = {"n_fingerprints": n_fingerprints} if n_fingerprints is not None else {}
+    with answering(handle):
+        pages, scores, counts = combined(handle.index, members, top_k=top_k, similarity_cutoff=similarity_cutoff,
+                                         pool=pool, **kwargs)
+    frame = _related_frame(handle, runner, pages.tolist(), scores.tolist())
+    frame.insert(4, "lists", pd.Series(counts, dtype="int64"))
+    return frame
+
+
+def _related_frame(handle: IndexHandle, runner, pages: list[int], scores: list[float]) -> pd.DataFrame:
+    """A list of related pages with their details from the graph: rank, url, title, score, pagerank."""
+    urls = handle.pages.urls(pages)
     details = {row["url"]: row for row in runner.run(PAGE_DETAILS, {"urls": urls})} if urls else {}
     # Columns typed whatever the length: a page without related pages is an empty list, not a
     # frame whose columns pandas typed from nothing.
     return pd.DataFrame({
-        "rank": pd.Series(np.arange(1, len(found) + 1), dtype="int64"),
+        "rank": pd.Series(np.arange(1, len(pages) + 1), dtype="int64"),
         "url": pd.Series(urls, dtype=object),
         "title": pd.Series([details.get(url, {}).get("title") for url in urls], dtype=object),
-        "score": pd.Series([score for _, score in found], dtype="float64"),
+        "score": pd.Series(scores, dtype="float64"),
         "pagerank": pd.Series([details.get(url, {}).get("pagerank") for url in urls], dtype="float64"),
     })
 

@@ -38,3 +38,7 @@ def test_the_readme_example_runs(runner, cli_env, tmp_path, monkeypatch) -> None
         "RETURN q.url AS url ORDER BY s.rank LIMIT 5")
     assert [r["url"] for r in written] == paris["url"].tolist()
     assert 0 < names["score"] <= 1
+    both = names["both"]  # a set: Paris and Berlin left out, each page's column `lists` in 1..2
+    assert list(both.columns) == ["rank", "url", "title", "score", "lists", "pagerank"] and len(both) == 10
+    assert not set(both["url"]) & {"https://en.wikipedia.org/wiki/Paris", "https://en.wikipedia.org/wiki/Berlin"}
+    assert both["lists"].between(1, 2).all() and (both["score"] > 0).all()

@@ -447,3 +447,46 @@ def test_background_retirement_with_a_home_it_cannot_write_is_one_message(runner
     assert "--retire background writes its log to" in err and "--retire wait" in err and "Traceback" not in err
     assert current_runs(runner) == {"psimrank": [first["id"]]}  # nothing was started
     assert relationships(runner) == {("psimrank", first["id"]): first["written"]}
+
+
+def test_related_to_a_set_through_the_api_and_the_command_line(runner, cli_env, tmp_path, capsys, monkeypatch):
+    """A set's list from the stored index, against the real server: the combination of the members'
+    own lists (read one by one with `related --top-k POOL`), the members left out, one URL as a set
+    giving that page's list; bad sets refused with exit code 2."""
+    import linksim
+
+    load([DATA / "webkb" / "cornell.cites"], runner, show_progress=False)
+    monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
+    assert main(["-q", "index", "xjaccard"]) == 0
+    linked = [row["url"] for row in runner.run(
+        "MATCH ()-[:LINKS_TO]->(p:Page) WITH p, count(*) AS k WHERE k >= 3 RETURN p.url AS url ORDER BY url LIMIT 3")]
+    assert len(linked) == 3
+    with linksim.connect(show_progress=False) as ls:
+        together = ls.related(linked, method="xjaccard", top_k=8, pool=20)
+        assert list(together.columns) == ["rank", "url", "title", "score", "lists", "pagerank"]
+        assert len(together) > 0 and not set(together["url"]) & set(linked)
+        own = [ls.related(url, method="xjaccard", top_k=20) for url in linked]
+        expected: dict[str, float] = {}
+        for frame in own:
+            for url, score in zip(frame["url"], frame["score"]):
+                expected[url] = expected.get(url, 0.0) + score / 3
+        for url, score, lists in zip(together["url"], together["score"], together["lists"]):
+            assert score == pytest.approx(expected[url], abs=1e-12)
+            assert lists == sum(url in set(frame["url"]) for frame in own)
+        best = sorted((score for url, score in expected.items() if url not in linked), reverse=True)
+        assert together["score"].tolist() == pytest.approx(best[: len(together)], abs=1e-12)  # ties: any order
+        alone = ls.related([linked[0]], method="xjaccard", top_k=5)
+        single = ls.related(linked[0], method="xjaccard", top_k=5)
+        assert alone["url"].tolist() == single["url"].tolist()
+        assert alone["score"].tolist() == single["score"].tolist()
+        with pytest.raises(linksim.ConfigurationError, match="at least one URL"):
+            ls.related([], method="xjaccard")
+    capsys.readouterr()
+    assert main(["-q", "related", *linked, "--method", "xjaccard", "--top-k", "8", "--pool", "20", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert [row["url"] for row in printed] == together["url"].tolist()
+    assert [row["lists"] for row in printed] == together["lists"].tolist()
+    assert main(["related", linked[0], "http://not-in-the.graph/", "--method", "xjaccard"]) == 2
+    assert main(["related", linked[0], linked[1], "--method", "xjaccard", "--pool", "5", "--top-k", "10"]) == 2
+    err = capsys.readouterr().err
+    assert "pool must be at least top_k" in err and "Traceback" not in err
