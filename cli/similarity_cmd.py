@@ -124,6 +124,29 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     _index_options(sim, build=False)
     sim.add_argument("--json", action="store_true")
 
+    explain = commands.add_parser(
+        "explain", parents=[connection], help="why two pages are related: the terms of their similarity",
+        description="Take the similarity of two pages by --method apart into its terms, largest first; "
+        "they add up to the score `linksim sim` prints. SimRank, PSimRank, P-PSimRank: the fingerprints "
+        "whose walks met, the step and the meeting page, and each page's walk to it (each step a link "
+        "followed backwards; P-PSimRank's either way, or staying put), each c^step / N. The default "
+        "method: the link embedding's share, then P-PSimRank's meetings. Extended Jaccard: the "
+        "fingerprints and radii k where the min-hashes of the k-step in-neighbourhoods agree, the "
+        "shared page and the shortest link paths from it to each page. PageSim: the sources whose "
+        "PageRank both pages received, and how much. Reads the stored index (as `related` does) and "
+        "the links of the pages on the way.",
+    )
+    explain.add_argument("url", metavar="URL")
+    explain.add_argument("other", metavar="URL")
+    explain.add_argument("--method", choices=methods, default=DEFAULT_METHOD, help=f"default {DEFAULT_METHOD}")
+    _index_options(explain, build=False)
+    explain.add_argument("--json", action="store_true", help="print JSON: the score and its terms")
+    explain.add_argument("--browser", action="store_true",
+                         help="also print the :param line for Neo4j Browser's saved query \"why two pages are "
+                         "related\" (cypher/browser/favorites.cypher), which draws the pages and paths of "
+                         "the 5 largest terms")
+    explain.set_defaults(handler=_explain)
+
 
 def _given(args: argparse.Namespace) -> dict:
     """The build parameters given on the command line that the method takes."""
@@ -248,6 +271,41 @@ def _related(args: argparse.Namespace) -> int:
         return 0
     print(f"Pages most similar to {given} by {args.method}:")
     print(frame.to_string(index=False))
+    sys.stdout.flush()
+    return 0
+
+
+def _explain(args: argparse.Namespace) -> int:
+    with _connect(args) as ls:
+        frame = ls.explain(args.url, args.other, method=args.method, n_fingerprints=args.n_fingerprints,
+                           crawled_only=args.crawled_only)
+        score = ls.sim(args.url, args.other, method=args.method, n_fingerprints=args.n_fingerprints,
+                       crawled_only=args.crawled_only)
+    terms = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
+    if args.json:
+        print(json.dumps({"method": args.method, "url": args.url, "other": args.other, "similarity": score,
+                          "terms": terms}, indent=2))
+        return 0
+    print(f"{args.method} similarity of {args.url} and {args.other}: {score:.6g}, in {len(terms)} terms "
+          f"(adding up to {float(frame['share'].sum()):.6g})")
+    for term in terms:
+        where = f"fingerprint {term['fingerprint']}, step {term['step']}: " if term["fingerprint"] is not None else ""
+        print(f"  {term['share']:.6g}  {term['kind']}: {where}{term['page'] or ''}")
+        if term["kind"] == "meeting":  # "<-": a link followed backwards; "~": a link either way, or staying
+            step = " <- " if METHODS[args.method].walk in ("uniform", "smallest") else " ~ "
+            print(f"      walk from the first page:  {step.join(term['path_a'])}")
+            print(f"      walk from the second page: {step.join(term['path_b'])}")
+        elif term["kind"] == "shared in-neighbourhood":
+            for label, path in (("first", term["path_a"]), ("second", term["path_b"])):
+                print(f"      links to the {label} page: {' -> '.join(path) if path else '(not found within the search limit)'}")
+        elif term["kind"] == "source":
+            print(f"      received {term['received_a']:.6g} and {term['received_b']:.6g}")
+    if args.browser:
+        from linksim.loader.urls import stored_key
+        from linksim.procedures.explain import browser_paths
+
+        print("\nIn Neo4j Browser, set this and run the saved query \"why two pages are related\":")
+        print(f":param paths => {json.dumps(browser_paths(frame, stored_key(args.url), stored_key(args.other)))}")
     sys.stdout.flush()
     return 0
 

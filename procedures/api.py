@@ -384,6 +384,23 @@ class Linksim:
         handle = self._handle(method, n_fingerprints, crawled_only)
         return similarity(handle, *keys, n_fingerprints=n_fingerprints)
 
+    def explain(self, url: str, other: str, method: str = DEFAULT_METHOD, n_fingerprints: int | None = None,
+                crawled_only: bool = False) -> pd.DataFrame:
+        """Why two pages are related by ``method`` (:mod:`linksim.explain`): the terms of their
+        similarity, largest share first, adding up to :meth:`sim`. DataFrame ``kind, share,
+        fingerprint, step, page, path_a, path_b, received_a, received_b``: for the walk methods
+        the fingerprints where the walks met (step, meeting page, each walk's pages); for extended
+        Jaccard the shared pages of the k-step in-neighbourhoods (the shortest link paths from
+        them); for PageSim the sources whose PageRank both received; for the default method also
+        the link embedding's share. Reads the stored index and the links of the pages on the way."""
+        from linksim.parameters import check_parameters
+        from linksim.procedures.explain import explain_pages
+
+        check_parameters(n_fingerprints=n_fingerprints)
+        keys = stored_key(url), stored_key(other)
+        handle = self._handle(method, n_fingerprints, crawled_only)
+        return explain_pages(handle, self.runner, *keys, n_fingerprints=n_fingerprints)
+
     def close(self) -> None:
         self.runner.close()
 

@@ -25,6 +25,14 @@ OPTIONAL MATCH out = (p)-[:LINKS_TO]->(:Page)
 OPTIONAL MATCH inn = (:Page)-[:LINKS_TO]->(p)
 RETURN p, collect(DISTINCT out)[..25] AS links_out, collect(DISTINCT inn)[..25] AS links_in;
 
+// name: why two pages are related (graph view): set :param paths from `linksim explain A B --browser`
+UNWIND $paths AS urls
+UNWIND range(0, size(urls) - 1) AS i
+MATCH (a:Page {url: urls[i]})
+OPTIONAL MATCH (b:Page {url: urls[i + 1]})
+OPTIONAL MATCH link = (a)-[:LINKS_TO]-(b)
+RETURN a, b, link;
+
 // name: top pages by PageRank (table)
 MATCH (p:Page)
 WHERE p.pagerank IS NOT NULL

@@ -137,6 +137,29 @@ def smallest_choices(key, pages, in_indptr, in_indices, choice):
 DIRECTION_DRAW = 1 << 32
 
 
+def order_key(key: int, page: int) -> int:
+    """:func:`_order_key` on Python ints: ``(draw >> 33) << 32 | page``."""
+    return ((mix64(key + page * GAMMA) >> 33) << 32) | page
+
+
+def choose(walk: str, key: int, page: int, neighbours) -> int:
+    """Where a walk on ``page`` goes in the stream ``key``, one page at a time (what the kernels
+    :func:`uniform_choices`, :func:`smallest_choices` and :func:`closed_smallest_choices` compute
+    for many): ``walk`` is the method's (``uniform``, ``smallest`` or ``both``), ``neighbours`` the
+    page's in-links in increasing page order (``both``: its in-links if :func:`inward` says so,
+    else its out-links). -1: no in-link, the walk stops. For explanations, which read a walk's
+    few pages from the database rather than the whole graph."""
+    neighbours = [int(q) for q in neighbours]
+    if walk == "both":
+        return min([order_key(key, page)] + [order_key(key, q) for q in neighbours]) & 0xFFFFFFFF
+    if not neighbours:
+        return -1
+    if walk == "uniform":
+        h = mix64(key + page * GAMMA)
+        return neighbours[((h >> 32) * len(neighbours)) >> 32]
+    return min(order_key(key, q) for q in neighbours) & 0xFFFFFFFF
+
+
 def inward(key: int) -> bool:
     """P-PSimRank: do the walks of stream ``key`` follow in-links (True) or out-links? Probability
     1/2 each, one coin for every walk of the stream (P-Rank's weighting, lambda = 1/2)."""

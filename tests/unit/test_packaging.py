@@ -61,7 +61,7 @@ def test_browser_style_and_saved_queries_ship() -> None:
     style = folder.joinpath("style.grass").read_text()
     assert "node.Page" in style and "{title}" in style and "relationship.SIMILAR_TO" in style
     favorites = folder.joinpath("favorites.cypher").read_text()
-    assert favorites.count("// name:") == 4 and "$url" in favorites
+    assert favorites.count("// name:") == 5 and "$url" in favorites and "$paths" in favorites
 
 
 def test_the_command_line_holds_no_cypher() -> None:

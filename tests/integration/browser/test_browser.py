@@ -7,6 +7,7 @@ No browser is downloaded at test time. Without Chromium the test fails under CI=
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -21,6 +22,7 @@ from importlib import resources
 from linksim import cypher
 from linksim.procedures.load import load
 from linksim.procedures.browser import label_pagerank_tiers
+from linksim.procedures.explain import browser_paths, explain_pages
 from linksim.procedures.pagerank import run_pagerank
 from linksim.procedures.indexes import obtain_index
 from linksim.procedures.similarity import write_similar
@@ -138,6 +140,30 @@ def test_neo4j_browser_shows_the_related_pages(runner, neo4j_server, chrome, tmp
     # (the Browser also draws the LINKS_TO among the shown pages, in their own colour)
     similar, links = (style[f"relationship.{t}"]["color"].upper() for t in ("SIMILAR_TO", "LINKS_TO"))
     assert similar in colours and colours <= {similar, links}, colours
+
+    # Why the first related page is related: the saved query draws the two pages, the meeting
+    # pages and the walks to them, from the :param line `linksim explain --browser` prints.
+    other = runner.run("MATCH (q:Page {title: $title}) RETURN q.url AS url", {"title": expected[0]})[0]["url"]
+    terms = explain_pages(handle, runner, PAGE, other)
+    paths = browser_paths(terms, PAGE, other)
+    shown_pages = {url for path in paths for url in path}
+    meeting = [url for url in terms.head(5)["page"] if url]
+    assert meeting and len(shown_pages) >= 3
+    titles = {row["url"]: row["title"] for row in runner.run(
+        "UNWIND $urls AS url MATCH (p:Page {url: url}) RETURN p.url AS url, p.title AS title",
+        {"urls": sorted(shown_pages)})}
+    run(f":param paths => {json.dumps(paths)}")
+    favorites = resources.files("linksim.cypher").joinpath("browser", "favorites.cypher").read_text(encoding="utf-8")
+    assert " ".join(cypher.query("explain", "explanation_graph").split()) in " ".join(favorites.split())
+    run(" ".join(cypher.query("explain", "explanation_graph").split()))
+    wait.until(lambda driver: len(driver.find_elements(By.CSS_SELECTOR, "svg g.node")) >= len(shown_pages))
+    time.sleep(2.0)
+    shot = tmp_path / "explanation.png"
+    chrome.save_screenshot(str(shot))
+    shutil.copy(shot, OUTPUT / "explanation.png")
+    captions = " ".join(element.text for element in chrome.find_elements(By.CSS_SELECTOR, "svg g.node text"))
+    for url in [PAGE, other, *meeting]:
+        assert titles[url].split()[0][:6] in captions, f"{titles[url]!r} not among the captions {captions!r}"
 
 
 def _connect(chrome, wait, password: str, tmp_path: Path, attempts: int = 3) -> None:

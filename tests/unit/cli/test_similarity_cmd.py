@@ -1,4 +1,4 @@
-"""cli/similarity_cmd.py: `index`, `similar`, `related`, `sim` refuse a bad value while parsing."""
+"""cli/similarity_cmd.py: `index`, `similar`, `related`, `sim`, `explain` refuse a bad value while parsing."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ BAD_OPTIONS = [
     (["similar", "xjaccard", "--batch-size", "0"], "--batch-size: must be an integer in 1..1,000,000"),
     (["similar", "simrank", "--seed", "-1"], "--seed: must be an integer in 0..9,223,372,036,854,775,807"),
     (["similar", "simrank", "--wait", "-5"], "--wait: must be a number in [0, 604800]"),
+    (["related", "http://e.org/a", "http://e.org/b", "--pool", "0"], "--pool: must be an integer in 1..100,000, got '0'"),
+    (["explain", "http://e.org/a", "http://e.org/b", "--fingerprints", "0"], "--fingerprints: must be an integer in 1..100,000"),
 ]
 
 
