@@ -58,7 +58,8 @@ def connection_from_args(args: argparse.Namespace):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from linksim.cli import browser_cmd, demo_cmd, evaluate_cmd, generate_cmd, load_cmd, neo4j_cmd, pagerank_cmd, report_cmd, similarity_cmd, spark_cmd
+    from linksim.cli import (browser_cmd, demo_cmd, evaluate_cmd, generate_cmd, hosts_cmd, load_cmd, neo4j_cmd,
+                             pagerank_cmd, report_cmd, similarity_cmd, spark_cmd)
 
     parser = argparse.ArgumentParser(
         prog="linksim",
@@ -78,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo_cmd.register(commands, connection_options())
     neo4j_cmd.register(commands, connection_options())
     load_cmd.register(commands, connection_options())
+    hosts_cmd.register(commands, connection_options())
     generate_cmd.register(commands, connection_options())
     pagerank_cmd.register(commands, connection_options())
     similarity_cmd.register(commands, connection_options())

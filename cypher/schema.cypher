@@ -5,6 +5,10 @@
 CREATE CONSTRAINT page_url IF NOT EXISTS
 FOR (p:Page) REQUIRE p.url IS UNIQUE;
 
+// A host of the host graph (`linksim hosts`) is identified by its name.
+CREATE CONSTRAINT host_name IF NOT EXISTS
+FOR (h:Host) REQUIRE h.name IS UNIQUE;
+
 // Related pages of a host, top pages by PageRank.
 CREATE INDEX page_host IF NOT EXISTS
 FOR (p:Page) ON (p.host);

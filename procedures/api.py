@@ -384,6 +384,14 @@ class Linksim:
         handle = self._handle(method, n_fingerprints, crawled_only)
         return similarity(handle, *keys, n_fingerprints=n_fingerprints)
 
+    def hosts(self, batch_size: int = 10_000, wait: float = 0.0):
+        """Build the host graph, or bring it up to date (:mod:`linksim.procedures.hosts`): a
+        ``HostGraph`` with the counts of hosts, pages on them, host links and the page links they
+        count."""
+        from linksim.procedures.hosts import build_host_graph
+
+        return build_host_graph(self.runner, batch_size, self.show_progress, wait)
+
     def explain(self, url: str, other: str, method: str = DEFAULT_METHOD, n_fingerprints: int | None = None,
                 crawled_only: bool = False) -> pd.DataFrame:
         """Why two pages are related by ``method`` (:mod:`linksim.explain`): the terms of their

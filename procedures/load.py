@@ -111,4 +111,11 @@ def _write(graph, links, summary, runner, mode, batch_size, local_server, show_p
                 runner.write(cypher.query("graph", "finish_changes"), {"graph": graph_id})
             summary.write_seconds = time.monotonic() - began
         runner.write(bump)
+        if summary.mode != "bulk":  # a bulk load starts from an empty database: no host graph yet
+            from linksim.procedures.hosts import build_host_graph, host_graph_built
+
+            if host_graph_built(runner):  # kept in step with the pages and links (`linksim hosts`)
+                began = time.monotonic()
+                build_host_graph(runner, batch_size, show_progress, locked=True)
+                summary.timings["host graph"] = time.monotonic() - began
     copy_counts(summary, counts)

@@ -31,7 +31,7 @@ def test_console_script_is_declared() -> None:
 
 def test_schema_statements_are_idempotent_and_parsed() -> None:
     statements = cypher.statements("schema")
-    assert len(statements) == 10
+    assert len(statements) == 11
     assert all("IF NOT EXISTS" in statement or "IF EXISTS" in statement for statement in statements)
     assert not any("//" in statement for statement in statements)
     assert any("REQUIRE p.url IS UNIQUE" in statement for statement in statements)

@@ -21,12 +21,12 @@ def test_schema_applied_twice_is_idempotent(runner: QueryRunner) -> None:
     indexes = runner.run("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' RETURN name")
     second = apply_schema(runner)
 
-    assert first["constraints_added"] == 5 and first["indexes_added"] >= 3
+    assert first["constraints_added"] == 6 and first["indexes_added"] >= 3
     names = {r["name"] for r in indexes}
     assert {"page_host", "page_pagerank", "linksim_run_algorithm"} <= names and "similar_to_run" not in names
     assert second["constraints_added"] == 0 and second["indexes_added"] == 0
     assert runner.run("SHOW CONSTRAINTS YIELD name RETURN name ORDER BY name") == constraints
-    assert {r["name"] for r in constraints} == {"page_url", "linksim_run_id", "linksim_current_algorithm", "linksim_lock_name",
+    assert {r["name"] for r in constraints} == {"page_url", "host_name", "linksim_run_id", "linksim_current_algorithm", "linksim_lock_name",
                                                  "linksim_counter_name"}
     assert len(runner.run("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' RETURN name")) == len(indexes)
     # The constraint is really there: a second page with the same URL is refused.
@@ -37,7 +37,7 @@ def test_schema_applied_twice_is_idempotent(runner: QueryRunner) -> None:
 
 def test_cli_init_twice_reports_nothing_added(runner, cli_env, capsys) -> None:
     assert main(["neo4j", "init"]) == 0
-    assert "5 constraints" in capsys.readouterr().out
+    assert "6 constraints" in capsys.readouterr().out
     assert main(["neo4j", "init"]) == 0
     out = capsys.readouterr().out
     assert "0 constraints and 0 indexes added" in out

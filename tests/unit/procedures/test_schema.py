@@ -9,5 +9,5 @@ def test_schema_statements_then_the_wait_for_indexes(recording) -> None:
     runner = recording()
     apply_schema(runner)
     order = [q for _, q, _ in runner.sent]
-    assert all("IF NOT EXISTS" in q or "IF EXISTS" in q for q in order[:10]) and "db.awaitIndexes" in order[10]
-    assert "LinksimRun {current: true}" in order[11]  # old databases' flags adopted, once
+    assert all("IF NOT EXISTS" in q or "IF EXISTS" in q for q in order[:11]) and "db.awaitIndexes" in order[11]
+    assert "LinksimRun {current: true}" in order[12]  # old databases' flags adopted, once
