@@ -124,20 +124,10 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     _index_options(sim, build=False)
     sim.add_argument("--json", action="store_true")
 
-    explain = commands.add_parser(
-        "explain", parents=[connection], help="why two pages are related: the terms of their similarity",
-        description="Take the similarity of two pages by --method apart into its terms, largest first; "
-        "they add up to the score `linksim sim` prints. SimRank, PSimRank, P-PSimRank: the fingerprints "
-        "whose walks met, the step and the meeting page, and each page's walk to it (each step a link "
-        "followed backwards; P-PSimRank's either way, or staying put), each c^step / N. The default "
-        "method: the link embedding's share, then P-PSimRank's meetings. Extended Jaccard: the "
-        "fingerprints and radii k where the min-hashes of the k-step in-neighbourhoods agree, the "
-        "shared page and the shortest link paths from it to each page. PageSim: the sources whose "
-        "PageRank both pages received, and how much. Reads the stored index (as `related` does) and "
-        "the links of the pages on the way.",
-    )
-    explain.add_argument("url", metavar="URL")
-    explain.add_argument("other", metavar="URL")
+    explain = command(commands, "explain", _explain, parents=[connection],
+                      help="why two pages are related: the terms of their similarity")
+    explain.add_argument("url", metavar="URL", help="the first page, as stored (normalised URL)")
+    explain.add_argument("other", metavar="URL", help="the second page")
     explain.add_argument("--method", choices=methods, default=DEFAULT_METHOD, help=f"default {DEFAULT_METHOD}")
     _index_options(explain, build=False)
     explain.add_argument("--json", action="store_true", help="print JSON: the score and its terms")
@@ -145,7 +135,6 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
                          help="also print the :param line for Neo4j Browser's saved query \"why two pages are "
                          "related\" (cypher/browser/favorites.cypher), which draws the pages and paths of "
                          "the 5 largest terms")
-    explain.set_defaults(handler=_explain)
 
 
 def _given(args: argparse.Namespace) -> dict:
@@ -276,6 +265,15 @@ def _related(args: argparse.Namespace) -> int:
 
 
 def _explain(args: argparse.Namespace) -> int:
+    """Take the similarity of two pages by --method apart into its terms, largest first; they add
+    up to the score `linksim sim` prints. SimRank, PSimRank, P-PSimRank: the fingerprints whose
+    walks met, the step and the meeting page, and each page's walk to it (each step a link followed
+    backwards; P-PSimRank's either way, or staying put), each c^step / N. The default method: the
+    link embedding's share, then P-PSimRank's meetings. Extended Jaccard: the fingerprints and
+    radii k where the min-hashes of the k-step in-neighbourhoods agree, the shared page and the
+    shortest link paths from it to each page. PageSim: the sources whose PageRank both pages
+    received, and how much. Reads the stored index (as `related` does) and the links of the pages
+    on the way."""
     with _connect(args) as ls:
         frame = ls.explain(args.url, args.other, method=args.method, n_fingerprints=args.n_fingerprints,
                            crawled_only=args.crawled_only)
