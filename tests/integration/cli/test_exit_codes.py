@@ -80,6 +80,10 @@ CASES = [
     (["related", "{page}", "--method", "psimrank"], 0),
     (["related", "{page}", "--method", "simrank"], 6),
     (["sim", "{page}", "{page}", "--method", "simrank"], 6),
+    (["explain", "{page}", "{page}", "--method", "psimrank"], 2),  # a page with itself
+    (["explain", "{page}", "http://not-in-the.graph/", "--method", "simrank"], 6),
+    (["hosts", "--batch-size", "0"], 2),
+    (["hosts"], 0),
     (["evaluate", "--categories", "{missing}"], 4),
     (["report", "--quick", "--categories", "{missing}"], 4),
     (["browser", "--password-file", "{folder}"], 2),
