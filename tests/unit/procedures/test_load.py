@@ -8,7 +8,7 @@ def test_a_load_reads_first_then_locks_bumps_the_version_around_its_writes(fake,
 
     crawl = tmp_path / "crawl.tsv"
     crawl.write_text("http://e.org/a\thttp://e.org/b\nhttp://e.org/b\thttp://e.org/c\n")
-    answers = dict(fake.lock_answers(), **{"RETURN count(": [{"n": 0}]})
+    answers = dict({"MATCH (h:Host)": [{"built": False}]}, **fake.lock_answers(), **{"RETURN count(": [{"n": 0}]})
     answers["MERGE (p:Page {url: $url[i]})"] = lambda p: [[100 + i] for i in range(len(p["url"]))]
     answers["g.version = g.version + 1"] = [["g1", 3]]  # the graph's id and new version
     answers["MATCH (b) WHERE id(b) = $target[i]"] = lambda p: {"relationships_created": len(p["source"])}
@@ -25,3 +25,6 @@ def test_a_load_reads_first_then_locks_bumps_the_version_around_its_writes(fake,
     recorded = [(i, p) for i, (_, q, p) in enumerate(runner.sent) if "CREATE (:LinksimChange" in q]
     assert [p["scope"] for _, p in recorded] == ["all"] and bumps[0] < recorded[0][0] < min(writes)
     assert (recorded[0][1]["graph"], recorded[0][1]["version"]) == ("g1", 3)
+    # Whether a host graph is to be kept in step is asked after the last bump; there is none here.
+    asked = [i for i, q in enumerate(order) if "MATCH (h:Host)" in q]
+    assert len(asked) == 1 and bumps[1] < asked[0] and not any("ON_HOST" in q for q in order)
