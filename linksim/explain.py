@@ -88,14 +88,17 @@ def explain(index, u: int, v: int, neighbours: Neighbours, n_fingerprints: int |
     return sorted(terms, key=lambda term: -term.share)
 
 
-def walks(walk: str, seed: int, starts: dict[int, int], steps: int, neighbours: Neighbours) -> dict[int, list[int]]:
-    """The walk from ``starts[i]`` in fingerprint i for ``steps`` steps (shorter where it stops):
-    the pages it stands on, start first, drawn exactly as the index's build draws them."""
+def walks(walk: str, seed: int, starts: dict[int, int], steps: int | dict[int, int],
+          neighbours: Neighbours) -> dict[int, list[int]]:
+    """The walk from ``starts[i]`` in fingerprint i for ``steps`` steps (or ``steps[i]``; shorter
+    where it stops): the pages it stands on, start first, drawn exactly as the index's build draws
+    them."""
     from linksim.fingerprints.randomness import choose, inward, stream_key
 
+    limit = steps if isinstance(steps, dict) else dict.fromkeys(starts, steps)
     paths = {i: [page] for i, page in starts.items()}
-    for step in range(1, steps + 1):
-        going = [i for i, path in paths.items() if len(path) == step and path[-1] >= 0]
+    for step in range(1, max(limit.values(), default=0) + 1):
+        going = [i for i, path in paths.items() if len(path) == step and step <= limit[i]]
         keys = {i: stream_key(seed, i, step) for i in going}
         directions = {i: walk != "both" or inward(keys[i]) for i in going}
         read = {}
@@ -120,10 +123,9 @@ def meetings(index, u: int, v: int, neighbours: Neighbours, n_fingerprints: int 
     met = {i: int(t) for i, t in enumerate(times.tolist()) if t <= index.length}
     if not met:
         return []
-    steps = max(met.values())
-    walk = registered(index.method).walk
-    from_u = walks(walk, index.seed, {i: u for i in met}, steps, neighbours)
-    from_v = walks(walk, index.seed, {i: v for i in met}, steps, neighbours)
+    walk = registered(index.method).walk  # each fingerprint's walks drawn up to their meeting only
+    from_u = walks(walk, index.seed, {i: u for i in met}, met, neighbours)
+    from_v = walks(walk, index.seed, {i: v for i in met}, met, neighbours)
     powers = index.powers(index.decay)
     count = len(times)
     terms = []
