@@ -10,7 +10,10 @@ Two stages, as search engines rank. The candidates of page u are
   a list by ``deg(u) · HUB_DEGREE``);
 - the :data:`NEAREST` pages nearest to u in the link embedding (the pages whose links resemble
   u's without sharing one of them);
-- if both are empty, P-PSimRank's best pages (:mod:`linksim.methods.ppsimrank`).
+- if both are empty, or none of them scores above 0, P-PSimRank's best pages
+  (:mod:`linksim.methods.ppsimrank`): a page at the end of a short chain (on the najdisi.si host
+  graph, 3 of 14,615 hosts with a link) has one co-linked page, too far for the embedding and
+  too rarely met by the walks, and would otherwise get no list.
 
 Each candidate v is scored by
 
@@ -254,16 +257,19 @@ class SpectralIndex:
         return float(self.combine(u, np.array([v]), np.array([walks]))[0])
 
     def candidates(self, u: int, n_fingerprints: int | None = None) -> np.ndarray:
-        """u's candidates (see the module), in increasing order."""
+        """u's candidates (see the module), in increasing order: the co-linked and nearest pages,
+        or P-PSimRank's best pages when there are none."""
         pages, scores = self._colinked(u)
         best = top_pages(pages, scores, u, CANDIDATES, 0.0)[0]
         close = nearest(self.embedding, u) if self._graph is None else nearest_by_graph(self._graph, self.embedding, u)
         found = np.union1d(best, close)
-        if not len(found):
-            found = np.array(sorted(v for v, _ in self.fingerprints.related(u, top_k=CANDIDATES,
-                                                                             n_fingerprints=n_fingerprints)),
-                             dtype=np.int64)
-        return found
+        return found if len(found) else self._walk_candidates(u, n_fingerprints)
+
+    def _walk_candidates(self, u: int, n_fingerprints: int | None) -> np.ndarray:
+        """P-PSimRank's :data:`CANDIDATES` best pages, in increasing order."""
+        return np.array(sorted(v for v, _ in self.fingerprints.related(u, top_k=CANDIDATES,
+                                                                        n_fingerprints=n_fingerprints)),
+                        dtype=np.int64)
 
     def _colinked(self, u: int) -> tuple[np.ndarray, np.ndarray]:
         """:func:`colinked`, compiled (:func:`linksim.ranking.treescan.colinked_scores`): the same floats."""
@@ -280,9 +286,26 @@ class SpectralIndex:
         costly share: a walk of its trees in each fingerprint) only for the candidates that can
         still reach the k-th score, by the bound ``ALPHA cos + (1 - ALPHA) c``: the list is the one
         of every candidate scored, float for float (on the generated 10M-link crawl about a third
-        of the candidates are scored)."""
+        of the candidates are scored).
+
+        When no co-linked or nearest page scores above 0 (a page at the end of a chain of a few
+        pages: its one co-linked page is too far for the embedding and too rarely met by the
+        walks), P-PSimRank's best pages are the candidates, so that a page whose walks meet
+        another's gets a list."""
         check_page(u, self.n)
         pages = self.candidates(u, n_fingerprints)
+        found = self._best(u, pages, top_k, similarity_cutoff, n_fingerprints)
+        if found or top_k == 0:
+            return found
+        if similarity_cutoff > 0 and self._best(u, pages, 1, 0.0, n_fingerprints):
+            return found  # the candidates score above 0, only not above the cutoff
+        walked = self._walk_candidates(u, n_fingerprints)
+        walked = np.setdiff1d(walked, pages)  # those scored already score 0
+        return self._best(u, walked, top_k, similarity_cutoff, n_fingerprints)
+
+    def _best(self, u: int, pages: np.ndarray, top_k: int | None, similarity_cutoff: float,
+              n_fingerprints: int | None) -> list[tuple[int, float]]:
+        """The best of ``pages`` by the combined score (see :meth:`related`)."""
         pages = pages[pages != u]
         if not len(pages):
             return []

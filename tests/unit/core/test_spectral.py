@@ -212,3 +212,25 @@ def test_lists_that_leave_candidates_unscored_are_the_lists_of_every_candidate_s
             assert index.related(u, top_k=k) == every[:k]
     asked_with_k = sum(asked) - candidates
     assert asked_with_k < 3 * candidates  # three lengths of list: fewer than all candidates scored each time
+
+
+def test_a_page_whose_candidates_all_score_zero_takes_the_walks_best_pages() -> None:
+    """The end H of a chain X -> P -> H, X a hub: H's one co-linked page is X (through P), which
+    shares no feature with H (P is H's parent and X's child) and whose walks rarely meet H's. The
+    list falls back to P-PSimRank's best pages, scored the same way: H gets a list."""
+    rng = np.random.default_rng(4)
+    n = 3300
+    community = rng.integers(0, 300, (2, 3000))  # a dense part that takes the embedding's ranks
+    hub, p, h = 300, 301, 302
+    leaves = np.arange(303, n)
+    source = np.concatenate([community[0], np.full(len(leaves), hub), leaves, [hub, p]])
+    target = np.concatenate([community[1], leaves, np.full(len(leaves), hub), [p, h]])
+    graph = LinkGraph.from_edges(source, target, n)
+    index = build_spectral_index(graph, n_fingerprints=20, seed=0)  # its walks from H and X never meet
+    primary = index.candidates(h)
+    assert hub in primary.tolist() and all(index.sim(h, v) == 0.0 for v in primary.tolist() if v != h)
+    ranked = index.related(h, top_k=5)
+    assert ranked and all(score > 0 and score == pytest.approx(index.sim(h, v), abs=1e-12) for v, score in ranked)
+    walked = {v for v, _ in index.fingerprints.related(h, top_k=CANDIDATES)}
+    assert {v for v, _ in ranked} <= walked and p in {v for v, _ in ranked}
+    assert index.related(h, top_k=5, similarity_cutoff=0.5) == [(v, s) for v, s in ranked if s > 0.5]
