@@ -29,8 +29,8 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
                         help="also grade the exact reference of each method (small graphs: dense matrices)")
     parser.add_argument("--anchors", nargs="*", metavar="ANCHOR", default=None,
                         help="also grade the anchors on the same pages, computed here from the graph: "
-                        "jaccard-in, jaccard-out, jaccard-both (GDS nodeSimilarity), cocitation, adamic-adar, "
-                        "hub-cosine (Marginalia), cocitation-dh (Dean & Henzinger); no name: all of them")
+                        "jaccard-in, jaccard-out, jaccard-both (GDS nodeSimilarity), cocitation, cosine-in (Marginalia's "
+                        "website similarity), adamic-adar, hub-cosine (Marginalia), cocitation-dh (Dean & Henzinger); no name: all of them")
     parser.add_argument("--texts", type=Path, metavar="PATH",
                         help="page texts (folder or tar.gz of <article>.txt, the Wikispeedia layout): also "
                         "report Delta(A, T), the mean cosine TF-IDF similarity of a page and its top T "

@@ -8,6 +8,10 @@ ties broken by the smaller page number, as :func:`linksim.evaluation.top_lists_f
   out-link sets, of the neighbour sets over links both ways (GDS ``nodeSimilarity`` on a
   REVERSE, NATURAL and UNDIRECTED projection);
 - ``cocitation``: the number of pages linking to both (Small 1973);
+- ``cosine-in``: the cosine of the in-link sets, ``|I(u) ∩ I(v)| / sqrt(|I(u)| |I(v)|)``: the website
+  similarity of the Marginalia search engine (its "Creepy Website Similarity" note, 2022: the
+  incident links of each site as a sparse vector, nearest neighbours by cosine), here on the host
+  graph as on pages;
 - ``adamic-adar``: shared neighbours (links both ways), each weighted ``1 / ln(its degree)``
   (Adamic & Adar 2003; networkx ``adamic_adar_index``);
 - ``hub-cosine``: the related-sites measure of the Marginalia search engine: the shared neighbours
@@ -84,6 +88,14 @@ def cocitation(graph: LinkGraph, top: int) -> Lists:
     return top_lists_from_sparse(parents @ parents.T, top)
 
 
+def cosine_in(graph: LinkGraph, top: int) -> Lists:
+    parents = neighbour_matrix(graph, "in")
+    shared = (parents @ parents.T).tocoo()
+    sizes = np.asarray(parents.sum(axis=1)).ravel()
+    cosine = shared.data / np.sqrt(sizes[shared.row] * sizes[shared.col])
+    return top_lists_from_sparse(sp.csr_matrix((cosine, (shared.row, shared.col)), shape=shared.shape), top)
+
+
 def adamic_adar(graph: LinkGraph, top: int) -> Lists:
     both = neighbour_matrix(graph, "both")
     degree = np.asarray(both.sum(axis=0)).ravel()
@@ -141,6 +153,7 @@ ANCHORS: dict[str, tuple[str, Callable[[LinkGraph, int], Lists]]] = {
     "jaccard-out": ("1-step Jaccard of out-links (GDS nodeSimilarity, NATURAL)", jaccard_out),
     "jaccard-both": ("1-step Jaccard, links both ways (GDS nodeSimilarity, UNDIRECTED)", jaccard_both),
     "cocitation": ("co-citation: pages linking to both", cocitation),
+    "cosine-in": ("cosine of the in-link sets (Marginalia's website similarity)", cosine_in),
     "adamic-adar": ("Adamic-Adar, links both ways", adamic_adar),
     "hub-cosine": ("cosine, links both ways, shared neighbours weighted 1/ln(2+degree) (Marginalia)", hub_cosine),
     "cocitation-dh": ("Dean & Henzinger's Cocitation algorithm (B = 2000, BF = 8)", dean_henzinger),

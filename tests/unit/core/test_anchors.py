@@ -37,6 +37,9 @@ def by_definition(graph: LinkGraph, name: str) -> np.ndarray:
                 scores[u, v] = len(sets[u] & sets[v]) / len(union) if union else 0.0
             elif name == "cocitation":
                 scores[u, v] = len(ins[u] & ins[v])
+            elif name == "cosine-in":
+                shared = len(ins[u] & ins[v])
+                scores[u, v] = shared / math.sqrt(len(ins[u]) * len(ins[v])) if shared else 0.0
             elif name == "adamic-adar":
                 scores[u, v] = sum(1 / math.log(degree[x]) for x in both[u] & both[v])
             elif name == "hub-cosine":
