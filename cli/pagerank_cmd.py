@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from linksim.cli.options import add_memory, add_wait, checked, command, print_estimate
+from linksim.cli.options import add_graph, add_memory, add_wait, checked, command, print_estimate
 
 
 def register(commands: argparse._SubParsersAction, connection: argparse.ArgumentParser) -> None:
@@ -34,6 +34,7 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     parser.add_argument("--warm-start", action="store_true",
                         help="iterate from the ranks the write property holds (a run before a recrawl): the same "
                         "ranks to the same tolerance in fewer iterations when the graph changed little")
+    add_graph(parser)
     add_wait(parser, "PageRank write of the same property")
     add_memory(parser)
     parser.add_argument("--json", action="store_true", help="print the run summary as JSON")
@@ -43,19 +44,20 @@ def _pagerank(args: argparse.Namespace) -> int:
     """Stream the link graph out of Neo4j, compute PageRank by power iteration (Haveliwala 1999:
     damping, L1 residual, single-precision rank vectors) and write it to a property of every :Page
     (mode write, the default), print the top pages (stream) or only the summary (stats). Every run
-    is recorded as a (:LinksimRun) node. Self-loops are left out."""
+    is recorded as a (:LinksimRun) node. Self-loops are left out. With --graph hosts, the same on
+    the host graph (`linksim hosts`): the property is written on every :Host."""
 
     from linksim.cli.main import open_facade
 
     personalization = {url: 1.0 for url in args.personalize} if args.personalize else None
     with open_facade(args) as ls:
         if args.estimate:
-            return print_estimate(ls.pagerank.estimate(), args.json)
+            return print_estimate(ls.pagerank.estimate(graph=args.graph), args.json)
         run = ls.pagerank.run(
             args.mode, damping=args.damping, tol=args.tol, max_iter=args.max_iter, dangling=args.dangling,
             personalization=personalization, write_property=args.write_property, crawled_only=args.crawled_only,
             top=args.top, batch_size=args.batch_size, wait=args.wait, memory_budget=args.memory_budget,
-            warm_start=args.warm_start,
+            warm_start=args.warm_start, graph=args.graph,
         )
     record = run.record
     if args.json:
@@ -64,14 +66,15 @@ def _pagerank(args: argparse.Namespace) -> int:
     state = "converged" if record.converged else "did NOT converge"
     if record.parameters.get("warmStart"):
         state += f" from the previous {args.write_property}"
+    nodes = "pages" if args.graph == "pages" else "hosts"
     print(
-        f"PageRank ({args.mode}) over {record.pages:,} pages and {record.links:,} links: {state} after "
+        f"PageRank ({args.mode}) over {record.pages:,} {nodes} and {record.links:,} links: {state} after "
         f"{record.iterations} iterations (residual {record.residual:.2e}, tol {args.tol:g}) in "
         f"{record.millis / 1000:.1f} s (stream {record.stream_millis / 1000:.1f} s, compute "
         f"{record.compute_millis / 1000:.1f} s, write {record.write_millis / 1000:.1f} s)."
     )
     if args.mode == "write":
-        print(f"Wrote {args.write_property} on {record.written:,} pages; run {record.id}.")
+        print(f"Wrote {args.write_property} on {record.written:,} {nodes}; run {record.id}.")
     if args.mode != "stats":
         with_title = run.top.copy()
         print(with_title.to_string(index=False))

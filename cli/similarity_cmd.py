@@ -7,7 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from linksim.cli.options import add_list_options, add_memory, add_sampling, checked, command, print_estimate
+from linksim.cli.options import (add_graph, add_list_options, add_memory, add_sampling, checked, command,
+                                 graph_of_names, print_estimate)
 
 from linksim.methods import DEFAULT_METHOD, METHODS, tree_methods
 from linksim.parameters import SIMILAR_WRITE_BATCH
@@ -23,7 +24,7 @@ def _defaults_text() -> str:
     return "; ".join(f"{m.name} " + ", ".join(f"{k}={v}" for k, v in m.defaults.items()) for m in METHODS.values())
 
 
-def _index_options(parser: argparse.ArgumentParser, build: bool) -> None:
+def _index_options(parser: argparse.ArgumentParser, build: bool, graphs: bool = True) -> None:
     group = parser.add_argument_group(
         "index",
         ("Where the index lives and how it is built. Unset parameters take the papers' defaults: "
@@ -45,6 +46,8 @@ def _index_options(parser: argparse.ArgumentParser, build: bool) -> None:
                            help="use the first N fingerprints of the stored index, 1..as many as it has (default all)")
     group.add_argument("--crawled-only", action="store_true",
                        help="only crawled pages and the links between them")
+    if graphs:
+        add_graph(group, detected=not build)
 
 
 def register(commands: argparse._SubParsersAction, connection: argparse.ArgumentParser) -> None:
@@ -102,10 +105,14 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
         "left out; the column `lists` says how many of those lists hold it. The "
         "index must fit the graph as it is now (one constant-time check, nothing streamed); if there "
         "is none, or the graph changed since it was built, the message names the `linksim index` "
-        "command that builds it (exit code 6). The default method is the one the evaluation ranks "
+        "command that builds it (exit code 6). Given host names (www.example.org), the hosts most similar "
+        "on the host graph (`linksim hosts`, then `linksim similar METHOD --graph hosts` or `linksim index "
+        "METHOD --graph hosts`). The default method is the one the evaluation ranks "
         f"best (precision@10 and sibling Gamma on Wikispeedia): {DEFAULT_METHOD}.",
     )
-    related.add_argument("url", metavar="URL", nargs="+", help="the page, as stored (normalised URL); several: a set")
+    related.add_argument("url", metavar="URL", nargs="+",
+                         help="the page, as stored (normalised URL), or a HOST (www.example.org: the hosts most "
+                         "similar to it on the host graph); several: a set")
     related.add_argument("--method", choices=methods, default=DEFAULT_METHOD, help=f"default {DEFAULT_METHOD}")
     related.add_argument("--top-k", type=checked("top_k"), default=10, help="how many (default 10)")
     related.add_argument("--similarity-cutoff", type=checked("similarity_cutoff"), default=0.0,
@@ -117,9 +124,9 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     related.add_argument("--json", action="store_true", help="print JSON records")
     related.set_defaults(handler=_related)
 
-    sim = command(commands, "sim", _sim, parents=[connection], help="the similarity of two pages")
-    sim.add_argument("url", metavar="URL")
-    sim.add_argument("other", metavar="URL")
+    sim = command(commands, "sim", _sim, parents=[connection], help="the similarity of two pages (or hosts)")
+    sim.add_argument("url", metavar="URL", help="a page, as stored, or a HOST")
+    sim.add_argument("other", metavar="URL", help="another page, or HOST")
     sim.add_argument("--method", choices=methods, default=DEFAULT_METHOD, help=f"default {DEFAULT_METHOD}")
     _index_options(sim, build=False)
     sim.add_argument("--json", action="store_true")
@@ -129,7 +136,7 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     explain.add_argument("url", metavar="URL", help="the first page, as stored (normalised URL)")
     explain.add_argument("other", metavar="URL", help="the second page")
     explain.add_argument("--method", choices=methods, default=DEFAULT_METHOD, help=f"default {DEFAULT_METHOD}")
-    _index_options(explain, build=False)
+    _index_options(explain, build=False, graphs=False)
     explain.add_argument("--json", action="store_true", help="print JSON: the score and its terms")
     explain.add_argument("--browser", action="store_true",
                          help="also print the :param line for Neo4j Browser's saved query \"why two pages are "
@@ -154,17 +161,18 @@ def _index(args: argparse.Namespace) -> int:
         return _verify(args)
     with _connect(args) as ls:
         if args.estimate:
-            return print_estimate(ls.similar(args.method).estimate(top_k=None, memory_budget=args.memory_budget,
-                                                                   **_given(args)), args.json)
-        meta = ls.similar(args.method).index(rebuild=args.rebuild, crawled_only=args.crawled_only,
-                                             memory_budget=args.memory_budget, **_given(args)).as_dict()
+            return print_estimate(ls.similar(args.method, args.graph).estimate(
+                top_k=None, memory_budget=args.memory_budget, **_given(args)), args.json)
+        meta = ls.similar(args.method, args.graph).index(rebuild=args.rebuild, crawled_only=args.crawled_only,
+                                                         memory_budget=args.memory_budget, **_given(args)).as_dict()
     if args.json:
         print(json.dumps(meta, indent=2))
         return 0
     state = f"built in {meta['build_seconds']:.1f} s" if meta["built"] else "already up to date"
     parameters = ", ".join(f"{k}={v}" for k, v in meta["parameters"].items())
+    nodes = "pages" if args.graph == "pages" else "hosts"
     print(
-        f"{args.method} index ({parameters}) of {meta['graph']['pages']:,} pages and "
+        f"{args.method} index ({parameters}) of {meta['graph']['pages']:,} {nodes} and "
         f"{meta['graph']['links']:,} links: {state}; {meta['bytes'] / 2**20:,.1f} MiB in {meta['path']}"
     )
     return 0
@@ -176,9 +184,10 @@ def _verify(args: argparse.Namespace) -> int:
     from linksim import store
     from linksim.cli.main import connection_from_args
     from linksim.procedures.api import index_root
+    from linksim.procedures.graphs import index_root_of
 
     connection = connection_from_args(args)
-    root = index_root(connection.uri, connection.database, args.index_dir)
+    root = index_root_of(index_root(connection.uri, connection.database, args.index_dir), args.graph)
     began = time.monotonic()
     metas = store.verify(root, args.method)
     seconds = time.monotonic() - began
@@ -199,13 +208,14 @@ def _similar(args: argparse.Namespace) -> int:
     the method's relationships: the new run is written beside the old one, made current in one
     transaction, then the old one is deleted, so a reader of the current run never sees a mix or
     nothing. Other methods are untouched. One run of a method at a time: a second one waits (--wait)
-    or is refused."""
+    or is refused. With --graph hosts, the same on the host graph (`linksim hosts`): every host's
+    related hosts as (:Host)-[:SIMILAR_TO]->(:Host), a run of its own beside the pages'."""
 
     with _connect(args) as ls:
         if args.estimate:
-            return print_estimate(ls.similar(args.method).estimate(top_k=args.top_k, memory_budget=args.memory_budget,
-                                                                   **_given(args)), args.json)
-        record = ls.similar(args.method).write(
+            return print_estimate(ls.similar(args.method, args.graph).estimate(
+                top_k=args.top_k, memory_budget=args.memory_budget, **_given(args)), args.json)
+        record = ls.similar(args.method, args.graph).write(
             top_k=args.top_k, similarity_cutoff=args.similarity_cutoff, batch_size=args.batch_size, wait=args.wait,
             rebuild=args.rebuild, crawled_only=args.crawled_only, memory_budget=args.memory_budget,
             retire=args.retire, source_pages=_source_pages(args.source_pages), sample=args.sample,
@@ -214,12 +224,13 @@ def _similar(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(record.as_dict(), indent=2))
         return 0
+    nodes = "pages" if args.graph == "pages" else "hosts"
     print(
         f"Wrote {record.written:,} SIMILAR_TO relationships ({args.method}, top {args.top_k}) for "
-        f"{record.pages:,} pages in {record.millis / 1000:.1f} s (stream {record.stream_millis / 1000:.1f} s, "
+        f"{record.pages:,} {nodes} in {record.millis / 1000:.1f} s (stream {record.stream_millis / 1000:.1f} s, "
         f"index and top-k {record.compute_millis / 1000:.1f} s, write {record.write_millis / 1000:.1f} s); "
         f"run {record.id} is now current."
-        + (f" Coverage: {record.answered:,} of the {record.linked:,} pages with a link got a list "
+        + (f" Coverage: {record.answered:,} of the {record.linked:,} {nodes} with a link got a list "
            f"({record.coverage:.1%})." if record.coverage is not None else "")
         + (f" {record.lists_sampled:,} lists were read from a sample of large fingerprint trees (exact "
            "scores; --sample 0 for exact lists)." if record.lists_sampled else "")
@@ -246,19 +257,21 @@ def _source_pages(spec: str | None):
 
 def _related(args: argparse.Namespace) -> int:
     together = len(args.url) > 1 or args.pool is not None
+    graph = graph_of_names(args.graph, args.url)
     with _connect(args) as ls:
         frame = ls.related(args.url if together else args.url[0], method=args.method, top_k=args.top_k,
                            similarity_cutoff=args.similarity_cutoff, n_fingerprints=args.n_fingerprints,
-                           crawled_only=args.crawled_only, **({"pool": args.pool} if together else {}))
+                           crawled_only=args.crawled_only, graph=graph, **({"pool": args.pool} if together else {}))
     if args.json:
         records = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
         print(json.dumps(records, indent=2))  # exact floats, null for a missing title or rank
         return 0
-    given = f"the {len(set(args.url))} pages together" if together else args.url[0]
+    nodes = "pages" if graph == "pages" else "hosts"
+    given = f"the {len(set(args.url))} {nodes} together" if together else args.url[0]
     if frame.empty:
-        print(f"No page is similar to {given} by {args.method} (e.g. no in-links).")
+        print(f"No {nodes[:-1]} is similar to {given} by {args.method} (e.g. no in-links).")
         return 0
-    print(f"Pages most similar to {given} by {args.method}:")
+    print(f"{nodes.capitalize()} most similar to {given} by {args.method}:")
     print(frame.to_string(index=False))
     sys.stdout.flush()
     return 0
@@ -314,7 +327,7 @@ def _sim(args: argparse.Namespace) -> int:
 
     with _connect(args) as ls:
         value = ls.sim(args.url, args.other, method=args.method, n_fingerprints=args.n_fingerprints,
-                       crawled_only=args.crawled_only)
+                       crawled_only=args.crawled_only, graph=graph_of_names(args.graph, [args.url, args.other]))
     if args.json:
         print(json.dumps({"method": args.method, "url": args.url, "other": args.other, "similarity": value}))
     else:

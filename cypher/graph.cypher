@@ -18,6 +18,21 @@ CALL () { MATCH (p:Page) RETURN count(p) AS pages }
 CALL () { MATCH ()-[r:LINKS_TO]->() RETURN count(r) AS links }
 RETURN id, version, pages, links;
 
+// name: host_graph_state
+// The same for the host graph (`linksim hosts`): its own version node, bumped by a build that
+// changes hosts or host links, before it writes and after.
+OPTIONAL MATCH (g:LinksimGraph {name: 'hosts'})
+WITH g.id AS id, coalesce(g.version, 0) AS version
+CALL () { MATCH (h:Host) RETURN count(h) AS pages }
+CALL () { MATCH ()-[r:HOST_LINKS_TO]->() RETURN count(r) AS links }
+RETURN id, version, pages, links;
+
+// name: bump_host_graph_version
+MERGE (g:LinksimGraph {name: 'hosts'})
+ON CREATE SET g.id = randomUUID(), g.version = 0
+SET g.version = g.version + 1, g.changed = datetime()
+RETURN g.id AS id, g.version AS version;
+
 // name: record_change
 // What a load is about to change, written before it changes anything (and marked done after):
 // `scope` 'pages' lists the pages whose out-links change (`sources`, URLs) and the pages that lose

@@ -8,6 +8,9 @@
 MATCH (p:Page) WHERE p.host IS NOT NULL
 RETURN DISTINCT p.host AS name;
 
+// name: existing_hosts
+MATCH (h:Host) RETURN h.name AS name;
+
 // name: merge_hosts
 UNWIND $names AS name
 MERGE (:Host {name: name});

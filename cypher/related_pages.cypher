@@ -19,6 +19,19 @@ RETURN s.rank AS rank, q.url AS url, q.title AS title, s.score AS score, q.pager
 ORDER BY s.rank
 LIMIT $limit;
 
+// name: related_hosts
+// The $limit hosts most similar to the host $host by $method (`linksim similar METHOD --graph
+// hosts`, whose runs are current under the key '<method>@hosts'), with their PageRank on the host
+// graph and their number of pages.
+// In Neo4j Browser: :param host => 'www.uni-lj.si'
+MATCH (current:LinksimCurrent {algorithm: $method + '@hosts'})
+WITH current.run AS run
+MATCH (h:Host {name: $host})-[s:SIMILAR_TO {run: run}]->(g:Host)
+RETURN s.rank AS rank, g.name AS host, s.score AS score, g.pagerank AS pagerank,
+       COUNT { (g)<-[:ON_HOST]-() } AS pages
+ORDER BY s.rank
+LIMIT $limit;
+
 // name: related_pages_all_methods
 // The related pages of $url by every method that has a current run, side by side (rank <= $limit).
 MATCH (current:LinksimCurrent)
@@ -37,8 +50,9 @@ WHERE s.rank <= $limit
 RETURN path;
 
 // name: similarity_runs
-// The current SIMILAR_TO run of each method: when, with which parameters, how many relationships.
-MATCH (current:LinksimCurrent)
+// The current SIMILAR_TO run of each method on the pages: when, with which parameters, how many
+// relationships (the host graph's runs are keyed '<method>@hosts').
+MATCH (current:LinksimCurrent) WHERE NOT current.algorithm ENDS WITH '@hosts'
 WITH current.algorithm AS method, current.run AS id
 MATCH (run:LinksimRun {id: id})
 RETURN method, run.id AS run, run.started AS started, run.parameters AS parameters, run.pages AS pages,

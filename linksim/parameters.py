@@ -133,6 +133,17 @@ def check_parameters(**values) -> dict[str, int | float]:
     return checked
 
 
+#: The link graphs a command runs on: the pages (default) and the hosts of ``linksim hosts``.
+GRAPHS = ("pages", "hosts")
+
+
+def check_graph(name: object) -> str:
+    """``name`` if it names a link graph (``--graph``); :class:`ConfigurationError` otherwise."""
+    if name not in GRAPHS:
+        raise ConfigurationError(f"--graph (graph) must be one of {', '.join(GRAPHS)}, got {name!r}")
+    return name  # type: ignore[return-value]
+
+
 def check_fingerprints_asked(asked: int | None, built: int) -> int:
     """The number of fingerprints a query uses: ``asked`` (1..built) or all that were built."""
     if asked is None:

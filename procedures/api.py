@@ -11,6 +11,9 @@ ls.similar("psimrank").write(top_k=10)       # -> SimilarWriteResult: the new cu
 ls.similar("psimrank").stream(top_k=10)      # -> DataFrame: source, target, score, rank (every pair)
 ls.related("https://en.wikipedia.org/wiki/Paris", top_k=20)   # -> DataFrame: rank, url, title, score, pagerank
 ls.sim(url_a, url_b, method="xjaccard")      # -> float
+ls.hosts()                                   # -> HostGraph: (:Host)-[:HOST_LINKS_TO]->(:Host) from the pages
+ls.similar("simrank", graph="hosts").write() # every method, and PageRank, on the host graph too
+ls.related("www.uni-lj.si", graph="hosts")   # -> DataFrame: rank, host, pages, score, pagerank
 sp = ls.spark(master="local[2]")             # the same on Apache Spark (pip install 'linksim[spark]')
 sp.pagerank()                                # -> PageRankWriteResult, the property written through the connector
 sp.index("simrank", n_fingerprints=100)      # -> IndexResult: the stored index, equal to ls.similar(...).index()'s
@@ -56,15 +59,16 @@ class PageRank:
         options.setdefault("show_progress", self._client.show_progress)
         return run_pagerank(self._client.runner, mode=mode, **options)
 
-    def estimate(self):
+    def estimate(self, graph: str = "pages"):
         """Memory the run would take on the graph as it is now (a :class:`linksim.estimate.Estimate`:
         ``bytes_min``, ``bytes_max``, ``parts``, ``lines()``); nothing is read but the counts."""
         from linksim.procedures.budget import estimate_run
 
-        return estimate_run(self._client.runner, "pagerank")
+        return estimate_run(self._client.runner, "pagerank", graph=graph)
 
     def write(self, **options):
-        """Compute and write the ``pagerank`` property (``write_property``) of every page."""
+        """Compute and write the ``pagerank`` property (``write_property``) of every page (of every
+        host with ``graph="hosts"``)."""
         return self.run("write", **options)
 
     def stats(self, **options):
@@ -78,11 +82,15 @@ class PageRank:
 
 
 class Similar:
-    """``ls.similar(method)``: build its index, write or stream every page's top k."""
+    """``ls.similar(method)``: build its index, write or stream every page's top k;
+    ``ls.similar(method, graph="hosts")``: the same on the host graph (``ls.hosts()``), every
+    host's top k."""
 
-    def __init__(self, client: "Linksim", method: str) -> None:
+    def __init__(self, client: "Linksim", method: str, graph: str = "pages") -> None:
+        from linksim.parameters import check_graph
+
         registered(method)
-        self._client, self.method = client, method
+        self._client, self.method, self.graph = client, method, check_graph(graph)
 
     def estimate(self, *, top_k: int | None = 10, memory_budget: str | int | None = None, **parameters):
         """Memory and disk that ``write(top_k=...)`` (``top_k`` None: ``index()``) would take on the
@@ -95,7 +103,7 @@ class Similar:
         check_parameters(top_k=top_k)
         task = "index" if top_k is None else "similar"
         return estimate_run(self._client.runner, task, self.method, top_k=top_k, memory_budget=memory_budget,
-                            **parameters)
+                            graph=self.graph, **parameters)
 
     def index(self, *, rebuild: bool = False, crawled_only: bool = False, memory_budget: str | int | None = None,
               **parameters) -> IndexResult:
@@ -130,7 +138,7 @@ class Similar:
         client = self._client
         handle = obtain_index(client.runner, self.method, client.index_root, rebuild=rebuild,
                               crawled_only=crawled_only, show_progress=client.show_progress,
-                              memory_budget=memory_budget, **parameters)
+                              memory_budget=memory_budget, graph=self.graph, **parameters)
         return IndexResult(store.describe_path(handle.path, self.method), handle.built, handle.build_seconds)
 
     def write(self, *, top_k: int = 10, similarity_cutoff: float = 0.0, batch_size: int | None = None, wait: float = 0.0,
@@ -181,7 +189,7 @@ class Similar:
             client.runner, self.method, client.index_root, top_k=top_k, similarity_cutoff=similarity_cutoff,
             batch_size=batch_size, wait=wait, rebuild=rebuild, crawled_only=crawled_only,
             show_progress=client.show_progress, memory_budget=memory_budget, retire=retire,
-            source_pages=source_pages, sample=sample, **parameters))
+            source_pages=source_pages, sample=sample, graph=self.graph, **parameters))
 
     def stream(self, *, top_k: int = 10, similarity_cutoff: float = 0.0, rebuild: bool = False,
                crawled_only: bool = False, sample: int | None = None, **parameters) -> pd.DataFrame:
@@ -194,7 +202,8 @@ class Similar:
         check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, sample=sample)
         client = self._client
         handle = obtain_index(client.runner, self.method, client.index_root, rebuild=rebuild,
-                              crawled_only=crawled_only, show_progress=client.show_progress, **parameters)
+                              crawled_only=crawled_only, show_progress=client.show_progress, graph=self.graph,
+                              **parameters)
         source, target, score, rank = top_k_all(handle.index, top_k=top_k, similarity_cutoff=similarity_cutoff,
                                                 show_progress=client.show_progress, sample=sample)
         urls = np.asarray(handle.streamed.urls, dtype=object)
@@ -322,33 +331,39 @@ class Linksim:
                         show_progress=self.show_progress, anchors=anchors)
 
     # Similarity ---------------------------------------------------------------------------------
-    def similar(self, method: str = DEFAULT_METHOD) -> Similar:
-        return Similar(self, method)
+    def similar(self, method: str = DEFAULT_METHOD, graph: str = "pages") -> Similar:
+        """A method's index and SIMILAR_TO lists on the page graph, or on the host graph
+        (``graph="hosts"``, built by :meth:`hosts`)."""
+        return Similar(self, method, graph)
 
     def spark(self, master: str = "local[2]", partitions: int = 4) -> Spark:
         """The Spark path: ``master`` local[N], spark://HOST:PORT or yarn."""
         return Spark(self, master, partitions)
 
-    def _handle(self, method: str, n_fingerprints: int | None, crawled_only: bool):
+    def _handle(self, method: str, n_fingerprints: int | None, crawled_only: bool, graph: str = "pages"):
         """The stored index for queries, kept open between calls; every call checks in one
         constant-time query that it still fits the graph (else the store says what to run)."""
+        from linksim.parameters import check_graph
         from linksim.procedures.indexes import open_index
         from linksim.procedures.stream import graph_state
 
-        key = (method, n_fingerprints, crawled_only)
-        state = graph_state(self.runner)
+        key = (method, n_fingerprints, crawled_only, check_graph(graph))
+        state = graph_state(self.runner, graph)
         cached = self._open.get(key)
         if cached is not None and cached[0] == state:
             return cached[1]
         given = {"n_fingerprints": n_fingerprints} if registered(method).samples else {}
-        handle = open_index(self.runner, method, self.index_root, crawled_only, state, **given)
+        handle = open_index(self.runner, method, self.index_root, crawled_only, state, graph=graph, **given)
         self._open[key] = (state, handle)
         return handle
 
     def related(self, url: str | Sequence[str], method: str = DEFAULT_METHOD, top_k: int = 10,
                 similarity_cutoff: float = 0.0, n_fingerprints: int | None = None, crawled_only: bool = False,
-                pool: int | None = None) -> pd.DataFrame:
+                pool: int | None = None, graph: str = "pages") -> pd.DataFrame:
         """The pages most similar to ``url``: DataFrame ``rank, url, title, score, pagerank``.
+
+        ``graph="hosts"``: ``url`` is a host name (or a list of them) and the answer the hosts
+        most similar to it on the host graph: DataFrame ``rank, host, pages, score, pagerank``.
 
         Given a list of URLs, the pages most similar to them together
         (:mod:`linksim.ranking.sets`: the mean of each page's scores in the given pages' lists of
@@ -362,26 +377,26 @@ class Linksim:
         if isinstance(url, str):
             if pool is not None:
                 raise ConfigurationError("pool applies to a set of pages (a list of URLs), not to one URL")
-            key = stored_key(url)  # a bad URL is the caller's error, whatever the store holds
-            handle = self._handle(method, n_fingerprints, crawled_only)
+            key = _key(url, graph)  # a bad URL is the caller's error, whatever the store holds
+            handle = self._handle(method, n_fingerprints, crawled_only, graph)
             return related_pages(handle, self.runner, key, top_k=top_k, similarity_cutoff=similarity_cutoff,
                                  n_fingerprints=n_fingerprints)
-        keys = [stored_key(one) for one in url]
+        keys = [_key(one, graph) for one in url]
         if not keys:
             raise ConfigurationError("give at least one URL")
-        handle = self._handle(method, n_fingerprints, crawled_only)
+        handle = self._handle(method, n_fingerprints, crawled_only, graph)
         return related_to_set(handle, self.runner, keys, top_k=top_k, similarity_cutoff=similarity_cutoff,
                               n_fingerprints=n_fingerprints, pool=pool)
 
     def sim(self, url: str, other: str, method: str = DEFAULT_METHOD, n_fingerprints: int | None = None,
-            crawled_only: bool = False) -> float:
-        """The similarity of two pages by ``method``."""
+            crawled_only: bool = False, graph: str = "pages") -> float:
+        """The similarity of two pages by ``method`` (of two hosts with ``graph="hosts"``)."""
         from linksim.parameters import check_parameters
         from linksim.procedures.similarity import similarity
 
         check_parameters(n_fingerprints=n_fingerprints)
-        keys = stored_key(url), stored_key(other)
-        handle = self._handle(method, n_fingerprints, crawled_only)
+        keys = _key(url, graph), _key(other, graph)
+        handle = self._handle(method, n_fingerprints, crawled_only, graph)
         return similarity(handle, *keys, n_fingerprints=n_fingerprints)
 
     def hosts(self, batch_size: int = 10_000, wait: float = 0.0):
@@ -417,6 +432,18 @@ class Linksim:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _key(name: str, graph: str) -> str:
+    """A page's URL as the loader stores it, or a host's name as given (host names are stored in
+    lower case, as the URLs' hosts)."""
+    from linksim.parameters import check_graph
+
+    if check_graph(graph) == "pages":
+        return stored_key(name)
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigurationError(f"a host name must be a non-empty string, got {name!r}")
+    return name.strip().lower()
 
 
 def index_root(uri: str, database: str, index_dir: str | Path | None = None) -> Path:

@@ -28,20 +28,21 @@ def memory_budget(given: str | int | None = None) -> int | None:
 _budget_bytes = memory_budget  # for the functions whose parameter of that name hides it
 
 
-def _counts(runner) -> tuple[int, int]:
+def _counts(runner, graph: str = "pages") -> tuple[int, int]:
     from linksim.procedures.stream import graph_state
 
-    state = graph_state(runner)  # constant time: Neo4j's count store
+    state = graph_state(runner, graph)  # constant time: Neo4j's count store
     return int(state["pages"]), int(state["links"])
 
 
 def estimate_run(runner, task: str, method: str | None = None, top_k: int | None = None,
-                 memory_budget: str | int | None = None, **parameters) -> Estimate:
+                 memory_budget: str | int | None = None, graph: str = "pages", **parameters) -> Estimate:
     """The estimate of ``task`` (``pagerank``, ``index`` or ``similar``) on the graph in Neo4j now
     (its page and link counts; with --crawled-only the whole graph is counted, an upper bound), as
     the run would go under ``memory_budget`` (default: the environment's, else the memory
-    available): with its index built on disk when that is how the run would build it."""
-    return _as_run(_counts(runner), task, method, top_k, _budget_bytes(memory_budget), **parameters)
+    available): with its index built on disk when that is how the run would build it. ``graph``:
+    the page graph or the host graph (:mod:`linksim.procedures.graphs`)."""
+    return _as_run(_counts(runner, graph), task, method, top_k, _budget_bytes(memory_budget), **parameters)
 
 
 def _as_run(counts: tuple[int, int], task: str, method: str | None, top_k: int | None, limit: int | None,
@@ -69,12 +70,12 @@ def _estimate(pages: int, links: int, task: str, method: str | None, top_k: int 
 
 
 def check_memory(runner, task: str, budget: str | int | None = None, method: str | None = None,
-                 top_k: int | None = None, **parameters) -> Estimate:
-    """Estimate ``task`` and refuse it (``MemoryBudgetExceeded``, exit 8) when it cannot fit.
+                 top_k: int | None = None, graph: str = "pages", **parameters) -> Estimate:
+    """Estimate ``task`` (on ``graph``) and refuse it (``MemoryBudgetExceeded``, exit 8) when it cannot fit.
 
     A SimRank or PSimRank index that does not fit in memory is built on disk when that fits
     (the estimate returned says so: ``on_disk``); only when neither fits is the run refused."""
     limit = memory_budget(budget)
-    estimate = _as_run(_counts(runner), task, method, top_k, limit, **parameters)
+    estimate = _as_run(_counts(runner, graph), task, method, top_k, limit, **parameters)
     estimate.check(limit)
     return estimate

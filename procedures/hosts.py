@@ -26,6 +26,7 @@ class HostGraph:
     links: int
     seconds: float = 0.0
     timings: dict = field(default_factory=dict)
+    changed: bool = False  # hosts or host pairs changed (the host graph's version was bumped)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -54,10 +55,28 @@ def build_host_graph(runner, batch_size: int = 10_000, show_progress: bool = Tru
 def _build(runner, batch_size: int, show_progress: bool) -> HostGraph:
     began = time.monotonic()
     timings = {}
+    # What the host graph should be, read before anything is written: a build that changes its
+    # hosts or host pairs bumps its version (cypher/graph.cypher) before it writes and after, so
+    # that an index of the host graph is stale from the first write on, even if the build dies.
     names = [row["name"] for row in runner.stream(cypher.query("hosts", "host_names"))]
+    existing_names = {row["name"] for row in runner.stream(cypher.query("hosts", "existing_hosts"))}
+    counted = {(row["source"], row["target"]): row["links"]
+               for row in runner.stream(cypher.query("hosts", "host_link_counts"))}
+    existing = {(row["source"], row["target"]): (row["links"], row["id"])
+                for row in runner.stream(cypher.query("hosts", "existing_host_links"))}
+    gone = [rel for pair, (_, rel) in existing.items() if pair not in counted]
+    changed = [{"source": a, "target": b, "links": n} for (a, b), n in counted.items()
+               if existing.get((a, b), (None,))[0] != n]
+    reshaped = set(names) != existing_names or bool(gone) or any((row["source"], row["target"]) not in existing
+                                                                   for row in changed)
+    if reshaped:
+        runner.write(cypher.query("graph", "bump_host_graph_version"))
+    timings["read"] = time.monotonic() - began
+
+    mark = time.monotonic()
     for start in range(0, len(names), batch_size):
         runner.write(cypher.query("hosts", "merge_hosts"), {"names": names[start : start + batch_size]})
-    timings["hosts"] = time.monotonic() - began
+    timings["hosts"] = time.monotonic() - mark
 
     mark = time.monotonic()
     bounds = runner.run(cypher.query("hosts", "page_id_range"))[0]
@@ -70,13 +89,6 @@ def _build(runner, batch_size: int, show_progress: bool) -> HostGraph:
     timings["pages"] = time.monotonic() - mark
 
     mark = time.monotonic()
-    counted = {(row["source"], row["target"]): row["links"]
-               for row in runner.stream(cypher.query("hosts", "host_link_counts"))}
-    existing = {(row["source"], row["target"]): (row["links"], row["id"])
-                for row in runner.stream(cypher.query("hosts", "existing_host_links"))}
-    gone = [rel for pair, (_, rel) in existing.items() if pair not in counted]
-    changed = [{"source": a, "target": b, "links": n} for (a, b), n in counted.items()
-               if existing.get((a, b), (None,))[0] != n]
     for start in range(0, len(gone), batch_size):
         runner.write(cypher.query("hosts", "delete_host_links"), {"ids": gone[start : start + batch_size]})
     with Progress(len(changed), "host links written", "host links", enabled=show_progress) as progress:
@@ -84,7 +96,10 @@ def _build(runner, batch_size: int, show_progress: bool) -> HostGraph:
             runner.write(cypher.query("hosts", "set_host_links"), {"rows": changed[start : start + batch_size]})
             progress.update(len(changed[start : start + batch_size]))
     runner.write(cypher.query("hosts", "delete_empty_hosts"))
+    if reshaped:
+        runner.write(cypher.query("graph", "bump_host_graph_version"))
     timings["host links"] = time.monotonic() - mark
     result = host_counts(runner)
     result.seconds, result.timings = time.monotonic() - began, timings
+    result.changed = reshaped
     return result

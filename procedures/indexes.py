@@ -15,6 +15,7 @@ from linksim import store
 from linksim.digest import graph_fingerprint
 from linksim.errors import ConfigurationError, LinksimError
 from linksim.methods import method as registered
+from linksim.procedures.graphs import PAGE_GRAPH, LinkGraphOf, graph_of, index_root_of, refuse_crawled_only
 from linksim.procedures.stream import StreamedGraph, stream_link_graph
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,7 @@ class IndexHandle:
     streamed: StreamedGraph | None = None
     path: Path | None = None
     _pages: object = None
+    of: LinkGraphOf = PAGE_GRAPH  # the link graph it is an index of (its pages may be hosts)
 
     @property
     def pages(self):
@@ -54,6 +56,9 @@ class IndexHandle:
 
     def page(self, url: str) -> int:
         page = self.pages.page(url)
+        if page is None and not self.of.pages:
+            raise ConfigurationError(f"{url} is not a host of the host graph (`linksim hosts` builds it again "
+                                     "from the pages)")
         if page is None:
             raise ConfigurationError(
                 f"{url} is not a page of the graph (URLs are stored normalised: lower-case scheme "
@@ -72,6 +77,7 @@ def obtain_index(
     show_progress: bool = True,
     memory_budget: str | int | None | bool = None,
     on_disk: bool = False,
+    graph: str | LinkGraphOf = "pages",
     **given,
 ) -> IndexHandle:
     """The index of ``method`` with the given parameters (None: the papers' default) for the graph
@@ -79,27 +85,32 @@ def obtain_index(
     recorded graph state then brought up to date), else built and stored. For ``index`` and
     ``similar``; queries open the stored index without reading the graph (:func:`open_index`).
     ``memory_budget``: see :mod:`linksim.procedures.budget` (False: checked by the caller, who
-    passes ``on_disk``: build the index into memory-mapped files, when only that fits).
+    passes ``on_disk``: build the index into memory-mapped files, when only that fits). ``graph``:
+    the page graph or the host graph (:mod:`linksim.procedures.graphs`), whose indexes are stored
+    in ``root/hosts``.
     """
     entry = registered(method)
     parameters = entry.parameters_for(**given)  # checked before the graph is read
+    of = graph_of(streamed.of if streamed is not None else graph)
+    refuse_crawled_only(of, crawled_only)
+    root = index_root_of(root, of)
     if streamed is None and memory_budget is not False:
         from linksim.procedures.budget import check_memory
 
-        on_disk = check_memory(runner, "index", memory_budget, method, **given).on_disk
+        on_disk = check_memory(runner, "index", memory_budget, method, graph=of.name, **given).on_disk
     if streamed is None:
-        streamed = stream_link_graph(runner, crawled_only=crawled_only, show_progress=show_progress)
+        streamed = stream_link_graph(runner, crawled_only=crawled_only, show_progress=show_progress, graph=of)
     graph = streamed.graph
     if graph.n == 0:
-        raise LinksimError("the database has no pages: load a crawl first (`linksim load`)")
+        raise _empty(of)
     if not rebuild:
         found = store.open_built(root, method, parameters, graph_fingerprint(graph), crawled_only)
         if found is not None:
             if found.meta.get("graphState") != streamed.state:
                 store.record_state(found.path, streamed.state)
             log.info("using the stored %s index in %s", method, found.path)
-            return IndexHandle(method, found.index, root, False, 0.0, streamed, found.path)
-    log.info("building the %s index of %s pages (%s)", method, f"{graph.n:,}",
+            return IndexHandle(method, found.index, root, False, 0.0, streamed, found.path, of=of)
+    log.info("building the %s index of %s %ss (%s)", method, f"{graph.n:,}", of.noun,
              ", ".join(f"{k}={v}" for k, v in parameters.items()))
     began = time.monotonic()
     with store.build_directory(root, method) if on_disk else contextlib.nullcontext() as directory:
@@ -113,11 +124,17 @@ def obtain_index(
         path = store.save(index, root, method, graph.n, graph.m, extra={"buildSeconds": round(seconds, 3)},
                           urls=streamed.urls, state=streamed.state, crawled_only=crawled_only)
     log.info("built in %.1f s, stored in %s", seconds, path)
-    return IndexHandle(method, index, root, True, seconds, streamed, path)
+    return IndexHandle(method, index, root, True, seconds, streamed, path, of=of)
+
+
+def _empty(of: LinkGraphOf) -> LinksimError:
+    if of.pages:
+        return LinksimError("the database has no pages: load a crawl first (`linksim load`)")
+    return LinksimError("the database has no host graph: build it with `linksim hosts` (after `linksim load`)")
 
 
 def open_index(runner, method: str, root: Path, crawled_only: bool | None = None, state: dict | None = None,
-               **given) -> IndexHandle:
+               graph: str | LinkGraphOf = "pages", **given) -> IndexHandle:
     """The stored index of ``method`` for queries: the newest that fits the parameters given
     (``n_fingerprints``: at least that many) and the graph as it is now, which one constant-time
     query checks (:func:`linksim.procedures.stream.graph_state`). Nothing is built or streamed.
@@ -130,14 +147,23 @@ def open_index(runner, method: str, root: Path, crawled_only: bool | None = None
     from linksim.procedures.stream import graph_state
 
     registered(method)
-    state = graph_state(runner) if state is None else state
+    of = graph_of(graph)
+    refuse_crawled_only(of, bool(crawled_only))
+    state = graph_state(runner, of) if state is None else state
     if state["pages"] == 0:
-        raise LinksimError("the database has no pages: load a crawl first (`linksim load`)")
-    found = store.open_current(root, method, state, crawled_only, **given)
+        raise _empty(of)
+    root = index_root_of(root, of)
+    try:
+        found = store.open_current(root, method, state, crawled_only, **given)
+    except store.IndexStoreError as error:
+        if of.pages:
+            raise
+        # The remedy names the host graph: `linksim index METHOD --graph hosts`.
+        raise type(error)(error.reason, error.method, dict(error.parameters, graph=of.name), error.rebuild) from None
     if found.pages is None:
         raise store.IndexMismatch(f"the stored {method} index in {found.path} names no pages (written by an "
                                   "older linksim)", method, rebuild=True)
-    return IndexHandle(method, found.index, root, path=found.path, _pages=found.pages)
+    return IndexHandle(method, found.index, root, path=found.path, _pages=found.pages, of=of)
 
 
 @contextmanager

@@ -18,6 +18,7 @@ from linksim.procedures.browser import label_pagerank_tiers, tiers_in_use
 from linksim.inflight import in_flight
 from linksim.procedures.results import PageRankStatsResult, PageRankWriteResult
 from linksim.procedures.runs import RunRecord, record_run
+from linksim.procedures.graphs import PAGE_GRAPH, LinkGraphOf, graph_of, refuse_crawled_only
 from linksim.procedures.stream import StreamedGraph, stream_link_graph
 from linksim.progress import Progress
 
@@ -63,6 +64,8 @@ def _teleport(streamed: StreamedGraph, personalization: dict[str, float] | None)
         return None
     index = {url: i for i, url in enumerate(streamed.urls)}
     missing = [url for url in personalization if url not in index]
+    if missing and not streamed.of.pages:
+        raise LinksimError(f"--personalize names hosts that are not in the host graph: {', '.join(missing[:5])}")
     if missing:
         raise LinksimError(
             f"--personalize names pages that are not in the graph: {', '.join(missing[:5])} "
@@ -71,10 +74,10 @@ def _teleport(streamed: StreamedGraph, personalization: dict[str, float] | None)
     return {index[url]: weight for url, weight in personalization.items()}
 
 
-def finish_write(runner, record: RunRecord, write_property: str, pages: int) -> None:
+def finish_write(runner, record: RunRecord, write_property: str, pages: int, of: LinkGraphOf = PAGE_GRAPH) -> None:
     """The tail of every PageRank write, whichever engine computed and wrote the ranks: the
     Browser's tiers kept in step, the written count checked against the pages, the run recorded."""
-    if write_property == "pagerank" and tiers_in_use(runner):
+    if of.pages and write_property == "pagerank" and tiers_in_use(runner):
         label_pagerank_tiers(runner)  # keep the Browser's PageRank tiers in step with the ranks
     if record.written != pages:
         raise LinksimError(
@@ -100,6 +103,7 @@ def run_pagerank(
     wait: float = 0.0,
     memory_budget: str | int | None = None,
     warm_start: bool = False,
+    graph: str = "pages",
 ) -> PageRankStatsResult:
     """Compute PageRank over the graph in Neo4j.
 
@@ -128,6 +132,9 @@ def run_pagerank(
         Iterate from the ranks in ``write_property`` (a previous run's, before a recrawl) instead
         of the teleport vector: the same fixed point to the same tolerance, in fewer iterations
         when the graph changed little; pages without a rank start at the teleport value.
+    graph : {"pages", "hosts"}
+        Rank the pages (default) or the hosts of the host graph (``linksim hosts``), whose
+        ``write_property`` is then set on every ``:Host`` (personalization by host name).
     """
     if mode not in MODES:
         raise ConfigurationError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -135,17 +142,20 @@ def run_pagerank(
     check_parameters(damping=damping, tol=tol, max_iter=max_iter, top=top, batch_size=batch_size, wait=wait)
     if dangling not in DANGLING:
         raise ConfigurationError(f"dangling must be one of {', '.join(DANGLING)}, got {dangling!r}")
+    of = graph_of(graph)
+    refuse_crawled_only(of, crawled_only)
     from linksim.procedures.budget import check_memory
 
-    check_memory(runner, "pagerank", memory_budget)
+    check_memory(runner, "pagerank", memory_budget, graph=of.name)
     if mode != "write":
         return _run(runner, mode, damping, tol, max_iter, dangling, personalization, write_property, crawled_only,
-                    top, batch_size, show_progress, warm_start)
+                    top, batch_size, show_progress, warm_start, of)
     from linksim.procedures.locks import acquire
 
-    with acquire(runner, f"pagerank:{write_property}", wait=wait):
+    with acquire(runner, f"pagerank:{write_property}" if of.pages else f"pagerank@{of.name}:{write_property}",
+                 wait=wait):
         return _run(runner, mode, damping, tol, max_iter, dangling, personalization, write_property, crawled_only,
-                    top, batch_size, show_progress, warm_start)
+                    top, batch_size, show_progress, warm_start, of)
 
 
 def previous_ranks(runner, streamed: StreamedGraph, write_property: str, batch_size: int) -> np.ndarray:
@@ -160,7 +170,7 @@ def previous_ranks(runner, streamed: StreamedGraph, write_property: str, batch_s
 
 
 def _run(runner, mode, damping, tol, max_iter, dangling, personalization, write_property, crawled_only, top,
-         batch_size, show_progress, warm_start=False) -> PageRankStatsResult:
+         batch_size, show_progress, warm_start=False, of: LinkGraphOf = PAGE_GRAPH) -> PageRankStatsResult:
     record = RunRecord(
         algorithm="pagerank",
         mode=mode,
@@ -168,15 +178,18 @@ def _run(runner, mode, damping, tol, max_iter, dangling, personalization, write_
             "damping": damping, "tol": tol, "maxIter": max_iter, "dangling": dangling,
             "personalization": personalization or {}, "crawledOnly": crawled_only,
             "writeProperty": write_property, "warmStart": warm_start,
+            **({} if of.pages else {"graph": of.name}),
         },
     )
     began = time.monotonic()
-    streamed = stream_link_graph(runner, crawled_only=crawled_only, show_progress=show_progress)
+    streamed = stream_link_graph(runner, crawled_only=crawled_only, show_progress=show_progress, graph=of)
     record.stream_millis = int((time.monotonic() - began) * 1000)
     graph = streamed.graph
     record.pages, record.links = graph.n, graph.m
     if graph.n == 0:
-        raise LinksimError("the database has no pages: load a crawl first (`linksim load`)")
+        from linksim.procedures.indexes import _empty
+
+        raise _empty(of)
 
     start = None
     if warm_start:  # read with the graph, before the clock of the computation starts
@@ -205,19 +218,19 @@ def _run(runner, mode, damping, tol, max_iter, dangling, personalization, write_
             )
 
         # Two batches in flight: the driver encodes one while the server writes the other.
-        with Progress(len(ids), f"writing {write_property}", "pages", enabled=show_progress) as progress:
+        with Progress(len(ids), f"writing {write_property}", of.name, enabled=show_progress) as progress:
             for start, counters in in_flight(iter(range(0, len(ids), batch_size)), write, workers=2):
                 record.written += counters.get("properties_set", 0)
                 progress.update(min(batch_size, len(ids) - start))
         if crawled_only:
             runner.write_autocommit(CLEAR_OTHERS, {"property": write_property})
         record.write_millis = int((time.monotonic() - began) * 1000)
-        finish_write(runner, record, write_property, graph.n)
+        finish_write(runner, record, write_property, graph.n, of)
     else:
         record_run(runner, record)
     order = np.argsort(-result.ranks, kind="stable")[:top]
     top_pages = pd.DataFrame(
-        {"rank": np.arange(1, len(order) + 1), "url": [streamed.urls[i] for i in order],
+        {"rank": np.arange(1, len(order) + 1), of.key if of.pages else "host": [streamed.urls[i] for i in order],
          write_property: result.ranks[order].astype(np.float64)}
     )
     kind = PageRankWriteResult if mode == "write" else PageRankStatsResult

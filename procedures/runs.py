@@ -61,6 +61,7 @@ class RunRecord:
     lists_sampled: int = 0  # top-k lists read from a sample of the trees (similar --sample)
     answered: int | None = None  # SIMILAR_TO runs: pages given a non-empty list
     linked: int | None = None  # ... of the pages asked for that have a link (self-links aside)
+    key: str | None = None  # SIMILAR_TO runs: the method's key on its graph (procedures.graphs.run_key)
 
     @property
     def millis(self) -> int:
@@ -74,7 +75,10 @@ class RunRecord:
         return self.answered / self.linked
 
     def as_dict(self) -> dict[str, object]:
-        return dict(asdict(self), millis=self.millis, coverage=self.coverage)
+        values = dict(asdict(self), millis=self.millis, coverage=self.coverage)
+        if values["key"] is None:
+            del values["key"]
+        return values
 
 
 def record_values(run: RunRecord) -> dict[str, object]:
@@ -175,8 +179,9 @@ def publish_run(runner, lock, record: RunRecord, write_lists, grace: float | Non
     """Steps 2 to 4 of the protocol (see module) for a writer holding the method's ``lock``: a new
     run id, ``write_lists(run)`` creates the relationships with ``run`` (and returns how many),
     the switch, then the retirement of the other runs. Shared by ``linksim similar`` and
-    ``linksim spark similar`` (whose relationships the Spark connector writes)."""
-    method = record.algorithm
+    ``linksim spark similar`` (whose relationships the Spark connector writes). The run becomes
+    current under ``record.key`` (the method on the host graph: ``<method>@hosts``), else its method."""
+    method = record.key or record.algorithm
     began = time.monotonic()
     rows, _ = runner.write_returning(ALLOCATE_RUN, {"lock": lock.name, "owner": lock.owner, "algorithm": method})
     if not rows:

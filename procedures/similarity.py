@@ -23,6 +23,7 @@ from linksim.errors import ConfigurationError, LinksimError
 from linksim.inflight import in_flight
 from linksim.parameters import SIMILAR_WRITE_BATCH
 from linksim.methods import method as registered
+from linksim.procedures.graphs import graph_of, refuse_crawled_only, run_key
 from linksim.procedures.indexes import IndexHandle, answering, obtain_index
 from linksim.procedures.runs import RETIRE_MODES, RunRecord, publish_run, retirement_log
 from linksim.procedures.source_pages import parse_source_pages
@@ -70,6 +71,12 @@ UNWIND $urls AS url
 MATCH (p:Page {url: url})
 RETURN p.url AS url, p.title AS title, p.pagerank AS pagerank
 """
+# A host's details: its PageRank (`linksim pagerank --graph hosts`) and how many pages it has.
+HOST_DETAILS = """
+UNWIND $urls AS name
+MATCH (h:Host {name: name})
+RETURN h.name AS url, COUNT { (h)<-[:ON_HOST]-() } AS pages, h.pagerank AS pagerank
+"""
 
 
 def related_pages(handle: IndexHandle, runner, url: str, top_k: int = 10, similarity_cutoff: float = 0.0,
@@ -99,11 +106,21 @@ def related_to_set(handle: IndexHandle, runner, urls: list[str], top_k: int = 10
 
 
 def _related_frame(handle: IndexHandle, runner, pages: list[int], scores: list[float]) -> pd.DataFrame:
-    """A list of related pages with their details from the graph: rank, url, title, score, pagerank."""
+    """A list of related pages with their details from the graph: rank, url, title, score, pagerank
+    (of hosts: rank, host, pages, score, pagerank)."""
     urls = handle.pages.urls(pages)
-    details = {row["url"]: row for row in runner.run(PAGE_DETAILS, {"urls": urls})} if urls else {}
+    query = PAGE_DETAILS if handle.of.pages else HOST_DETAILS
+    details = {row["url"]: row for row in runner.run(query, {"urls": urls})} if urls else {}
     # Columns typed whatever the length: a page without related pages is an empty list, not a
     # frame whose columns pandas typed from nothing.
+    if not handle.of.pages:
+        return pd.DataFrame({
+            "rank": pd.Series(np.arange(1, len(pages) + 1), dtype="int64"),
+            "host": pd.Series(urls, dtype=object),
+            "pages": pd.Series([details.get(url, {}).get("pages", 0) for url in urls], dtype="int64"),
+            "score": pd.Series(scores, dtype="float64"),
+            "pagerank": pd.Series([details.get(url, {}).get("pagerank") for url in urls], dtype="float64"),
+        })
     return pd.DataFrame({
         "rank": pd.Series(np.arange(1, len(pages) + 1), dtype="int64"),
         "url": pd.Series(urls, dtype=object),
@@ -134,6 +151,7 @@ def similar(
     retire: str = "wait",
     source_pages=None,
     sample: int | None = None,
+    graph: str = "pages",
     **given,
 ) -> RunRecord:
     """``linksim similar``: take the method's writer lock, obtain its index (built if needed),
@@ -142,7 +160,8 @@ def similar(
     after this returns, see :func:`retire_in_background`).
 
     Every argument is checked, and the memory the run needs estimated against ``memory_budget``
-    (:mod:`linksim.procedures.budget`), before the lock is taken or the graph read.
+    (:mod:`linksim.procedures.budget`), before the lock is taken or the graph read. ``graph="hosts"``:
+    the same on the host graph (:mod:`linksim.procedures.graphs`), SIMILAR_TO between hosts.
     """
     from linksim.parameters import check_parameters
     from linksim.procedures.budget import check_memory
@@ -157,16 +176,20 @@ def similar(
         raise ConfigurationError(f"--sample (sample) applies to {', '.join(tree_methods())}, not to {method}")
     if retire not in RETIRE_MODES:
         raise ConfigurationError(f"retire must be one of {', '.join(RETIRE_MODES)}, got {retire!r}")
+    of = graph_of(graph)
+    refuse_crawled_only(of, crawled_only)
+    if source_pages is not None and not of.pages:
+        raise ConfigurationError("--source-pages (source_pages) selects pages: it does not apply to the host graph")
     if retire == "background":
-        retirement_log(method)
+        retirement_log(run_key(method, of))
     source_pages = parse_source_pages(source_pages)
-    on_disk = check_memory(runner, "similar", memory_budget, method, top_k=top_k, **given).on_disk
+    on_disk = check_memory(runner, "similar", memory_budget, method, top_k=top_k, graph=of.name, **given).on_disk
     from linksim.ranking.treescan import warm_up
 
     warm_up()  # a first compilation of the queries happens here, not while the lock is held
-    with acquire(runner, f"similar:{method}", wait=wait) as lock:
+    with acquire(runner, f"similar:{run_key(method, of)}", wait=wait) as lock:
         handle = obtain_index(runner, method, root, rebuild=rebuild, crawled_only=crawled_only,
-                              show_progress=show_progress, memory_budget=False, on_disk=on_disk, **given)
+                              show_progress=show_progress, memory_budget=False, on_disk=on_disk, graph=of, **given)
         if on_disk and hasattr(handle.index, "bands"):
             handle.index.bands = False  # the first-step bands would not fit the budget either
         return write_similar(runner, handle, top_k=top_k, similarity_cutoff=similarity_cutoff, batch_size=batch_size,
@@ -199,7 +222,7 @@ def write_similar(
 
     check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, batch_size=batch_size, sample=sample)
     if lock is None:
-        with acquire(runner, f"similar:{handle.method}") as own:
+        with acquire(runner, f"similar:{run_key(handle.method, handle.of)}") as own:
             return write_similar(runner, handle, top_k, similarity_cutoff, batch_size, workers, show_progress, own,
                                  grace, retire, source_pages, sample)
     return _write_similar(runner, handle, top_k, similarity_cutoff, batch_size, workers, show_progress, lock, grace,
@@ -217,11 +240,13 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, worker
     # given, per retirement transaction too (default RETIRE_BATCH).
     batch_size = given_batch or SIMILAR_WRITE_BATCH
     method, graph = handle.method, handle.streamed.graph
+    # The run is current under its method's key on its graph (`simrank`, `simrank@hosts`).
     record = RunRecord(
-        algorithm=method, mode="write",
+        algorithm=method, mode="write", key=run_key(method, handle.of),
         parameters=dict(store.parameters_of(handle.index), topK=top_k, similarityCutoff=similarity_cutoff,
                         **({"sourcePages": source_pages.describe()} if source_pages else {}),
-                        **({"sample": sample} if sample is not None else {})),
+                        **({"sample": sample} if sample is not None else {}),
+                        **({} if handle.of.pages else {"graph": handle.of.name})),
     )
     pages = source_pages.select(runner, handle) if source_pages else None
     record.pages, record.links = graph.n, graph.m
@@ -265,7 +290,7 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, worker
                     time.sleep(0.5 * (attempt + 1))
             raise AssertionError("unreachable")
 
-        with Progress(len(source), f"writing SIMILAR_TO ({method})", "relationships",
+        with Progress(len(source), f"writing SIMILAR_TO ({record.key})", "relationships",
                       enabled=show_progress) as progress:
             batches = iter(lists.batches(max(batch_size, QUERY_RELATIONSHIPS)))
             for (first, last), counters in in_flight(batches, write, workers=QUERIES_IN_FLIGHT):

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from linksim.graph import LinkGraph
+from linksim.procedures.graphs import PAGE_GRAPH, LinkGraphOf, graph_of, refuse_crawled_only
 from linksim.store.spool import LinkSpool
 from linksim.progress import Progress
 
@@ -40,10 +41,11 @@ log = logging.getLogger(__name__)
 # faster than records (cnr-2000: 0.3 s against 5.2 s for 325,557 pages as one record each), and
 # blocks read one at a time keep the driver from holding them all at once (one record of the
 # 3.3M pages of a generated 30M-link crawl took linksim to 1.92 GiB before the first link).
+#: The graph's fragments ({label}, {key}, {link}) come from linksim.procedures.graphs, never from a user.
 PAGES = """
-MATCH (p:Page)
+MATCH (p:{label})
 WHERE $all_pages OR p.crawled
-WITH id(p) AS id, p.url AS url, COUNT { (p)-[:LINKS_TO]->() } AS degree ORDER BY id
+WITH id(p) AS id, p.{key} AS url, COUNT { (p)-[:{link}]->() } AS degree ORDER BY id
 WITH id / $block AS block, collect(id) AS ids, collect(url) AS urls, collect(degree) AS degrees
 RETURN ids, urls, degrees ORDER BY block
 """
@@ -59,15 +61,20 @@ PAGE_BLOCK = 65_536
 LINKS = """
 UNWIND $sources AS source
 MATCH (a) WHERE id(a) = source
-MATCH (a)-[:LINKS_TO]->(b)
+MATCH (a)-[:{link}]->(b)
 {where}
 RETURN collect(source) AS source, collect(id(b)) AS target
 """
 
 
-def links_query(crawled_only: bool, self_loops: bool) -> str:
+def links_query(crawled_only: bool, self_loops: bool, graph: LinkGraphOf = PAGE_GRAPH) -> str:
     conditions = (["b <> a"] if not self_loops else []) + (["b.crawled"] if crawled_only else [])
-    return LINKS.replace("{where}", "WHERE " + " AND ".join(conditions) if conditions else "")
+    return LINKS.replace("{where}", "WHERE " + " AND ".join(conditions) if conditions else "").replace(
+        "{link}", graph.link)
+
+
+def pages_query(graph: LinkGraphOf = PAGE_GRAPH) -> str:
+    return PAGES.replace("{label}", graph.label).replace("{key}", graph.key).replace("{link}", graph.link)
 
 
 @dataclass
@@ -78,6 +85,7 @@ class StreamedGraph:
     node_ids: np.ndarray  # internal id of page i
     seconds: float
     state: dict | None = None  # graph_state() when the read began
+    of: LinkGraphOf = PAGE_GRAPH  # which link graph: the pages' or the hosts'
 
     @property
     def urls(self) -> list[str]:
@@ -88,21 +96,22 @@ class StreamedGraph:
         return self.graph.m / self.seconds if self.seconds > 0 else float("inf")
 
 
-def graph_state(runner) -> dict:
-    """``{id, version, pages, links}`` of the graph now, in constant time: what an index records
-    and what a query compares it with (see ``cypher/graph.cypher``)."""
+def graph_state(runner, graph: str | LinkGraphOf = "pages") -> dict:
+    """``{id, version, pages, links}`` of the graph now (the page graph, or the host graph with
+    its hosts as ``pages``), in constant time: what an index records and what a query compares it
+    with (see ``cypher/graph.cypher``)."""
     from linksim import cypher
 
-    return runner.run(cypher.query("graph", "graph_state"))[0]
+    return runner.run(cypher.query("graph", graph_of(graph).state))[0]
 
 
-def read_pages(runner, all_pages: bool = True) -> tuple[np.ndarray, list[str], np.ndarray]:
-    """The internal ids (ascending), the URLs and the out-degrees of the pages, read block by
-    block in one transaction."""
+def read_pages(runner, all_pages: bool = True, graph: LinkGraphOf = PAGE_GRAPH) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """The internal ids (ascending), the URLs (host names) and the out-degrees of the pages (hosts),
+    read block by block in one transaction."""
     blocks: list[np.ndarray] = []
     degrees: list[np.ndarray] = []
     urls: list[str] = []
-    for record in runner.stream(PAGES, {"all_pages": all_pages, "block": PAGE_BLOCK}, fetch_size=1):
+    for record in runner.stream(pages_query(graph), {"all_pages": all_pages, "block": PAGE_BLOCK}, fetch_size=1):
         blocks.append(np.array(record["ids"], dtype=np.int64))
         degrees.append(np.array(record["degrees"], dtype=np.int64))
         urls.extend(record["urls"])
@@ -134,8 +143,10 @@ def stream_link_graph(
     workers: int = 2,
     show_progress: bool = True,
     spool_links: int | None = None,
+    graph: str | LinkGraphOf = "pages",
 ) -> StreamedGraph:
-    """Read the ``(:Page)-[:LINKS_TO]->(:Page)`` graph.
+    """Read the ``(:Page)-[:LINKS_TO]->(:Page)`` graph (or the host graph: ``graph="hosts"``,
+    :mod:`linksim.procedures.graphs`; its hosts are the graph's pages, their names its keys).
 
     Parameters
     ----------
@@ -151,12 +162,16 @@ def stream_link_graph(
     spool_links : int, optional
         Links held in memory before they are spooled to disk (default
         :data:`linksim.store.spool.SPOOL_LINKS`); the graph is the same either way, bit for bit.
+    graph : {"pages", "hosts"}
+        Which link graph (:mod:`linksim.procedures.graphs`).
     """
     began = time.monotonic()
+    of = graph_of(graph)
+    refuse_crawled_only(of, crawled_only)
     all_pages = not crawled_only
-    state = graph_state(runner)  # before reading: a load meanwhile makes the index stale, never wrong
-    node_ids, urls, degree = read_pages(runner, all_pages)
-    query = links_query(crawled_only, self_loops)
+    state = graph_state(runner, of)  # before reading: a load meanwhile makes the index stale, never wrong
+    node_ids, urls, degree = read_pages(runner, all_pages, of)
+    query = links_query(crawled_only, self_loops, of)
     starts = chunk_starts(degree, chunk, CHUNK_LINKS)
     ends = starts[1:] + [len(node_ids)]
     # The links, as page indices, go to a spool (on disk beyond 4 Mi links): memory holds the
@@ -192,13 +207,14 @@ def stream_link_graph(
                 for position in range(len(starts)):
                     progress.update(read(position))
         if unknown[0]:
-            log.warning("left out %s LINKS_TO relationships to nodes that are not :Page", f"{unknown[0]:,}")
+            log.warning("left out %s %s relationships to nodes that are not :%s", f"{unknown[0]:,}", of.link,
+                        of.label)
         graph = LinkGraph.from_spool(spool, len(node_ids), keys=urls, self_loops=self_loops)
     finally:
         spool.close()
     seconds = time.monotonic() - began
     log.info(
-        "streamed %s pages and %s links from Neo4j in %.1f s (%s links/s)",
-        f"{graph.n:,}", f"{graph.m:,}", seconds, f"{graph.m / max(seconds, 1e-9):,.0f}",
+        "streamed %s %ss and %s links from Neo4j in %.1f s (%s links/s)",
+        f"{graph.n:,}", of.noun, f"{graph.m:,}", seconds, f"{graph.m / max(seconds, 1e-9):,.0f}",
     )
-    return StreamedGraph(graph, node_ids, seconds, state)
+    return StreamedGraph(graph, node_ids, seconds, state, of)

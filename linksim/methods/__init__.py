@@ -13,6 +13,7 @@ from __future__ import annotations
 __all__ = ["DEFAULT_METHOD", "METHODS", "Method", "SimilarityIndex", "method", "register", "tree_methods"]
 
 from linksim.errors import ConfigurationError
+from linksim.parameters import GRAPHS
 from linksim.methods.method import Method, SimilarityIndex
 from linksim.methods.pagesim import PAGESIM
 from linksim.methods.ppsimrank import PPSIMRANK
@@ -32,6 +33,11 @@ def register(entry: Method) -> Method:
     know it by its name. A name already taken is refused."""
     if entry.name in METHODS:
         raise ConfigurationError(f"a method named {entry.name!r} is registered already")
+    if entry.name in GRAPHS or not entry.name.isidentifier():
+        # The host graph's indexes live in the folder `hosts` beside the methods' folders, and a
+        # method's runs on it are keyed `<method>@hosts`.
+        raise ConfigurationError(f"a method cannot be named {entry.name!r}: a plain name other than "
+                                 f"{', '.join(GRAPHS)}")
     METHODS[entry.name] = entry
     return entry
 

@@ -67,3 +67,96 @@ def test_the_host_graph_is_the_group_by_of_the_page_graph_through_loads(runner, 
     printed = json.loads(capsys.readouterr().out)
     assert (printed["hosts"], printed["host_links"], printed["links"]) == (len(after[0]), len(after[2]),
                                                                            sum(after[2].values()))
+
+
+HOST_LISTS = """
+MATCH (current:LinksimCurrent {algorithm: $key})
+MATCH (h:Host)-[s:SIMILAR_TO {run: current.run}]->(g:Host)
+RETURN h.name AS host, g.name AS other, s.score AS score, s.rank AS rank, s.method AS method
+ORDER BY host, rank
+"""
+
+
+def test_every_method_runs_on_the_host_graph_of_najdisi(runner, cli_env, tmp_path, monkeypatch, capsys) -> None:
+    """PageRank and every method on the host graph of the najdisi.si crawl (14,654 hosts), through
+    the API and the command line: every host with a link gets a list from the default method, the
+    SIMILAR_TO between hosts are the index's lists, the pages' runs stay as they were, and a query
+    for a host answers from its index like one for a page."""
+    import numpy as np
+
+    import linksim
+    from linksim.methods import DEFAULT_METHOD, METHODS
+    from linksim.store import IndexMismatch
+
+    monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
+    load([DATA / "najdisi-si-2003" / "core2.net.gz"], runner, normalize=False, show_progress=False)
+    with linksim.connect(show_progress=False) as ls:
+        built = ls.hosts()
+        assert built.hosts == 14_654 and built.changed  # the data README's count
+
+        ranks = ls.pagerank.write(graph="hosts", tol=1e-9)
+        row = runner.run("MATCH (h:Host) RETURN count(h.pagerank) AS n, sum(h.pagerank) AS total")[0]
+        assert ranks.did_converge and row["n"] == 14_654 and abs(row["total"] - 1.0) < 1e-6
+        assert runner.run("MATCH (p:Page) WHERE p.pagerank IS NOT NULL RETURN count(p) AS n")[0]["n"] == 0
+        assert list(ranks.top.columns) == ["rank", "host", "pagerank"]
+
+        some = [row["url"] for row in runner.run("MATCH (p:Page) WHERE p.crawled RETURN p.url AS url LIMIT 50")]
+        pages_run = ls.similar("simrank").write(n_fingerprints=20, source_pages=some).record  # the pages' run
+        linked = runner.run("MATCH (h:Host) WHERE (h)--(:Host) RETURN count(h) AS n")[0]["n"]
+        # Small parameters keep the test short: on this host graph, whose neighbourhoods reach most
+        # hosts within a few links, extended Jaccard's L = 10 and PageSim's radius 3 take minutes
+        # (benchmarks/hosts.py runs the defaults). The default method runs with its defaults.
+        small = {"xjaccard": {"n_fingerprints": 20, "length": 3}, "pagesim": {"radius": 1}, DEFAULT_METHOD: {}}
+        for method in METHODS:
+            given = small.get(method, {"n_fingerprints": 20} if METHODS[method].samples else {})
+            record = ls.similar(method, graph="hosts").write(top_k=5, **given).record
+            assert record.pages == 14_654 and record.linked == linked
+            if method == DEFAULT_METHOD:  # links both ways: every host with a link has a list
+                assert record.answered == linked
+            stored = pd.DataFrame(runner.run(HOST_LISTS, {"key": f"{method}@hosts"}))
+            assert len(stored) == record.written > 0 and set(stored["method"]) == {method}
+            for host in np.random.default_rng(3).choice(sorted(set(stored["host"])), 5, replace=False):
+                answer = ls.related(host, method=method, top_k=5, graph="hosts")
+                mine = stored[stored["host"] == host]
+                assert answer["host"].tolist() == mine["other"].tolist()
+                assert np.allclose(answer["score"], mine["score"], rtol=0, atol=1e-12)
+                assert (answer["pages"] > 0).all() and answer["pagerank"].notna().all()
+        # The pages' run of simrank is still current and whole.
+        current = runner.run("MATCH (c:LinksimCurrent {algorithm: 'simrank'}) RETURN c.run AS run")[0]["run"]
+        assert current == pages_run.id
+        assert runner.run("MATCH (:Page)-[s:SIMILAR_TO {run: $run}]->(:Page) RETURN count(s) AS n",
+                          {"run": current})[0]["n"] == pages_run.written
+
+        # A host from the command line: `related HOST` takes the host graph by itself.
+        host = stored["host"].iloc[0]
+        assert main(["-q", "related", host, "--method", "simrank", "--top-k", "5", "--json"]) == 0
+        printed = json.loads(capsys.readouterr().out)
+        assert [row["host"] for row in printed] == ls.related(host, method="simrank", top_k=5, graph="hosts")["host"].tolist()
+        other = printed[0]["host"]
+        assert main(["-q", "sim", host, other, "--method", "simrank"]) == 0
+        assert float(capsys.readouterr().out) == ls.sim(host, other, method="simrank", graph="hosts") > 0
+        assert main(["-q", "index", "simrank", "--graph", "hosts", "--fingerprints", "20"]) == 0
+        assert "already up to date" in capsys.readouterr().out
+        cypher = runner.run(linksim.cypher.query("related_pages", "related_hosts"),
+                            {"method": "simrank", "host": host, "limit": 5})
+        assert [row["host"] for row in cypher] == [row["host"] for row in printed]
+        together = ls.related([host, other], method="simrank", top_k=5, graph="hosts")
+        assert not {host, other} & set(together["host"]) and len(together) == 5
+        assert main(["-q", "related", "www.no-such-host.si", "--method", "simrank"]) == 2
+
+        # A build that changes nothing keeps the host graph's version: its indexes still answer.
+        assert not ls.hosts().changed
+        assert ls.related(host, method="simrank", top_k=5, graph="hosts")["host"].tolist() == \
+            [row["host"] for row in printed]
+
+        # A load that changes the host graph makes its indexes stale, and the remedy says so.
+        extra = tmp_path / "extra.jsonl"
+        extra.write_text(json.dumps({"url": "http://www.new-host.si/", "links": [f"http://{host}/"]}) + "\n")
+        load([extra], runner, show_progress=False)
+        try:
+            ls.related(host, method="simrank", graph="hosts")
+            raise AssertionError("a stale host index answered")
+        except IndexMismatch as error:
+            assert "graph='hosts'" in str(error)
+        assert main(["-q", "related", host, "--method", "simrank"]) == 6
+        assert "--graph hosts" in capsys.readouterr().err
