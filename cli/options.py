@@ -101,18 +101,10 @@ def add_graph(parser, detected: bool = False) -> None:
         "--graph", choices=GRAPHS, default=None if detected else "pages",
         help="the link graph: pages (:Page, LINKS_TO) or hosts (:Host, HOST_LINKS_TO, built by `linksim hosts`; "
         "a host links to another when one of its pages links to one of the other's) "
-        + ("(default: hosts when every name given is a bare host name such as www.example.org, else pages)"
+        + ("(default: hosts when every name given is a bare host name such as www.example.org and no page is "
+           "stored under it, else pages)"
            if detected else "(default pages)"),
     )
-
-
-def graph_of_names(chosen: str | None, names) -> str:
-    """The graph a query runs on: the one chosen, else the hosts if every name is a bare host name
-    (no scheme, no path), else the pages."""
-    if chosen is not None:
-        return chosen
-    bare = all(name and "://" not in name and "/" not in name for name in names)
-    return "hosts" if bare else "pages"
 
 
 def memory_size(text: str) -> str:

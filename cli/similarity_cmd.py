@@ -7,8 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from linksim.cli.options import (add_graph, add_list_options, add_memory, add_sampling, checked, command,
-                                 graph_of_names, print_estimate)
+from linksim.cli.options import add_graph, add_list_options, add_memory, add_sampling, checked, command, print_estimate
 
 from linksim.methods import DEFAULT_METHOD, METHODS, tree_methods
 from linksim.parameters import SIMILAR_WRITE_BATCH
@@ -256,9 +255,11 @@ def _source_pages(spec: str | None):
 
 
 def _related(args: argparse.Namespace) -> int:
+    from linksim.procedures.graphs import graph_of_names
+
     together = len(args.url) > 1 or args.pool is not None
-    graph = graph_of_names(args.graph, args.url)
     with _connect(args) as ls:
+        graph = graph_of_names(ls.runner, args.graph, args.url)
         frame = ls.related(args.url if together else args.url[0], method=args.method, top_k=args.top_k,
                            similarity_cutoff=args.similarity_cutoff, n_fingerprints=args.n_fingerprints,
                            crawled_only=args.crawled_only, graph=graph, **({"pool": args.pool} if together else {}))
@@ -325,9 +326,12 @@ def _sim(args: argparse.Namespace) -> int:
     """Print the similarity of two pages by --method, from its stored index (which must fit the graph
     as it is now, as for `related`)."""
 
+    from linksim.procedures.graphs import graph_of_names
+
     with _connect(args) as ls:
         value = ls.sim(args.url, args.other, method=args.method, n_fingerprints=args.n_fingerprints,
-                       crawled_only=args.crawled_only, graph=graph_of_names(args.graph, [args.url, args.other]))
+                       crawled_only=args.crawled_only,
+                       graph=graph_of_names(ls.runner, args.graph, [args.url, args.other]))
     if args.json:
         print(json.dumps({"method": args.method, "url": args.url, "other": args.other, "similarity": value}))
     else:

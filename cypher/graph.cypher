@@ -33,6 +33,13 @@ ON CREATE SET g.id = randomUUID(), g.version = 0
 SET g.version = g.version + 1, g.changed = datetime()
 RETURN g.id AS id, g.version AS version;
 
+// name: pages_named
+// How many of the names are URLs of pages (`linksim related NAME` takes a bare host name for a
+// host unless a page is stored under that name).
+UNWIND $names AS name
+OPTIONAL MATCH (p:Page {url: name})
+RETURN count(p) AS pages;
+
 // name: record_change
 // What a load is about to change, written before it changes anything (and marked done after):
 // `scope` 'pages' lists the pages whose out-links change (`sources`, URLs) and the pages that lose

@@ -66,3 +66,18 @@ def refuse_crawled_only(graph: LinkGraphOf, crawled_only: bool) -> None:
         from linksim.errors import ConfigurationError
 
         raise ConfigurationError("--crawled-only (crawled_only) selects pages: it does not apply to the host graph")
+
+
+def graph_of_names(runner, chosen: str | None, names) -> str:
+    """The graph a query of ``names`` runs on: the one ``chosen``, else the hosts when every name
+    is a bare host name (no scheme, no path) and none is the key of a stored page (a crawl loaded
+    from bare ids, as cnr-2000 is, names its pages so), else the pages."""
+    if chosen is not None:
+        return check_graph(chosen)
+    names = list(names)
+    if not all(isinstance(n, str) and n and "://" not in n and "/" not in n for n in names):
+        return "pages"
+    from linksim import cypher
+
+    named = runner.run(cypher.query("graph", "pages_named"), {"names": names})[0]["pages"]
+    return "pages" if named else "hosts"
