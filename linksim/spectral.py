@@ -175,24 +175,44 @@ def hnsw_graph(embedding: np.ndarray):
 
 
 def nearest_by_graph(graph, embedding: np.ndarray, u: int, count: int = NEAREST) -> np.ndarray:
-    """:func:`nearest` from an HNSW graph (:func:`hnsw_graph`): its ``2 · count + 1`` nearest
-    found, ranked as :func:`nearest` ranks (positive cosine, ties by the smaller page), by the
-    cosines the search computed (float32, as :func:`nearest`'s; they may differ from them in the
-    last bits, which can only swap candidates of equal cosine: the scores are computed apart)."""
+    """:func:`nearest` from an HNSW graph (:func:`hnsw_graph`): of its ``2 · count + 1`` nearest
+    found, the ``count`` of largest exact cosine above :data:`NEAR_COSINE`, as :func:`nearest`
+    ranks them (the search may miss a page :func:`nearest` finds, never reorder them)."""
     if count <= 0 or not embedding[u].any():
         return np.zeros(0, dtype=np.int64)
-    cosines, found = graph.search(embedding[u : u + 1], 2 * count + 1)
-    keep = found[0] >= 0
-    return top_pages(found[0][keep].astype(np.int64), cosines[0][keep].astype(np.float64), u, count, 0.0)[0]
+    _, found = graph.search(embedding[u : u + 1], 2 * count + 1)
+    pages = found[0][found[0] >= 0].astype(np.int64)
+    return _by_exact_cosine(embedding, u, pages, count)
+
+
+#: The nearest pages are those of cosine above this (a smaller one is the truncated SVD's noise).
+NEAR_COSINE = 1e-4
+#: float32 products of unit rows of RANK values are within 1e-5 of the exact ones (100 roundings
+#: of at most 2^-24 each): a page whose float32 cosine lies this far below the count-th largest
+#: cannot be among the nearest, whichever product computed it.
+SCAN_MARGIN = 1e-4
 
 
 def nearest(embedding: np.ndarray, u: int, count: int = NEAREST) -> np.ndarray:
-    """The ``count`` pages of largest positive cosine with u in ``embedding`` (u aside, ties by the
-    smaller page; none for a page without links)."""
+    """The ``count`` pages of largest cosine with u in ``embedding`` above :data:`NEAR_COSINE` (u
+    aside, ties by the smaller page; none for a page without links).
+
+    A float32 product over every page keeps the pages within :data:`SCAN_MARGIN` of its
+    ``count``-th largest; their exact (float64) cosines rank them. So the answer is the exact one,
+    the same pages whichever BLAS kernel computed the scan (gemv for one page, gemm for several
+    differ in the last bits) and the same order as :func:`nearest_by_graph` gives."""
     if count <= 0 or not embedding[u].any():
         return np.zeros(0, dtype=np.int64)
-    cosines = (embedding @ embedding[u]).astype(np.float64)
-    return top_pages(np.arange(len(embedding)), cosines, u, count, 0.0)[0]
+    values = (embedding @ embedding[u]).astype(np.float32, copy=False)
+    values[u] = -np.inf
+    kth = np.partition(values, len(values) - count)[len(values) - count] if len(values) > count else values.min()
+    pages = np.flatnonzero(values >= max(float(kth), NEAR_COSINE) - SCAN_MARGIN)
+    return _by_exact_cosine(embedding, u, pages, count)
+
+
+def _by_exact_cosine(embedding: np.ndarray, u: int, pages: np.ndarray, count: int) -> np.ndarray:
+    exact = embedding[pages].astype(np.float64) @ embedding[u].astype(np.float64)
+    return top_pages(pages, exact, u, count, NEAR_COSINE)[0]
 
 
 @dataclass

@@ -234,3 +234,27 @@ def test_a_page_whose_candidates_all_score_zero_takes_the_walks_best_pages() -> 
     walked = {v for v, _ in index.fingerprints.related(h, top_k=CANDIDATES)}
     assert {v for v, _ in ranked} <= walked and p in {v for v, _ in ranked}
     assert index.related(h, top_k=5, similarity_cutoff=0.5) == [(v, s) for v, s in ranked if s > 0.5]
+
+
+def test_the_nearest_pages_are_the_exact_ones_whichever_product_scanned_them() -> None:
+    """nearest() ranks by exact (float64) cosines the pages its float32 scan keeps: the pages of
+    the definition (cosine above NEAR_COSINE, ties by page), also where many pages share their
+    cosines; and one product for several pages (gemm, other last bits than one page's gemv)
+    keeps the same pages within the margin."""
+    from linksim.spectral import SCAN_MARGIN, nearest
+
+    rng = np.random.default_rng(11)
+    n = 1_200  # communities: many pages share their nearest cosines
+    community = rng.integers(0, 24, n)
+    source = rng.integers(0, n, 7_000)
+    target = np.where(rng.random(7_000) < 0.8, rng.permutation(n)[community[source] * 50 % n], rng.integers(0, n, 7_000))
+    graph = LinkGraph.from_edges(source, target, n)
+    embedding = build_spectral_index(graph, n_fingerprints=20, seed=2).embedding
+    exact = embedding.astype(np.float64) @ embedding.astype(np.float64).T
+    members = rng.choice(np.flatnonzero(np.abs(embedding).sum(axis=1) > 0), 40, replace=False)
+    together = embedding @ embedding[members].T
+    assert np.abs(together - exact[:, members]).max() < SCAN_MARGIN / 10
+    for u in members.tolist():
+        want = sorted((v for v in range(n) if v != u and exact[u, v] > spectral.NEAR_COSINE),
+                      key=lambda v: (-round(exact[u, v], 12), v))[:NEAREST]
+        assert nearest(embedding, u).tolist() == want
