@@ -22,7 +22,9 @@ def _hosts(args: argparse.Namespace) -> int:
     of the pages, (:Page)-[:ON_HOST]->(:Host), and (:Host)-[:HOST_LINKS_TO {links}]->(:Host) where
     `links` counts the page links from one host to the other (links inside a host do not count).
     Idempotent; once it exists, every `linksim load` rebuilds it, so that it stays the host graph of
-    the pages and links (hosts and host links gone from the pages are deleted)."""
+    the pages and links (hosts and host links gone from the pages are deleted). Then every method
+    runs on it with --graph hosts (`linksim pagerank --graph hosts`, `linksim similar METHOD --graph
+    hosts`), and `linksim related HOST` answers the hosts most similar to a host."""
     from linksim.cli.main import open_facade
 
     with open_facade(args) as ls:
@@ -31,5 +33,6 @@ def _hosts(args: argparse.Namespace) -> int:
         print(json.dumps(result.as_dict(), indent=2))
         return 0
     print(f"Host graph: {result.hosts:,} hosts, {result.pages:,} pages on them, {result.host_links:,} host links "
-          f"counting {result.links:,} page links between hosts ({result.seconds:.1f} s).")
+          f"counting {result.links:,} page links between hosts ({result.seconds:.1f} s)"
+          + ("." if result.changed else "; nothing changed."))
     return 0

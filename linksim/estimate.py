@@ -54,6 +54,7 @@ class Estimate:
     parts: dict[str, int]
     disk: dict[str, int] = field(default_factory=dict)
     on_disk: bool = False  # the index built in memory-mapped files (only one fingerprint in memory)
+    nodes: str = "pages"  # what the graph's nodes are: pages, or hosts (the host graph)
 
     @property
     def peak_stage(self) -> str:
@@ -77,11 +78,11 @@ class Estimate:
             "bytesMin": self.bytes_min, "bytesMax": self.bytes_max, "peakStage": self.peak_stage,
             "stages": {name: {"bytesMin": low, "bytesMax": high} for name, (low, high) in self.stages.items()},
             "parts": dict(self.parts), "diskBytes": self.disk_bytes, "disk": dict(self.disk),
-            "onDisk": self.on_disk,
+            "onDisk": self.on_disk, "nodes": self.nodes,
         }
 
     def lines(self) -> list[str]:
-        out = [f"Estimate for {self.task} on {self.pages:,} pages and {self.links:,} links"
+        out = [f"Estimate for {self.task} on {self.pages:,} {self.nodes} and {self.links:,} links"
                + (" (index built on disk, memory-mapped):" if self.on_disk else ":"),
                f"  memory: {_size(self.bytes_min)} to {_size(self.bytes_max)} at the peak ({self.peak_stage})"]
         for name, value in sorted(self.parts.items(), key=lambda kv: -kv[1]):

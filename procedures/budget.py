@@ -42,7 +42,10 @@ def estimate_run(runner, task: str, method: str | None = None, top_k: int | None
     the run would go under ``memory_budget`` (default: the environment's, else the memory
     available): with its index built on disk when that is how the run would build it. ``graph``:
     the page graph or the host graph (:mod:`linksim.procedures.graphs`)."""
-    return _as_run(_counts(runner, graph), task, method, top_k, _budget_bytes(memory_budget), **parameters)
+    import dataclasses
+
+    estimate = _as_run(_counts(runner, graph), task, method, top_k, _budget_bytes(memory_budget), **parameters)
+    return dataclasses.replace(estimate, nodes=graph)
 
 
 def _as_run(counts: tuple[int, int], task: str, method: str | None, top_k: int | None, limit: int | None,

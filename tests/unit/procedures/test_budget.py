@@ -55,3 +55,17 @@ def test_the_estimate_is_of_the_run_as_the_budget_makes_it(recording, monkeypatc
     assert on_disk.as_dict() == check_memory(runner, "index", in_memory.bytes_min - 1, "simrank").as_dict()
     monkeypatch.setenv("LINKSIM_MEMORY_BUDGET", str(in_memory.bytes_min - 1))
     assert estimate_run(runner, "index", "simrank").on_disk  # the environment's budget, as runs read it
+
+
+def test_the_host_graph_is_estimated_from_its_own_counts_and_says_hosts(recording) -> None:
+    from linksim.procedures.budget import estimate_run
+
+    pages = {"id": "g", "version": 1, "pages": 1_000_000, "links": 10_000_000}
+    hosts = {"id": "h", "version": 1, "pages": 14_654, "links": 104_223}
+    runner = recording({"LinksimGraph {name: 'links'}": [pages], "LinksimGraph {name: 'hosts'}": [hosts]})
+    on_hosts = estimate_run(runner, "similar", "ppsimrank", top_k=10, memory_budget="none", graph="hosts")
+    on_pages = estimate_run(runner, "similar", "ppsimrank", top_k=10, memory_budget="none")
+    assert (on_hosts.pages, on_hosts.links) == (14_654, 104_223) and on_hosts.bytes_max < on_pages.bytes_max
+    assert on_hosts.lines()[0].startswith("Estimate for similar ppsimrank on 14,654 hosts and 104,223 links")
+    assert on_pages.lines()[0].startswith("Estimate for similar ppsimrank on 1,000,000 pages")
+    assert on_hosts.as_dict()["nodes"] == "hosts"
