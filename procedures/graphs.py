@@ -61,6 +61,15 @@ def run_key(method: str, graph: str | LinkGraphOf) -> str:
     return method if graph.pages else f"{method}@{graph.name}"
 
 
+def empty_graph(graph: LinkGraphOf):
+    """The error of a run on a graph without nodes, saying what builds them."""
+    from linksim.errors import LinksimError
+
+    if graph.pages:
+        return LinksimError("the database has no pages: load a crawl first (`linksim load`)")
+    return LinksimError("the database has no host graph: build it with `linksim hosts` (after `linksim load`)")
+
+
 def refuse_crawled_only(graph: LinkGraphOf, crawled_only: bool) -> None:
     if crawled_only and not graph.pages:
         from linksim.errors import ConfigurationError

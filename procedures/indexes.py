@@ -13,9 +13,10 @@ from pathlib import Path
 
 from linksim import store
 from linksim.digest import graph_fingerprint
-from linksim.errors import ConfigurationError, LinksimError
+from linksim.errors import ConfigurationError
 from linksim.methods import method as registered
-from linksim.procedures.graphs import PAGE_GRAPH, LinkGraphOf, graph_of, index_root_of, refuse_crawled_only
+from linksim.procedures.graphs import (PAGE_GRAPH, LinkGraphOf, empty_graph, graph_of, index_root_of,
+                                       refuse_crawled_only)
 from linksim.procedures.stream import StreamedGraph, stream_link_graph
 
 log = logging.getLogger(__name__)
@@ -102,7 +103,7 @@ def obtain_index(
         streamed = stream_link_graph(runner, crawled_only=crawled_only, show_progress=show_progress, graph=of)
     graph = streamed.graph
     if graph.n == 0:
-        raise _empty(of)
+        raise empty_graph(of)
     if not rebuild:
         found = store.open_built(root, method, parameters, graph_fingerprint(graph), crawled_only)
         if found is not None:
@@ -127,12 +128,6 @@ def obtain_index(
     return IndexHandle(method, index, root, True, seconds, streamed, path, of=of)
 
 
-def _empty(of: LinkGraphOf) -> LinksimError:
-    if of.pages:
-        return LinksimError("the database has no pages: load a crawl first (`linksim load`)")
-    return LinksimError("the database has no host graph: build it with `linksim hosts` (after `linksim load`)")
-
-
 def open_index(runner, method: str, root: Path, crawled_only: bool | None = None, state: dict | None = None,
                graph: str | LinkGraphOf = "pages", **given) -> IndexHandle:
     """The stored index of ``method`` for queries: the newest that fits the parameters given
@@ -151,7 +146,7 @@ def open_index(runner, method: str, root: Path, crawled_only: bool | None = None
     refuse_crawled_only(of, bool(crawled_only))
     state = graph_state(runner, of) if state is None else state
     if state["pages"] == 0:
-        raise _empty(of)
+        raise empty_graph(of)
     root = index_root_of(root, of)
     try:
         found = store.open_current(root, method, state, crawled_only, **given)

@@ -18,7 +18,7 @@ from linksim.procedures.browser import label_pagerank_tiers, tiers_in_use
 from linksim.inflight import in_flight
 from linksim.procedures.results import PageRankStatsResult, PageRankWriteResult
 from linksim.procedures.runs import RunRecord, record_run
-from linksim.procedures.graphs import PAGE_GRAPH, LinkGraphOf, graph_of, refuse_crawled_only
+from linksim.procedures.graphs import PAGE_GRAPH, LinkGraphOf, empty_graph, graph_of, refuse_crawled_only
 from linksim.procedures.stream import StreamedGraph, stream_link_graph
 from linksim.progress import Progress
 
@@ -187,9 +187,7 @@ def _run(runner, mode, damping, tol, max_iter, dangling, personalization, write_
     graph = streamed.graph
     record.pages, record.links = graph.n, graph.m
     if graph.n == 0:
-        from linksim.procedures.indexes import _empty
-
-        raise _empty(of)
+        raise empty_graph(of)
 
     start = None
     if warm_start:  # read with the graph, before the clock of the computation starts
