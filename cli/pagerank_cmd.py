@@ -66,7 +66,7 @@ def _pagerank(args: argparse.Namespace) -> int:
     state = "converged" if record.converged else "did NOT converge"
     if record.parameters.get("warmStart"):
         state += f" from the previous {args.write_property}"
-    nodes = "pages" if args.graph == "pages" else "hosts"
+    nodes = args.graph  # a graph is named by its nodes: pages, hosts
     print(
         f"PageRank ({args.mode}) over {record.pages:,} {nodes} and {record.links:,} links: {state} after "
         f"{record.iterations} iterations (residual {record.residual:.2e}, tol {args.tol:g}) in "

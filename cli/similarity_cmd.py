@@ -169,7 +169,7 @@ def _index(args: argparse.Namespace) -> int:
         return 0
     state = f"built in {meta['build_seconds']:.1f} s" if meta["built"] else "already up to date"
     parameters = ", ".join(f"{k}={v}" for k, v in meta["parameters"].items())
-    nodes = "pages" if args.graph == "pages" else "hosts"
+    nodes = args.graph  # a graph is named by its nodes: pages, hosts
     print(
         f"{args.method} index ({parameters}) of {meta['graph']['pages']:,} {nodes} and "
         f"{meta['graph']['links']:,} links: {state}; {meta['bytes'] / 2**20:,.1f} MiB in {meta['path']}"
@@ -223,7 +223,7 @@ def _similar(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(record.as_dict(), indent=2))
         return 0
-    nodes = "pages" if args.graph == "pages" else "hosts"
+    nodes = args.graph  # a graph is named by its nodes: pages, hosts
     print(
         f"Wrote {record.written:,} SIMILAR_TO relationships ({args.method}, top {args.top_k}) for "
         f"{record.pages:,} {nodes} in {record.millis / 1000:.1f} s (stream {record.stream_millis / 1000:.1f} s, "
@@ -267,7 +267,7 @@ def _related(args: argparse.Namespace) -> int:
         records = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
         print(json.dumps(records, indent=2))  # exact floats, null for a missing title or rank
         return 0
-    nodes = "pages" if graph == "pages" else "hosts"
+    nodes = graph  # a graph is named by its nodes: pages, hosts
     given = f"the {len(set(args.url))} {nodes} together" if together else args.url[0]
     if frame.empty:
         print(f"No {nodes[:-1]} is similar to {given} by {args.method} (e.g. no in-links).")

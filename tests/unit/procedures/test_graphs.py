@@ -42,6 +42,13 @@ def test_the_host_graph_keys_its_indexes_runs_and_queries_apart() -> None:
         graph_of("sites")
 
 
+def test_a_graph_is_named_by_its_nodes() -> None:
+    """The command line words counts of a graph's nodes with the graph's name ("14,654 hosts")."""
+    from linksim.parameters import GRAPHS
+
+    assert all(graph_of(name).name == name == graph_of(name).noun + "s" for name in GRAPHS)
+
+
 def test_a_method_cannot_take_a_graphs_name() -> None:
     from dataclasses import replace
 
