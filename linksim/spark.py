@@ -514,7 +514,7 @@ def spectral_index(rows, parameters: dict, n: int):
     """The rows of :func:`spectral_rows` gathered in the driver as a
     :class:`linksim.spectral.SpectralIndex`."""
     from linksim.fingerprints.index import FingerprintIndex
-    from linksim.spectral import WALK_METHOD, SpectralIndex
+    from linksim.spectral import WALK_METHOD, SpectralIndex, nearest_pages
 
     F = _functions()
     walks = rows.where(F.col("part") == FINGERPRINT_PART).select("fp", "page", "parent", "label")
@@ -531,7 +531,8 @@ def spectral_index(rows, parameters: dict, n: int):
     order = np.lexsort((neighbour, page))
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(page, minlength=n), out=indptr[1:])
-    return SpectralIndex(fingerprints, embedding, indptr, neighbour[order])
+    # The nearest pages from the gathered embedding, as the one-machine build finds them.
+    return SpectralIndex(fingerprints, embedding, indptr, neighbour[order], nearest_pages(embedding))
 
 
 def top_k_lists(spark, index_path: str, n: int, top_k: int = 10, similarity_cutoff: float = 0.0, sample: int | None = None,

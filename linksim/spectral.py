@@ -9,7 +9,9 @@ Two stages, as search engines rank. The candidates of page u are
   degree: a navigation page linking to everything says nothing, and skipping it bounds the work of
   a list by ``deg(u) · HUB_DEGREE``);
 - the :data:`NEAREST` pages nearest to u in the link embedding (the pages whose links resemble
-  u's without sharing one of them);
+  u's without sharing one of them), found for every page when the index is built and stored with
+  it (:func:`nearest_pages`: exact below :data:`ANN_PAGES` pages, from an HNSW graph above), so
+  that no query scans the pages;
 - if both are empty, or none of them scores above 0, P-PSimRank's best pages
   (:mod:`linksim.methods.ppsimrank`): a page at the end of a short chain (on the najdisi.si host
   graph, 3 of 14,615 hosts with a link) has one co-linked page, too far for the embedding and
@@ -70,10 +72,10 @@ PRUNE_MARGIN = 1e-9
 #: length, rounding noise would give it one that changes with the solver's start vector.
 FLOOR = 1e-6
 WALK_METHOD = "ppsimrank"  #: whose fingerprint walks give the sampled share of the score
-#: From this many pages, the lists of all pages (``top_k_all``: ``linksim similar``, Spark tasks)
-#: take each page's nearest pages of the embedding from an HNSW graph (faiss) instead of a scan of
-#: every page: on cnr-2000 0.12 ms a query against 10 ms, 99 % of the ten found at the exact tenth
-#: cosine or above (ties of equal cosine aside, the same pages). One query (``related``) scans.
+#: From this many pages, each page's nearest pages of the embedding (:func:`nearest_pages`, stored
+#: with the index) come from an HNSW graph (faiss) instead of a scan of every page: on cnr-2000
+#: 40 s for the 325,557 pages (30 s of it the graph) against about 12 minutes of scans; 99 % of
+#: the ten found at the exact tenth cosine or above (ties of equal cosine aside, the same pages).
 ANN_PAGES = 100_000
 HNSW_LINKS = 32  #: faiss's M: the graph's links per vector
 HNSW_BUILD = 128  #: efConstruction
@@ -181,8 +183,12 @@ def nearest_by_graph(graph, embedding: np.ndarray, u: int, count: int = NEAREST)
     if count <= 0 or not embedding[u].any():
         return np.zeros(0, dtype=np.int64)
     _, found = graph.search(embedding[u : u + 1], 2 * count + 1)
-    pages = found[0][found[0] >= 0].astype(np.int64)
-    return _by_exact_cosine(embedding, u, pages, count)
+    return _nearest_of_found(embedding, u, found[0], count)
+
+
+def _nearest_of_found(embedding: np.ndarray, u: int, found: np.ndarray, count: int) -> np.ndarray:
+    """:func:`nearest_by_graph` from ``found``, the pages its search found for u (-1: none)."""
+    return _by_exact_cosine(embedding, u, found[found >= 0].astype(np.int64), count)
 
 
 #: The nearest pages are those of cosine above this (a smaller one is the truncated SVD's noise).
@@ -203,11 +209,52 @@ def nearest(embedding: np.ndarray, u: int, count: int = NEAREST) -> np.ndarray:
     differ in the last bits) and the same order as :func:`nearest_by_graph` gives."""
     if count <= 0 or not embedding[u].any():
         return np.zeros(0, dtype=np.int64)
-    values = (embedding @ embedding[u]).astype(np.float32, copy=False)
+    return _nearest_of_scan(embedding, u, (embedding @ embedding[u]).astype(np.float32, copy=False), count)
+
+
+def _nearest_of_scan(embedding: np.ndarray, u: int, values: np.ndarray, count: int) -> np.ndarray:
+    """:func:`nearest` from ``values``, u's float32 cosines with every page (overwritten)."""
     values[u] = -np.inf
     kth = np.partition(values, len(values) - count)[len(values) - count] if len(values) > count else values.min()
     pages = np.flatnonzero(values >= max(float(kth), NEAR_COSINE) - SCAN_MARGIN)
     return _by_exact_cosine(embedding, u, pages, count)
+
+
+#: Pages whose nearest pages one step of :func:`nearest_pages` finds (a scan: SCAN_BLOCK x n
+#: float32 cosines; a search: SEARCH_BLOCK x (2 NEAREST + 1) results).
+SCAN_BLOCK, SEARCH_BLOCK = 256, 65_536
+
+
+def nearest_pages(embedding: np.ndarray, count: int = NEAREST, show_progress: bool = False) -> np.ndarray:
+    """Every page's ``count`` nearest pages, stored with the index so that no query scans: row u
+    holds :func:`nearest` of u (int32, best first, -1 past the last). From :data:`ANN_PAGES`
+    pages they come from an HNSW graph of the embedding (:func:`nearest_by_graph`: the search may
+    miss one of the exact nearest pages, the order stays exact); below, from scans of every page,
+    several pages a product. The same embedding gives the same array (the graph is built on one
+    thread; each search reads it only)."""
+    from linksim.progress import Progress
+
+    n = len(embedding)
+    table = np.full((n, count), -1, dtype=np.int32)
+    linked = np.flatnonzero(embedding.any(axis=1)) if count > 0 else np.zeros(0, dtype=np.int64)
+    by_graph = n >= ANN_PAGES
+    with Progress(len(linked), "nearest pages", "pages", enabled=show_progress) as progress:
+        graph = hnsw_graph(embedding) if by_graph and len(linked) else None
+        block = SEARCH_BLOCK if by_graph else SCAN_BLOCK
+        for start in range(0, len(linked), block):
+            pages = linked[start : start + block]
+            if by_graph:
+                _, found = graph.search(np.ascontiguousarray(embedding[pages], dtype=np.float32), 2 * count + 1)
+                for row, u in enumerate(pages.tolist()):
+                    near = _nearest_of_found(embedding, u, found[row], count)
+                    table[u, : len(near)] = near
+            else:
+                scans = (embedding[pages] @ embedding.T).astype(np.float32, copy=False)
+                for row, u in enumerate(pages.tolist()):
+                    near = _nearest_of_scan(embedding, u, scans[row], count)
+                    table[u, : len(near)] = near
+            progress.update(len(pages))
+    return table
 
 
 def _by_exact_cosine(embedding: np.ndarray, u: int, pages: np.ndarray, count: int) -> np.ndarray:
@@ -224,6 +271,7 @@ class SpectralIndex:
     embedding: np.ndarray  # (n, rank) float32, unit rows (zero without links)
     neighbour_indptr: np.ndarray  # (n + 1,) int64: page u's neighbours, links both ways,
     neighbour_indices: np.ndarray  # are neighbour_indices[indptr[u]:indptr[u + 1]] (int32)
+    nearest: np.ndarray  # (n, NEAREST) int32: row u, u's nearest pages (nearest_pages), -1 past the last
 
     def __post_init__(self) -> None:
         from linksim.ranking.treescan import read_only
@@ -231,13 +279,6 @@ class SpectralIndex:
         self._weights = colink_weights(self.neighbour_indptr)
         self._neighbours = tuple(read_only(a) for a in (self.neighbour_indptr, self.neighbour_indices, self._weights))
         self._scratch = threading.local()
-        self._graph = None  # the HNSW graph of the embedding, for lists of all pages (prepare_all_pages)
-
-    def prepare_all_pages(self) -> None:
-        """Before the lists of all pages: from :data:`ANN_PAGES` pages, the HNSW graph the nearest
-        pages are then taken from (built once, before workers fork)."""
-        if self._graph is None and self.n >= ANN_PAGES and self.embedding.shape[1]:
-            self._graph = hnsw_graph(self.embedding)
 
     @property
     def graph_fingerprint(self) -> str:
@@ -254,7 +295,7 @@ class SpectralIndex:
     @property
     def nbytes(self) -> int:
         return self.fingerprints.nbytes + self.embedding.nbytes + self.neighbour_indptr.nbytes + \
-            self.neighbour_indices.nbytes
+            self.neighbour_indices.nbytes + self.nearest.nbytes
 
     @property
     def parameters(self) -> dict:
@@ -281,8 +322,8 @@ class SpectralIndex:
         or P-PSimRank's best pages when there are none."""
         pages, scores = self._colinked(u)
         best = top_pages(pages, scores, u, CANDIDATES, 0.0)[0]
-        close = nearest(self.embedding, u) if self._graph is None else nearest_by_graph(self._graph, self.embedding, u)
-        found = np.union1d(best, close)
+        close = self.nearest[u]
+        found = np.union1d(best, close[close >= 0])
         return found if len(found) else self._walk_candidates(u, n_fingerprints)
 
     def _walk_candidates(self, u: int, n_fingerprints: int | None) -> np.ndarray:
@@ -359,11 +400,12 @@ class SpectralIndex:
     # The index store -------------------------------------------------------------------------
     def store_arrays(self) -> dict[str, np.ndarray]:
         return dict(self.fingerprints.store_arrays(), embedding=self.embedding,
-                    neighbour_indptr=self.neighbour_indptr, neighbour_indices=self.neighbour_indices)
+                    neighbour_indptr=self.neighbour_indptr, neighbour_indices=self.neighbour_indices,
+                    nearest=self.nearest)
 
     @classmethod
     def from_store(cls, meta: dict, arrays: dict[str, np.ndarray]) -> "SpectralIndex":
-        own = ("embedding", "neighbour_indptr", "neighbour_indices")
+        own = ("embedding", "neighbour_indptr", "neighbour_indices", "nearest")
         fingerprints = FingerprintIndex.from_store(dict(meta, method=WALK_METHOD),
                                                    {k: v for k, v in arrays.items() if k not in own})
         return cls(fingerprints, *(arrays[name] for name in own))
@@ -371,11 +413,13 @@ class SpectralIndex:
 
 def build_spectral_index(graph: LinkGraph, n_fingerprints: int = 100, length: int = 3, seed: int = 0,
                          decay: float = 0.6, show_progress: bool = False) -> SpectralIndex:
-    """P-PSimRank's fingerprints, the link embedding and the neighbour lists of ``graph``."""
+    """P-PSimRank's fingerprints, the link embedding, the neighbour lists and the nearest pages of ``graph``."""
     from linksim.fingerprints.walks import build_index
 
     fingerprints = build_index(graph, WALK_METHOD, n_fingerprints, length, seed, decay, show_progress=show_progress)
-    return SpectralIndex(fingerprints, link_embedding(graph, RANK, seed), *neighbour_lists(graph))
+    embedding = link_embedding(graph, RANK, seed)
+    return SpectralIndex(fingerprints, embedding, *neighbour_lists(graph),
+                         nearest_pages(embedding, show_progress=show_progress))
 
 
 def spectral_exact(graph: LinkGraph, decay: float = 0.6, length: int = 3, each=None, seed: int = 0,

@@ -31,20 +31,26 @@ def _exact(graph: LinkGraph, decay: float, length: int, each=None):
 def _value_ranges(meta: dict, n: int, length: int) -> dict[str, tuple[float, float]]:
     links = int(meta["graph"].get("links", n * n))
     return dict(fingerprint_methods.value_ranges(meta, n, length), embedding=(-1.0, 1.0),
-                neighbour_indptr=(0, 2 * links), neighbour_indices=(0, n - 1))
+                neighbour_indptr=(0, 2 * links), neighbour_indices=(0, n - 1), nearest=(-1, n - 1))
 
 
 def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[int, int, int, dict]:
-    from linksim.spectral import RANK
+    from linksim.spectral import ANN_PAGES, HNSW_LINKS, NEAREST, RANK, SEARCH_BLOCK
 
     fingerprints, working, stored, parts = fingerprint_methods.estimate(pages, links, parameters, False)
     embedding = 4 * RANK * pages
     neighbours = 8 * (pages + 1) + 4 * 2 * links  # both ways: two entries a link
+    nearest = 4 * NEAREST * pages
     # The SVD: the sparse features (two a link, 12 bytes each), ARPACK's Lanczos basis (2 RANK + 1
     # vectors of the longer side, 2 pages) and its U, Sigma, V^T.
     svd = 24 * links + 8 * (2 * RANK + 1) * 2 * pages + 8 * RANK * 3 * pages
-    return (fingerprints + embedding + neighbours, max(working, svd), stored + embedding + neighbours,
-            dict(parts, **{"link embedding": embedding, "neighbour lists": neighbours}))
+    # The nearest pages: faiss's HNSW graph (a copy of the embedding, 2 HNSW_LINKS int32 links a
+    # page at its lowest level, about 1 / HNSW_LINKS of that above) and a block of results.
+    search = (embedding + int(4 * 2 * HNSW_LINKS * 1.05) * pages + 16 * (2 * NEAREST + 1) * SEARCH_BLOCK
+              if pages >= ANN_PAGES else 0)
+    held = {"link embedding": embedding, "neighbour lists": neighbours, "nearest pages": nearest}
+    return (fingerprints + embedding + neighbours + nearest, max(working, svd, search),
+            stored + embedding + neighbours + nearest, dict(parts, **held))
 
 
 def _spark_rows(edges, n: int, parameters: dict, partitions: int, log=None):

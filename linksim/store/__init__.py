@@ -25,6 +25,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -37,6 +38,8 @@ from pathlib import Path
 import numpy as np
 
 from linksim.errors import LinksimError
+
+log = logging.getLogger(__name__)
 
 FORMAT = "linksim-index"
 FORMAT_VERSION = 3  # 2: a digest, size and modification time per array; 3: hash-based draws (linksim.fingerprints.randomness)
@@ -83,6 +86,11 @@ class IndexCorrupt(IndexMismatch):
     """A stored file differs from what was written: reported, never rebuilt over silently."""
 
 
+class IndexOutdated(IndexMismatch):
+    """An index written by another linksim (another format version, an array missing): queries
+    refuse it, a build (:func:`open_built`) builds it again in its place."""
+
+
 def parameters_of(index) -> dict:
     """What an index was built with (the values a query or a rebuild is compared against)."""
     return index.parameters
@@ -94,9 +102,9 @@ def _assemble(method: str, meta: dict, arrays: dict[str, np.ndarray]):
     try:
         return registered(method).restore(meta, arrays)
     except KeyError as missing:
-        raise IndexMismatch(
+        raise IndexOutdated(
             f"the stored {method} index lacks the array {missing} (written by another linksim)", method,
-            rebuild=True) from None
+            meta.get("parameters"), rebuild=True) from None
 
 
 def index_dir(root: Path, method: str) -> Path:
@@ -341,7 +349,7 @@ def check(meta: dict, method: str, graph_fingerprint: str | None = None, **expec
     """
     where = f"the stored {method} index"
     if meta.get("format") != FORMAT or meta.get("version") != FORMAT_VERSION:
-        raise IndexMismatch(
+        raise IndexOutdated(
             f"{where} has format {meta.get('format')!r} version {meta.get('version')!r}; this linksim "
             f"reads {FORMAT!r} version {FORMAT_VERSION}", method, meta.get("parameters"), rebuild=True)
     if meta.get("method") != method:
@@ -471,14 +479,20 @@ def open_current(root: Path, method: str, state: dict, crawled_only: bool | None
 def open_built(root: Path, method: str, parameters: dict, graph_fingerprint: str, crawled_only: bool = False,
                mmap: bool = True) -> StoredIndex | None:
     """The stored index of ``method`` built with exactly ``parameters`` from the graph of
-    ``graph_fingerprint`` (the builders' reuse), or None if there is none or it is of another graph."""
+    ``graph_fingerprint`` (the builders' reuse), or None if there is none, it is of another graph,
+    or it was written by another linksim (:class:`IndexOutdated`: the build replaces it). A
+    corrupt one is reported (:class:`IndexCorrupt`)."""
     meta = describe(root, method, parameters, crawled_only)
     if meta is None:
         return None
-    check(meta, method)
-    if meta["graph"]["fingerprint"] != graph_fingerprint:
+    try:
+        check(meta, method)
+        if meta["graph"]["fingerprint"] != graph_fingerprint:
+            return None
+        return _open(meta, method, mmap, verify=False)
+    except IndexOutdated as outdated:
+        log.warning("%s; building it again", outdated.reason)
         return None
-    return _open(meta, method, mmap, verify=False)
 
 
 def record_state(path: Path, state: dict) -> None:

@@ -158,33 +158,76 @@ def test_the_exact_lists_keep_the_candidates_of_the_index() -> None:
         assert all(lists[u, v] == every[u, v] for v in kept)
 
 
-def test_lists_of_all_pages_from_the_hnsw_graph_find_the_nearest_pages_and_keep_exact_scores(monkeypatch) -> None:
+def _community_graph(rng, n: int, communities: int, links: int, unlinked: int = 0) -> LinkGraph:
+    """Pages in communities: many pages share their nearest cosines (and ``unlinked`` pages
+    without links after them)."""
+    community = rng.integers(0, communities, n)
+    source = rng.integers(0, n, links)
+    target = np.where(rng.random(links) < 0.8, rng.permutation(n)[community[source] * 50 % n],
+                      rng.integers(0, n, links))
+    return LinkGraph.from_edges(source, target, n + unlinked)
+
+
+def test_the_stored_nearest_pages_are_those_of_a_scan_of_every_page() -> None:
+    """Below ANN_PAGES the index stores, for every page, nearest() of it (found many pages a
+    product), -1 past the last and for pages without links; the candidates read them."""
+    from linksim.spectral import nearest
+
+    rng = np.random.default_rng(3)
+    graph = _community_graph(rng, 700, 20, 3_500, unlinked=5)
+    index = build_spectral_index(graph, n_fingerprints=10, seed=3)
+    assert index.nearest.shape == (graph.n, NEAREST) and index.nearest.dtype == np.int32
+    for u in range(graph.n):
+        row = index.nearest[u]
+        assert row[row >= 0].tolist() == nearest(index.embedding, u).tolist()
+        assert (row[: (row >= 0).sum()] >= 0).all()  # -1 only past the last
+        assert set(row[row >= 0].tolist()) <= set(index.candidates(u).tolist())
+    assert (index.nearest[-5:] == -1).all()
+
+
+def test_an_index_stored_without_its_nearest_pages_is_built_again(tmp_path) -> None:
+    """An index of the layout before the stored nearest pages: queries refuse it and say to
+    rebuild, a build replaces it."""
+    import json
+
+    from linksim import store
+
+    graph = random_graph(2)
+    index = build_spectral_index(graph, n_fingerprints=5, seed=2)
+    path = store.save(index, tmp_path, "spectral", graph.n, graph.m)
+    meta = json.loads((path / "meta.json").read_text())
+    del meta["arrays"]["nearest"]
+    (path / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(store.IndexOutdated, match="nearest") as raised:
+        store.load(tmp_path, "spectral")
+    assert raised.value.rebuild and "index(" in str(raised.value)
+    assert store.open_built(tmp_path, "spectral", index.parameters, index.graph_fingerprint) is None
+
+
+def test_from_ann_pages_the_nearest_pages_come_from_the_hnsw_graph_and_lists_keep_exact_scores(monkeypatch) -> None:
     from linksim.ranking.topk import top_k_all
     from linksim.spectral import hnsw_graph, nearest, nearest_by_graph
 
     rng = np.random.default_rng(4)
-    n = 1_500  # pages in 30 communities: many pages share their nearest cosines
-    community = rng.integers(0, 30, n)
-    source = rng.integers(0, n, 9_000)
-    target = np.where(rng.random(9_000) < 0.8, rng.permutation(n)[community[source] * 50 % n], rng.integers(0, n, 9_000))
-    graph = LinkGraph.from_edges(source, target, n)
+    graph = _community_graph(rng, 1_500, 30, 9_000)
+    monkeypatch.setattr(spectral, "ANN_PAGES", 1)
     index = build_spectral_index(graph, n_fingerprints=20, seed=1)
+    again = build_spectral_index(graph, n_fingerprints=20, seed=1)
+    np.testing.assert_array_equal(index.nearest, again.nearest)  # one thread builds the graph: the same graph
     graph_of = hnsw_graph(index.embedding)
-    # The pages found have the exact search's cosines: at or above its tenth, for 19 pages in 20.
+    # The pages found have the exact search's cosines: at or above its tenth, for 19 pages in 20;
+    # each row is what one search of the graph finds.
     found_well = []
     for u in rng.choice(np.flatnonzero(np.abs(index.embedding).sum(axis=1) > 0), 200, replace=False).tolist():
-        exact, approximate = nearest(index.embedding, u), nearest_by_graph(graph_of, index.embedding, u)
+        exact, stored = nearest(index.embedding, u), index.nearest[u]
+        stored = stored[stored >= 0]
+        assert stored.tolist() == nearest_by_graph(graph_of, index.embedding, u).tolist()
         tenth = (index.embedding[exact] @ index.embedding[u]).min()
-        found_well.append(np.mean(index.embedding[approximate] @ index.embedding[u] >= tenth - 1e-6))
-        assert len(approximate) == len(exact)
+        found_well.append(np.mean(index.embedding[stored] @ index.embedding[u] >= tenth - 1e-6))
+        assert len(stored) == len(exact)
     assert np.mean(found_well) >= 0.95
-    # top_k_all on a graph above ANN_PAGES takes them from the graph: every score still exact,
-    # the same lists from two builds of the graph (one thread: the same graph).
-    monkeypatch.setattr(spectral, "ANN_PAGES", 1)
-    runs = [top_k_all(build_spectral_index(graph, n_fingerprints=20, seed=1), top_k=5, workers=1,
-                      show_progress=False) for _ in range(2)]
-    assert all((a == b).all() for a, b in zip(*runs))
-    source, target, score, _ = runs[0]
+    # The lists of all pages: every score exact.
+    source, target, score, _ = top_k_all(index, top_k=5, workers=1, show_progress=False)
     for u, v, s in list(zip(source.tolist(), target.tolist(), score.tolist()))[::37]:
         assert s == pytest.approx(index.sim(u, v), abs=1e-12)  # (one row against many: BLAS may add apart)
 
@@ -244,11 +287,8 @@ def test_the_nearest_pages_are_the_exact_ones_whichever_product_scanned_them() -
     from linksim.spectral import SCAN_MARGIN, nearest
 
     rng = np.random.default_rng(11)
-    n = 1_200  # communities: many pages share their nearest cosines
-    community = rng.integers(0, 24, n)
-    source = rng.integers(0, n, 7_000)
-    target = np.where(rng.random(7_000) < 0.8, rng.permutation(n)[community[source] * 50 % n], rng.integers(0, n, 7_000))
-    graph = LinkGraph.from_edges(source, target, n)
+    n = 1_200
+    graph = _community_graph(rng, n, 24, 7_000)
     embedding = build_spectral_index(graph, n_fingerprints=20, seed=2).embedding
     exact = embedding.astype(np.float64) @ embedding.astype(np.float64).T
     members = rng.choice(np.flatnonzero(np.abs(embedding).sum(axis=1) > 0), 40, replace=False)
