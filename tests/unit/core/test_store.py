@@ -84,13 +84,19 @@ def test_missing_unreadable_and_foreign_versions(tmp_path) -> None:
     meta = json.loads((path / "meta.json").read_text())
     meta["version"] = 99
     (path / "meta.json").write_text(json.dumps(meta))
-    with pytest.raises(store.IndexMismatch, match="version 99"):
+    with pytest.raises(store.IndexOutdated, match="version 99"):
         store.load(tmp_path, "simrank")
+    index = build("simrank", graph)
+    # another linksim's index: a build of the same parameters builds it again in its place
+    assert store.open_built(tmp_path, "simrank", index.parameters, index.graph_fingerprint) is None
     meta["version"] = store.FORMAT_VERSION
     meta["arrays"]["parent"]["shape"] = [20, 49]
     (path / "meta.json").write_text(json.dumps(meta))
-    with pytest.raises(store.IndexMismatch, match="parent.npy holds"):
+    with pytest.raises(store.IndexMismatch, match="parent.npy holds") as damaged:
         store.load(tmp_path, "simrank")
+    assert not isinstance(damaged.value, store.IndexOutdated)
+    with pytest.raises(store.IndexMismatch, match="parent.npy holds"):  # damage is reported to a build too
+        store.open_built(tmp_path, "simrank", index.parameters, index.graph_fingerprint)
 
 
 FULL_DISK_SAVE = """
