@@ -48,6 +48,7 @@ builds, which is why the embedding is stored with the index, never recomputed fo
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass
 
@@ -57,6 +58,8 @@ from linksim.fingerprints.index import FingerprintIndex
 from linksim.graph import LinkGraph
 from linksim.parameters import check_page
 from linksim.ranking import top_pages, top_pairs
+
+log = logging.getLogger(__name__)
 
 RANK = 100  #: dimensions of the link embedding
 CANDIDATES = 100  #: co-linked pages each list is chosen from
@@ -238,8 +241,11 @@ def nearest_pages(embedding: np.ndarray, count: int = NEAREST, show_progress: bo
     table = np.full((n, count), -1, dtype=np.int32)
     linked = np.flatnonzero(embedding.any(axis=1)) if count > 0 else np.zeros(0, dtype=np.int64)
     by_graph = n >= ANN_PAGES
+    graph = None
+    if by_graph and len(linked):
+        log.info("nearest pages: an HNSW graph of the embedding's %s pages", f"{n:,}")
+        graph = hnsw_graph(embedding)
     with Progress(len(linked), "nearest pages", "pages", enabled=show_progress) as progress:
-        graph = hnsw_graph(embedding) if by_graph and len(linked) else None
         block = SEARCH_BLOCK if by_graph else SCAN_BLOCK
         for start in range(0, len(linked), block):
             pages = linked[start : start + block]
@@ -416,10 +422,10 @@ def build_spectral_index(graph: LinkGraph, n_fingerprints: int = 100, length: in
     """P-PSimRank's fingerprints, the link embedding, the neighbour lists and the nearest pages of ``graph``."""
     from linksim.fingerprints.walks import build_index
 
-    fingerprints = build_index(graph, WALK_METHOD, n_fingerprints, length, seed, decay, show_progress=show_progress)
     embedding = link_embedding(graph, RANK, seed)
-    return SpectralIndex(fingerprints, embedding, *neighbour_lists(graph),
-                         nearest_pages(embedding, show_progress=show_progress))
+    nearest = nearest_pages(embedding, show_progress=show_progress)  # its HNSW graph freed before the walks
+    fingerprints = build_index(graph, WALK_METHOD, n_fingerprints, length, seed, decay, show_progress=show_progress)
+    return SpectralIndex(fingerprints, embedding, *neighbour_lists(graph), nearest)
 
 
 def spectral_exact(graph: LinkGraph, decay: float = 0.6, length: int = 3, each=None, seed: int = 0,

@@ -45,11 +45,13 @@ def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[
     # vectors of the longer side, 2 pages) and its U, Sigma, V^T.
     svd = 24 * links + 8 * (2 * RANK + 1) * 2 * pages + 8 * RANK * 3 * pages
     # The nearest pages: faiss's HNSW graph (a copy of the embedding, 2 HNSW_LINKS int32 links a
-    # page at its lowest level, about 1 / HNSW_LINKS of that above) and a block of results.
+    # page at its lowest level, about 1 / HNSW_LINKS of that above) and a block of results. It is
+    # built and freed before the fingerprints and the neighbour lists: on top of the whole index,
+    # it adds what it holds beyond them.
     search = (embedding + int(4 * 2 * HNSW_LINKS * 1.05) * pages + 16 * (2 * NEAREST + 1) * SEARCH_BLOCK
               if pages >= ANN_PAGES else 0)
     held = {"link embedding": embedding, "neighbour lists": neighbours, "nearest pages": nearest}
-    return (fingerprints + embedding + neighbours + nearest, max(working, svd, search),
+    return (fingerprints + embedding + neighbours + nearest, max(working, svd, search - fingerprints - neighbours),
             stored + embedding + neighbours + nearest, dict(parts, **held))
 
 
