@@ -47,6 +47,16 @@ class Recording:
         return attribute
 
 
+def timed(ls, queries, method: str) -> list[float]:
+    """Seconds of ``ls.related(query, method=method)`` for each query (a page or a set of pages)."""
+    spent = []
+    for query in queries:
+        began = time.perf_counter()
+        ls.related(query, method=method)
+        spent.append(time.perf_counter() - began)
+    return spent
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
@@ -86,28 +96,15 @@ def main() -> None:
         began = time.perf_counter()
         ls.related(sample[0], method="simrank")
         first = time.perf_counter() - began
-        times = []
-        for url in sample:
-            began = time.perf_counter()
-            ls.related(url, method="simrank")
-            times.append(time.perf_counter() - began)
+        times = timed(ls, sample, "simrank")
         sent = len(recording.sent)  # by the SimRank calls
         ls.related(sample[0], method=DEFAULT_METHOD)  # the index opened
-        default_times = []
-        for url in sample:
-            began = time.perf_counter()
-            ls.related(url, method=DEFAULT_METHOD)
-            default_times.append(time.perf_counter() - began)
+        default_times = timed(ls, sample, DEFAULT_METHOD)
         sets = {}
         for method in ("simrank", DEFAULT_METHOD):
             chosen = [urls[rng.choice(len(urls), size=args.set_size, replace=False)].tolist() for _ in range(args.sets)]
             ls.related(chosen[0], method=method)  # the index opened
-            spent = []
-            for members in chosen:
-                began = time.perf_counter()
-                ls.related(members, method=method)
-                spent.append(time.perf_counter() - began)
-            sets[method] = np.array(spent) * 1000
+            sets[method] = np.array(timed(ls, chosen, method)) * 1000
     ms = np.array(times) * 1000
     reading_links = [q for q in recording.sent if "LINKS_TO" in q and "count(r)" not in q]
     env = dict(os.environ, NEO4J_URI=connection.uri, NEO4J_USER=connection.user, NEO4J_PASSWORD=connection.password,

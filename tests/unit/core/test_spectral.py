@@ -206,15 +206,21 @@ def test_an_index_stored_without_its_nearest_pages_is_built_again(tmp_path) -> N
 
 def test_from_ann_pages_the_nearest_pages_come_from_the_hnsw_graph_and_lists_keep_exact_scores(monkeypatch) -> None:
     from linksim.ranking.topk import top_k_all
-    from linksim.spectral import hnsw_graph, nearest, nearest_by_graph
+    from linksim.spectral import HnswGraph, nearest, nearest_by_graph
 
     rng = np.random.default_rng(4)
-    graph = _community_graph(rng, 1_500, 30, 9_000)
+    graph = _community_graph(rng, 1_500, 30, 9_000, unlinked=20)
     monkeypatch.setattr(spectral, "ANN_PAGES", 1)
     index = build_spectral_index(graph, n_fingerprints=20, seed=1)
     again = build_spectral_index(graph, n_fingerprints=20, seed=1)
     np.testing.assert_array_equal(index.nearest, again.nearest)  # one thread builds the graph: the same graph
-    graph_of = hnsw_graph(index.embedding)
+    graph_of = HnswGraph(index.embedding)
+    # pages without a direction (the 20 without links among them): not in the graph, nobody's
+    # nearest, no nearest of their own
+    undirected = np.flatnonzero(~index.embedding.any(axis=1))
+    assert set(range(graph.n - 20, graph.n)) <= set(undirected.tolist())
+    assert graph_of.pages.tolist() == np.setdiff1d(np.arange(graph.n), undirected).tolist()
+    assert (index.nearest[undirected] == -1).all() and not np.isin(index.nearest, undirected).any()
     # The pages found have the exact search's cosines: at or above its tenth, for 19 pages in 20;
     # each row is what one search of the graph finds.
     found_well = []
