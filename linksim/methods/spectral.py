@@ -35,7 +35,7 @@ def _value_ranges(meta: dict, n: int, length: int) -> dict[str, tuple[float, flo
 
 
 def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[int, int, int, dict]:
-    from linksim.spectral import ANN_PAGES, HNSW_LINKS, NEAREST, RANK, SEARCH_BLOCK
+    from linksim.spectral import ANN_PAGES, HNSW_LINKS, NEAREST, RANK, SCAN_BLOCK, SEARCH_BLOCK
 
     fingerprints, working, stored, parts = fingerprint_methods.estimate(pages, links, parameters, False)
     embedding = 4 * RANK * pages
@@ -47,9 +47,10 @@ def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[
     # The nearest pages: faiss's HNSW graph (a copy of the embedding, 2 HNSW_LINKS int32 links a
     # page at its lowest level, about 1 / HNSW_LINKS of that above) and a block of results. It is
     # built and freed before the fingerprints and the neighbour lists: on top of the whole index,
-    # it adds what it holds beyond them.
+    # it adds what it holds beyond them. Below ANN_PAGES, a block of scans: SCAN_BLOCK float32
+    # cosines a page.
     search = (embedding + int(4 * 2 * HNSW_LINKS * 1.05) * pages + 16 * (2 * NEAREST + 1) * SEARCH_BLOCK
-              if pages >= ANN_PAGES else 0)
+              if pages >= ANN_PAGES else 4 * SCAN_BLOCK * pages)
     held = {"link embedding": embedding, "neighbour lists": neighbours, "nearest pages": nearest}
     return (fingerprints + embedding + neighbours + nearest, max(working, svd, search - fingerprints - neighbours),
             stored + embedding + neighbours + nearest, dict(parts, **held))
