@@ -94,6 +94,7 @@ class FingerprintIndex:
     _band_candidates_of = {"psimrank": 128}
     bands = True  # False: sampled queries without the bands (a run whose index is built on disk)
     _few_members = 16  # members below n / this are summed by sorting, not over all pages
+    walks = None  # where the walks stood after each step (build_index(keep_walks=True)), for updates
 
     @property
     def n_fingerprints(self) -> int:

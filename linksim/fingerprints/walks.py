@@ -78,6 +78,7 @@ def build_index(
     decay: float = 0.6,
     show_progress: bool = False,
     directory: Path | None = None,
+    keep_walks: bool = False,
 ) -> FingerprintIndex:
     """Build the fingerprint graphs (the 2005 paper's Algorithm 2, vectorised over all pages).
 
@@ -97,12 +98,18 @@ def build_index(
         Build on disk: the fingerprint graphs (and, when first asked for, their tree layout) go
         to memory-mapped ``.npy`` files there, one fingerprint at a time, so that memory holds
         one fingerprint's walks, not the N x V arrays. The same arrays as in memory, bit for bit.
+    keep_walks : bool
+        Also keep where the walks stood after each step (:class:`linksim.fingerprints.update.WalkState`,
+        as ``index.walks``): what :func:`linksim.fingerprints.update.update_index` needs to bring
+        the index up to date with a changed graph without walking again. About 0.3 groups a page
+        and fingerprint on web graphs (walks meet fast), 8 bytes each.
     """
     _check(n_fingerprints, length, decay, method)
     shape = (n_fingerprints, graph.n)
     parent = new_array(directory, "parent", shape, np.int32)
     label = new_array(directory, "label", shape, np.int8)
     progress = Progress(n_fingerprints, f"{method} fingerprints", "fingerprints", enabled=show_progress)
+    groups = [] if keep_walks else None  # per fingerprint and step: (representatives, positions)
     for i in range(n_fingerprints):
         progress.update(1)
         row_parent = np.full(graph.n, NO_PARENT, dtype=np.int32)
@@ -126,6 +133,13 @@ def build_index(
             row_parent[active[met]] = representative[met]
             row_label[active[met]] = step
             active, position = active[~met], position[~met]
+            if groups is not None:
+                groups.append((i, step, active, position))
         parent[i], label[i] = row_parent, row_label
     progress.close()
-    return FingerprintIndex(parent, label, method, length, seed, graph_fingerprint(graph), decay, directory=directory)
+    index = FingerprintIndex(parent, label, method, length, seed, graph_fingerprint(graph), decay, directory=directory)
+    if groups is not None:
+        from linksim.fingerprints.update import WalkState
+
+        index.walks = WalkState.from_groups(groups, n_fingerprints, length)
+    return index

@@ -1,0 +1,571 @@
+"""Bringing a fingerprint index up to date with a changed graph: the index a rebuild on the new
+graph gives, bit for bit, from the walks that the change touches (issue 28, recrawls).
+
+Why it can be done: every choice of a walk is a pure function of (seed, fingerprint, step, page)
+and of the page's own links (:mod:`linksim.fingerprints.randomness`), so between two graphs the
+choices differ only on the pages whose links changed (their in-links; for P-PSimRank, the links
+of the direction that the step's coin chose). And walks meet fast: on the generated 10M-link crawl
+0.2 groups of coalesced walks per page are left after the first step, 0.06 after the second, so
+the build's state after each step (:class:`WalkState`, about 1.3 groups a page over all steps) is
+a fraction of the index.
+
+The update replays the build (:func:`linksim.fingerprints.walks.build_index`) step by step,
+fingerprint by fingerprint, but only where something differs. At step ``t`` a group of coalesced
+walks (its representative, its smallest start page, and the page it stands on) is *clean* when
+the old state had it too, on the same page, and its next page is the same on both graphs (the
+choice is drawn again only where the page's links changed: a min-hash choice mostly stays). A
+clean group goes where it went before, which the stored state and the old fingerprint graph say
+(the group the old walks formed on that page, or the representative it met). Every other group,
+and every group that the old state had but the new one has not, *touches* the page it goes to and
+the page it went to. On a page no one touches the groups arriving are the old ones, so the old
+meeting stands: its fingerprint-graph edges and the group leaving it are kept as they were. On a
+touched page the arrivals are met again as the build meets them: the smallest representative goes
+on, the others point to it with label ``t``. A representative that goes on, or a walk that stops,
+loses the old edge of a later meeting (its label is checked at every step). Cost: every group of
+every step is looked at (vectorised), choices are drawn only for the groups on changed pages and
+the dirty groups.
+
+Pages keep their numbers: the new graph has the old pages first, in the same order, and any new
+pages after them (the caller renumbers or rebuilds otherwise).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+from numba import njit, uint64
+
+from linksim.digest import graph_fingerprint
+from linksim.errors import ConfigurationError
+from linksim.fingerprints.index import NO_PARENT, FingerprintIndex
+from linksim.fingerprints.randomness import _draw, _order_key, inward, stream_key
+from linksim.graph import LinkGraph
+from linksim.progress import Progress
+
+
+@dataclass
+class WalkState:
+    """Where the groups of coalesced walks stood after each step of each fingerprint.
+
+    Step ``t`` (1..L) of fingerprint ``i`` is entry ``k = i * L + t - 1``: the pages its groups
+    stand on (increasing: after a step no two groups share a page) are
+    ``positions[offsets[k]:offsets[k + 1]]`` and their representatives (each group's smallest
+    start page) ``representatives[...]`` (int32 both). Before the first step every page is its
+    own group, on itself.
+    """
+
+    offsets: np.ndarray
+    representatives: np.ndarray
+    positions: np.ndarray
+    length: int
+
+    @classmethod
+    def from_groups(cls, groups, n_fingerprints: int, length: int) -> "WalkState":
+        """From the build's ``(fingerprint, step, representatives, positions)`` of every step walked
+        (steps after the last walk stopped hold no group)."""
+        sizes = np.zeros(n_fingerprints * length, dtype=np.int64)
+        for i, step, representatives, _ in groups:
+            sizes[i * length + step - 1] = len(representatives)
+        offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        representatives = np.empty(offsets[-1], dtype=np.int32)
+        positions = np.empty(offsets[-1], dtype=np.int32)
+        for i, step, active, position in groups:
+            k = i * length + step - 1
+            order = np.argsort(position, kind="stable")
+            representatives[offsets[k] : offsets[k + 1]] = active[order]
+            positions[offsets[k] : offsets[k + 1]] = position[order]
+        return cls(offsets, representatives, positions, length)
+
+    def at(self, fingerprint: int, step: int) -> tuple[np.ndarray, np.ndarray]:
+        """The positions and representatives of the groups after ``step`` (>= 1) of ``fingerprint``."""
+        k = fingerprint * self.length + step - 1
+        begin, end = self.offsets[k], self.offsets[k + 1]
+        return self.positions[begin:end], self.representatives[begin:end]
+
+    @property
+    def nbytes(self) -> int:
+        return self.offsets.nbytes + self.representatives.nbytes + self.positions.nbytes
+
+
+def changed_pages(old: np.ndarray, old_indices: np.ndarray, new: np.ndarray, new_indices: np.ndarray,
+                  n_new: int) -> np.ndarray:
+    """Which pages' neighbour lists (CSR ``indptr``/``indices``, old and new) differ: a bool per
+    page of the new graph, True for every page the old graph did not have."""
+    n_old = len(old) - 1
+    changed = np.ones(n_new, dtype=bool)
+    old_degree, new_degree = np.diff(old), np.diff(new[: n_old + 1])
+    same_degree = old_degree == new_degree
+    changed[:n_old] = ~same_degree
+    # Pages of one degree: compare their lists link by link (a link differs -> its page changed).
+    pages = np.flatnonzero(same_degree & (old_degree > 0))
+    if len(pages):
+        lengths = old_degree[pages]
+        owner = np.repeat(pages, lengths)
+        within = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        differs = old_indices[old[owner] + within] != new_indices[new[owner] + within]
+        changed[np.unique(owner[differs])] = True
+    return changed
+
+
+@njit(cache=True, nogil=True)
+def _deltas(pages, n, old_indptr, old_indices, new_indptr, new_indices):
+    """For each of ``pages`` (increasing), the neighbours its list gained and lost between the
+    old and new CSR lists (both sorted): ``(added_indptr, added, removed_indptr, removed)``,
+    indptrs a page of the new graph (``n``)."""
+    n_old = len(old_indptr) - 1
+    added_count = np.zeros(n + 1, dtype=np.int64)
+    removed_count = np.zeros(n + 1, dtype=np.int64)
+    capacity = 0
+    for p in pages:
+        capacity += new_indptr[p + 1] - new_indptr[p]
+        if p < n_old:
+            capacity += old_indptr[p + 1] - old_indptr[p]
+    added = np.empty(capacity, dtype=np.int64)
+    removed = np.empty(capacity, dtype=np.int64)
+    n_added = n_removed = 0
+    added_at = np.empty(len(pages), dtype=np.int64)
+    removed_at = np.empty(len(pages), dtype=np.int64)
+    for j in range(len(pages)):
+        p = pages[j]
+        a, a_end = (old_indptr[p], old_indptr[p + 1]) if p < n_old else (0, 0)
+        b, b_end = new_indptr[p], new_indptr[p + 1]
+        added_at[j], removed_at[j] = n_added, n_removed
+        while a < a_end or b < b_end:
+            if b == b_end or (a < a_end and old_indices[a] < new_indices[b]):
+                removed[n_removed] = old_indices[a]
+                n_removed += 1
+                a += 1
+            elif a == a_end or new_indices[b] < old_indices[a]:
+                added[n_added] = new_indices[b]
+                n_added += 1
+                b += 1
+            else:
+                a += 1
+                b += 1
+        added_count[p + 1] = n_added - added_at[j]
+        removed_count[p + 1] = n_removed - removed_at[j]
+    return np.cumsum(added_count), added[:n_added], np.cumsum(removed_count), removed[:n_removed]
+
+
+def update_index(index: FingerprintIndex, old_graph: LinkGraph, new_graph: LinkGraph,
+                 show_progress: bool = False) -> FingerprintIndex:
+    """The index of ``index``'s method and parameters on ``new_graph``, equal bit for bit to
+    :func:`~linksim.fingerprints.walks.build_index` there (``keep_walks=True``: the walk state
+    comes updated too), computed from ``index`` (built on ``old_graph`` with its walk state) and
+    the pages whose links changed.
+
+    Raises
+    ------
+    ConfigurationError
+        The index has no walk state, was not built on ``old_graph``, or the new graph has fewer
+        pages than the old one (pages keep their numbers; new ones come after).
+    """
+    from linksim.methods import method as registered
+
+    walk = registered(index.method).walk
+    if walk is None:
+        raise ConfigurationError(f"{index.method} has no walks to update")
+    if index.walks is None:
+        raise ConfigurationError("the index was built without its walk state (build_index(keep_walks=True))")
+    if index.graph_fingerprint != graph_fingerprint(old_graph):
+        raise ConfigurationError("the index was not built on the old graph given")
+    if new_graph.n < old_graph.n:
+        raise ConfigurationError(f"the new graph has fewer pages ({new_graph.n:,}) than the old one "
+                                 f"({old_graph.n:,}): pages keep their numbers, so rebuild")
+    changed_in = changed_pages(old_graph.in_indptr, old_graph.in_indices, new_graph.in_indptr,
+                               new_graph.in_indices, new_graph.n)
+    changed_out = None
+    if walk == "both":
+        changed_out = changed_pages(old_graph.out_indptr, old_graph.out_indices, new_graph.out_indptr,
+                                    new_graph.out_indices, new_graph.n)
+    n_fingerprints, length = index.n_fingerprints, index.length
+    parent = np.full((n_fingerprints, new_graph.n), NO_PARENT, dtype=np.int32)
+    label = np.zeros((n_fingerprints, new_graph.n), dtype=np.int8)
+    kind = _KINDS[walk]
+    steps = range(1, length + 1)
+    keys = [stream_key(index.seed, i, step) for i in range(n_fingerprints) for step in steps]
+    inwards = np.array([walk != "both" or inward(key) for key in keys], dtype=np.bool_).reshape(n_fingerprints, length)
+    keys = np.array(keys, dtype=np.uint64).reshape(n_fingerprints, length)
+    lists = (np.flatnonzero(changed_in), np.flatnonzero(changed_out) if changed_out is not None else None)
+    deltas_in = _deltas(lists[0], new_graph.n, old_graph.in_indptr, old_graph.in_indices, new_graph.in_indptr,
+                        new_graph.in_indices)
+    deltas_out = deltas_in
+    if lists[1] is not None:
+        deltas_out = _deltas(lists[1], new_graph.n, old_graph.out_indptr, old_graph.out_indices,
+                             new_graph.out_indptr, new_graph.out_indices)
+    changed_out = changed_in if changed_out is None else changed_out
+    where = np.full(new_graph.n, -1, dtype=np.int64)
+    occupant = np.full(new_graph.n, -1, dtype=np.int64)
+    child_indptr = np.zeros(old_graph.n + 1, dtype=np.int64)
+    child = np.empty(old_graph.n, dtype=np.int32)
+    identity = np.arange(old_graph.n, dtype=np.int32)
+    new_pages = np.arange(old_graph.n, new_graph.n, dtype=np.int32)
+    mark = np.zeros(new_graph.n, dtype=np.int8)
+    head = np.full(new_graph.n, -1, dtype=np.int64)
+    offsets = index.walks.offsets
+    positions, representatives, sizes = [], [], np.zeros(n_fingerprints * length, dtype=np.int64)
+    with Progress(n_fingerprints, f"{index.method} fingerprints updated", "fingerprints",
+                  enabled=show_progress) as progress:
+        for i in range(n_fingerprints):
+            begin, end = offsets[i * length], offsets[(i + 1) * length]
+            parent[i, : old_graph.n] = index.parent[i]
+            label[i, : old_graph.n] = index.label[i]
+            state_positions, state_representatives, bounds = _replay(
+                kind, keys[i], inwards[i], old_graph.in_indptr, old_graph.in_indices, old_graph.out_indptr,
+                old_graph.out_indices, new_graph.in_indptr, new_graph.in_indices, new_graph.out_indptr,
+                new_graph.out_indices, lists[0], lists[1] if lists[1] is not None else lists[0], changed_in,
+                changed_out, deltas_in, deltas_out, index.walks.positions[begin:end],
+                index.walks.representatives[begin:end], offsets[i * length : (i + 1) * length + 1] - begin,
+                identity, new_pages, np.asarray(index.parent[i]), np.asarray(index.label[i]), parent[i], label[i],
+                mark, head, where, occupant, child_indptr, child, _FEW_BACK)
+            positions.append(state_positions)
+            representatives.append(state_representatives)
+            sizes[i * length : (i + 1) * length] = np.diff(bounds)
+            progress.update(1)
+    walk_offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=walk_offsets[1:])
+    updated = replace(index, parent=parent, label=label, graph_fingerprint=graph_fingerprint(new_graph),
+                      directory=None)
+    updated.walks = WalkState(walk_offsets, np.concatenate(representatives), np.concatenate(positions), length)
+    return updated
+
+
+_KINDS = {"uniform": 0, "smallest": 1, "both": 2}
+#: A touched page reached from more pages than this: its old meeting is read from the old
+#: fingerprint graph's children (built once for the fingerprint), not from its pages.
+_FEW_BACK = 1024
+
+
+@njit(inline="always")
+def _choose(kind, key, page, indptr, indices):
+    """Where a walk on ``page`` goes (the kernels of :mod:`linksim.fingerprints.randomness`, one
+    page): 0 a uniform in-neighbour, 1 the smallest in the stream's order, 2 the smallest of the
+    page and its neighbours; -1 none."""
+    begin, end = indptr[page], indptr[page + 1]
+    if kind == 2:
+        best = _order_key(key, page)
+        for i in range(begin, end):
+            o = _order_key(key, indices[i])
+            if o < best:
+                best = o
+        return np.int64(best & np.int64(0xFFFFFFFF))
+    if begin == end:
+        return np.int64(-1)
+    if kind == 0:
+        h = _draw(key, page)
+        offset = ((h >> uint64(32)) * uint64(end - begin)) >> uint64(32)
+        return np.int64(indices[begin + np.int64(offset)])
+    best = _order_key(key, indices[begin])
+    for i in range(begin + 1, end):
+        o = _order_key(key, indices[i])
+        if o < best:
+            best = o
+    return np.int64(best & np.int64(0xFFFFFFFF))
+
+
+@njit(inline="always")
+def _new_choice(kind, key, page, old_choice, delta, new_indptr, new_indices):
+    """The choice on the new graph of a changed ``page`` whose choice on the old graph was
+    ``old_choice``: for the min-hash kinds, the old choice (if the page did not lose it) against
+    the pages gained, so that a hub's list is not read again; else read whole."""
+    if kind != 0 and old_choice >= 0:
+        added_indptr, added, removed_indptr, removed = delta
+        kept = True
+        for j in range(removed_indptr[page], removed_indptr[page + 1]):
+            if removed[j] == old_choice:
+                kept = False
+        if kept:
+            best = _order_key(key, old_choice)
+            for j in range(added_indptr[page], added_indptr[page + 1]):
+                o = _order_key(key, added[j])
+                if o < best:
+                    best = o
+            return np.int64(best & np.int64(0xFFFFFFFF))
+    return _choose(kind, key, page, new_indptr, new_indices)
+
+
+@njit(inline="always")
+def _went(group, step, where, old_parent, old_label):
+    """Where the old ``group`` went at ``step``: its page after it (``where``: the old state after
+    the step, by representative), the page of the group it met, or -1 (it stopped)."""
+    if where[group] >= 0:
+        return where[group]
+    if old_label[group] == step and old_parent[group] >= 0:
+        return where[old_parent[group]]
+    return np.int64(-1)
+
+
+@njit(cache=True, nogil=True)
+def _children(parent, indptr, child):
+    """The children of each page in a fingerprint graph, as CSR (increasing)."""
+    indptr[:] = 0
+    for u in range(len(parent)):
+        if parent[u] >= 0:
+            indptr[parent[u] + 1] += 1
+    for u in range(len(parent)):
+        indptr[u + 1] += indptr[u]
+    fill = indptr[:-1].copy()
+    for u in range(len(parent)):
+        if parent[u] >= 0:
+            child[fill[parent[u]]] = u
+            fill[parent[u]] += 1
+
+
+@njit(cache=True, nogil=True)
+def _occupied(pages, positions, step, n_old):
+    """The ``pages`` (increasing) that an old group stands on before ``step``: below ``n_old``
+    before the first step, else among ``positions`` (increasing), by one merge of the two."""
+    if step == 1:
+        return pages[: np.searchsorted(pages, n_old)]
+    out = np.empty(min(len(pages), len(positions)), dtype=np.int64)
+    count = a = b = 0
+    while a < len(pages) and b < len(positions):
+        if pages[a] < positions[b]:
+            a += 1
+        elif positions[b] < pages[a]:
+            b += 1
+        else:
+            out[count] = pages[a]
+            count += 1
+            a += 1
+            b += 1
+    return out[:count]
+
+
+@njit(inline="always")
+def _occupant(step, page, n_old, occupant):
+    """The representative of the old group on ``page`` before ``step`` (before the first step,
+    every old page is its own group; after, ``occupant`` holds the state), -1 if none."""
+    if step == 1:
+        return np.int64(page) if page < n_old else np.int64(-1)
+    return np.int64(occupant[page])
+
+
+@njit(inline="always")
+def _group_at(positions, representatives, page):
+    """The representative of the group on ``page`` (positions increasing), -1 if none."""
+    i = np.searchsorted(positions, page)
+    if i < len(positions) and positions[i] == page:
+        return np.int64(representatives[i])
+    return np.int64(-1)
+
+
+@njit(cache=True, nogil=True)
+def _replay(kind, keys, inwards, old_in_indptr, old_in_indices, old_out_indptr, old_out_indices, new_in_indptr, new_in_indices, new_out_indptr, new_out_indices, changed_in_list, changed_out_list,
+            changed_in, changed_out, deltas_in, deltas_out, state_positions, state_representatives, bounds,
+            identity, new_pages, old_parent, old_label, parent, label, mark, head, where, occupant, child_indptr,
+            child, few_back):
+    """One fingerprint's steps replayed where they differ (see the module); ``parent`` and
+    ``label`` hold the old fingerprint graph on entry and the new one on return. Returns the new
+    walk state's positions, representatives and per-step bounds. ``mark`` (zeros) and ``head``
+    (-1), ``where`` and ``occupant`` (-1) are scratch a page each, left as found; ``child_indptr``
+    and ``child`` hold the old graph's children when a meeting must be read again."""
+    length = len(keys)
+    n_old = len(identity)
+    children_built = False
+    never = np.int64(1) << np.int64(62)
+    capacity = len(state_positions) + len(new_pages) + 16
+    out_positions = np.empty(capacity, dtype=np.int32)
+    out_representatives = np.empty(capacity, dtype=np.int32)
+    out_bounds = np.zeros(length + 1, dtype=np.int64)
+    written = 0
+    # The new state before the step differs from the old one on these pages (-1: no group there).
+    diff_positions = new_pages.astype(np.int64)
+    diff_representatives = new_pages.astype(np.int64)
+    before_positions = identity
+    for step in range(1, length + 1):
+        key = uint64(keys[step - 1])
+        if kind == 2 and not inwards[step - 1]:
+            new_indptr, new_indices = new_out_indptr, new_out_indices
+            back_indptr, back_indices = old_in_indptr, old_in_indices
+            changed, changed_list, delta = changed_out, changed_out_list, deltas_out
+        else:
+            new_indptr, new_indices = new_in_indptr, new_in_indices
+            back_indptr, back_indices = old_out_indptr, old_out_indices
+            changed, changed_list, delta = changed_in, changed_in_list, deltas_in
+        after_positions = state_positions[bounds[step - 1] : bounds[step]]
+        after_representatives = state_representatives[bounds[step - 1] : bounds[step]]
+        for j in range(len(after_positions)):
+            where[after_representatives[j]] = after_positions[j]
+        # 1. The groups on changed pages and on the pages where the states differ.
+        room = len(changed_list) + len(diff_positions)
+        dirty_representative = np.empty(room, dtype=np.int64)
+        dirty_next = np.empty(room, dtype=np.int64)
+        chain = np.empty(room, dtype=np.int64)
+        touched = np.empty(2 * room, dtype=np.int64)
+        seen = np.empty(room, dtype=np.int64)
+        n_dirty = n_touched = n_seen = 0
+        # The changed pages an old group stands on (read in order, not looked up one by one).
+        stood = _occupied(changed_list, before_positions, step, n_old)
+        a = b = 0
+        while a < len(stood) or b < len(diff_positions):
+            if b == len(diff_positions) or (a < len(stood) and stood[a] < diff_positions[b]):
+                x = np.int64(stood[a])
+                a += 1
+                in_diff = False
+            else:
+                x = diff_positions[b]
+                if a < len(stood) and stood[a] == x:
+                    a += 1
+                in_diff = True
+                b += 1
+            old_group = _occupant(step, x, n_old, occupant)
+            new_group = diff_representatives[b - 1] if in_diff else old_group
+            if old_group < 0 and new_group < 0:
+                continue
+            old_next = np.int64(-2)
+            if old_group >= 0:
+                old_next = _went(old_group, step, where, old_parent, old_label)
+            new_next = np.int64(-2)
+            if new_group >= 0:
+                if old_group < 0:
+                    new_next = _choose(kind, key, x, new_indptr, new_indices)
+                elif changed[x]:
+                    new_next = _new_choice(kind, key, x, old_next, delta, new_indptr, new_indices)
+                else:
+                    new_next = old_next
+            if old_group == new_group and old_next == new_next:
+                continue
+            if old_group >= 0:
+                mark[old_group] |= 1  # a dirty old group: not a clean arrival anywhere
+                seen[n_seen] = old_group
+                n_seen += 1
+                if old_next >= 0 and not mark[old_next] & 2:
+                    mark[old_next] |= 2
+                    touched[n_touched] = old_next
+                    n_touched += 1
+            if new_group >= 0:
+                dirty_representative[n_dirty] = new_group
+                dirty_next[n_dirty] = new_next
+                if new_next >= 0:
+                    chain[n_dirty] = head[new_next]
+                    head[new_next] = n_dirty
+                    if not mark[new_next] & 2:
+                        mark[new_next] |= 2
+                        touched[n_touched] = new_next
+                        n_touched += 1
+                n_dirty += 1
+        # 2. Meetings again on the touched pages: the clean old groups that went there (found
+        # among the pages a walk reaches it from) and the dirty groups that go there.
+        pages = np.sort(touched[:n_touched])
+        new_diff_positions = np.empty(n_touched, dtype=np.int64)
+        new_diff_representatives = np.empty(n_touched, dtype=np.int64)
+        n_diff = 0
+        arrivals = np.empty(16, dtype=np.int64)
+        for y in pages:
+            before = _group_at(after_positions, after_representatives, y)
+            if before >= 0 and not mark[before] & 1:
+                # The old leader still comes here: unless a dirty group smaller than it comes too,
+                # it leads again, and the clean groups keep their edges to it (a hub's thousands
+                # of arrivals are not read).
+                smaller = False
+                k = head[y]
+                while k >= 0:
+                    if dirty_representative[k] < before:
+                        smaller = True
+                    k = chain[k]
+                if not smaller:
+                    k = head[y]
+                    while k >= 0:
+                        parent[dirty_representative[k]] = before
+                        label[dirty_representative[k]] = step
+                        k = chain[k]
+                    head[y] = -1
+                    continue
+            count = 0
+            if before >= 0:
+                # The old arrivals: the old leader and the groups that met it at this step, found
+                # among the pages a walk reaches y from, or for a page reached from many, among
+                # the leader's children in the old fingerprint graph.
+                arrivals[0] = before
+                count = 0 if mark[before] & 1 else 1
+                begin, end = back_indptr[y], back_indptr[y + 1]
+                by_children = end - begin > few_back
+                if by_children:
+                    if not children_built:
+                        _children(old_parent, child_indptr, child)
+                        children_built = True
+                    begin, end = child_indptr[before], child_indptr[before + 1]
+                for j in range(begin - (1 if kind == 2 and not by_children else 0), end):
+                    if by_children:
+                        g = np.int64(child[j])
+                    else:
+                        g = _occupant(step, y if j < begin else np.int64(back_indices[j]), n_old, occupant)
+                    if g < 0 or g == before or mark[g] & 1 or old_parent[g] != before or old_label[g] != step:
+                        continue
+                    if count == len(arrivals):
+                        arrivals = np.concatenate((arrivals, np.empty(count, dtype=np.int64)))
+                    arrivals[count] = g
+                    count += 1
+            k = head[y]
+            while k >= 0:
+                if count == len(arrivals):
+                    arrivals = np.concatenate((arrivals, np.empty(count, dtype=np.int64)))
+                arrivals[count] = dirty_representative[k]
+                count += 1
+                k = chain[k]
+            head[y] = -1
+            leader = never
+            for j in range(count):
+                if arrivals[j] < leader:
+                    leader = arrivals[j]
+            for j in range(count):
+                if arrivals[j] != leader:
+                    parent[arrivals[j]] = leader
+                    label[arrivals[j]] = step
+            if count and label[leader] == step:  # an old meeting at this step that no longer happens
+                parent[leader] = -1
+                label[leader] = 0
+            now = leader if count else np.int64(-1)
+            if now != before:
+                new_diff_positions[n_diff] = y
+                new_diff_representatives[n_diff] = now
+                n_diff += 1
+        for k in range(n_dirty):  # a walk that stops now loses the old meetings of its later steps
+            if dirty_next[k] < 0 and label[dirty_representative[k]] >= step:
+                parent[dirty_representative[k]] = -1
+                label[dirty_representative[k]] = 0
+        for j in range(len(after_positions)):
+            where[after_representatives[j]] = -1
+        for j in range(n_seen):
+            mark[seen[j]] = 0
+        for j in range(n_touched):
+            mark[touched[j]] = 0
+        # 3. The new state after the step: the old one, with the touched pages' groups.
+        need = written + len(after_positions) + n_diff
+        if need > len(out_positions):
+            capacity = max(need, 2 * len(out_positions))
+            grown = np.empty(capacity, dtype=np.int32)
+            grown[:written] = out_positions[:written]
+            out_positions = grown
+            grown = np.empty(capacity, dtype=np.int32)
+            grown[:written] = out_representatives[:written]
+            out_representatives = grown
+        a = b = 0
+        while a < len(after_positions) or b < n_diff:
+            if b == n_diff or (a < len(after_positions) and after_positions[a] < new_diff_positions[b]):
+                out_positions[written] = after_positions[a]
+                out_representatives[written] = after_representatives[a]
+                written += 1
+                a += 1
+                continue
+            if a < len(after_positions) and after_positions[a] == new_diff_positions[b]:
+                a += 1
+            if new_diff_representatives[b] >= 0:
+                out_positions[written] = new_diff_positions[b]
+                out_representatives[written] = new_diff_representatives[b]
+                written += 1
+            b += 1
+        out_bounds[step] = written
+        diff_positions = new_diff_positions[:n_diff]
+        diff_representatives = new_diff_representatives[:n_diff]
+        for j in range(len(before_positions) if step > 1 else 0):
+            occupant[before_positions[j]] = -1
+        for j in range(len(after_positions)):
+            occupant[after_positions[j]] = after_representatives[j]
+        before_positions = after_positions
+    for j in range(len(before_positions) if length > 0 else 0):
+        occupant[before_positions[j]] = -1
+    return out_positions[:written], out_representatives[:written], out_bounds
