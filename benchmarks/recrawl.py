@@ -13,8 +13,12 @@ record gives all of its page's links) and loaded with ``--recrawl``. Printed for
   time, and the L1 distance between the two rank vectors;
 - what the load recorded (pages with links changed, links added and removed, pages deleted).
 
-Index and SIMILAR_TO updates (issue 28, items 2-3) are not built yet: a recrawl makes the stored
-indexes stale, and ``linksim index``/``similar`` rebuild them.
+- index: for each of ``--methods``, ``linksim index``'s update of the stored index (built once
+  after the full load, then updated after each recrawl) against a build of the same index from
+  nothing on the same graph, both through Neo4j (stream, build or update, store), and whether
+  the two stored indexes hold the same arrays.
+
+SIMILAR_TO updates (issue 28, item 3) are not built yet: ``linksim similar`` writes every list.
 
     .venv/bin/python benchmarks/recrawl.py --crawl cnr-2000 [--shares 0.001 0.01 0.1]
     .venv/bin/python benchmarks/recrawl.py --links 10M
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -56,6 +61,24 @@ def draw_recrawl(streamed, share: float, rng: np.random.Generator, path: Path) -
     return len(chosen)
 
 
+def index_update(runner, obtain_index, method: str, work: Path, share: float):
+    """The stored index of ``method`` brought up to date with the graph (an update, or a build
+    where the update does not pay), against a build from nothing into another store: ``(how,
+    seconds, build seconds, update or build part, build part, changed pages, same arrays)``."""
+    began = time.perf_counter()
+    handle = obtain_index(runner, method, work / "indexes", show_progress=False)
+    whole = time.perf_counter() - began
+    began = time.perf_counter()
+    fresh = obtain_index(runner, method, work / f"rebuilt-{share:g}", show_progress=False)
+    built_whole = time.perf_counter() - began
+    changed = getattr(handle.index, "changed_pages", 0)
+    how = "update" if changed else "build"
+    same = all(np.array_equal(a, b) for a, b in zip(handle.index.store_arrays().values(),
+                                                    fresh.index.store_arrays().values()))
+    shutil.rmtree(work / f"rebuilt-{share:g}", ignore_errors=True)
+    return how, whole, built_whole, handle.build_seconds, fresh.build_seconds, changed, same
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     source = parser.add_mutually_exclusive_group()
@@ -65,9 +88,12 @@ def main() -> None:
     parser.add_argument("--shares", type=float, nargs="+", default=[0.001, 0.01, 0.1])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--instance", default="bench-recrawl")
+    parser.add_argument("--methods", nargs="*", default=["psimrank", "simrank"],
+                        help="indexes updated after each recrawl (default psimrank simrank)")
     args = parser.parse_args()
 
     from linksim.procedures import QueryRunner
+    from linksim.procedures.indexes import obtain_index
     from linksim.procedures.load import load
     from linksim.procedures.maintenance import clear_database
     from linksim.procedures.pagerank import run_pagerank
@@ -98,6 +124,10 @@ def main() -> None:
             print(f"{label}: full load ({full.mode}) {full_load:.1f} s, {full.pages:,} pages, {full.links:,} links",
                   flush=True)
             run_pagerank(runner, "write", show_progress=False)
+            for method in args.methods:
+                began = time.perf_counter()
+                obtain_index(runner, method, work / "indexes", show_progress=False)
+                print(f"  {method} index built in {time.perf_counter() - began:.1f} s", flush=True)
             for share in args.shares:
                 streamed = stream_link_graph(runner, self_loops=True, show_progress=False)
                 path = work / f"recrawl-{share:g}.jsonl"
@@ -113,7 +143,9 @@ def main() -> None:
                 cold_seconds = time.perf_counter() - began
                 distance = float(np.abs(warm.ranks.astype(np.float64) - cold.ranks).sum())
                 run_pagerank(runner, "write", warm_start=True, show_progress=False)
-                rows.append((share, recrawled, summary, update_load, warm, warm_seconds, cold, cold_seconds, distance))
+                indexes = {method: index_update(runner, obtain_index, method, work, share) for method in args.methods}
+                rows.append((share, recrawled, summary, update_load, warm, warm_seconds, cold, cold_seconds, distance,
+                             indexes))
                 print(f"  {share:.1%}: {recrawled:,} pages recrawled ({summary.changed_pages:,} changed, "
                       f"+{summary.links_created:,} / -{summary.links_removed:,} links, "
                       f"{summary.pages_deleted:,} pages deleted, {summary.pages_created:,} created) in "
@@ -124,12 +156,20 @@ def main() -> None:
         server.stop()
     print(f"\n{label}: update against full run (time ratio; PageRank: iterations and compute time)")
     print(f"{'recrawled':>10} {'pages':>8} {'load':>18} {'PageRank iterations':>20} {'PageRank compute':>18} "
-          f"{'index':>10} {'similar':>10}")
-    for share, recrawled, summary, update_load, warm, warm_s, cold, cold_s, distance in rows:
+          f"{'similar':>10}")
+    for share, recrawled, summary, update_load, warm, warm_s, cold, cold_s, distance, _ in rows:
         print(f"{share:>10.1%} {recrawled:>8,} {update_load:>6.1f}/{full_load:<6.1f} s {update_load / full_load:>4.2f} "
               f"{warm.record.iterations:>8}/{cold.record.iterations:<3} {warm.record.iterations / cold.record.iterations:>6.2f} "
-              f"{warm.record.compute_millis / max(cold.record.compute_millis, 1):>18.2f} {'rebuild':>10} {'rebuild':>10}")
-    print("index, similar: no update yet; a recrawl makes the stored indexes stale and they are rebuilt")
+              f"{warm.record.compute_millis / max(cold.record.compute_millis, 1):>18.2f} {'rebuild':>10}")
+    print("similar: no update yet; every list is written again")
+    print(f"\nindex: update against a build from nothing, each through Neo4j (stream + update or build + store)")
+    print(f"{'recrawled':>10} {'method':>10} {'how':>8} {'whole run':>18} {'ratio':>6} {'update/build':>16} "
+          f"{'changed pages':>14} {'same arrays':>12}")
+    for share, *_, indexes in rows:
+        for method, (how, whole, built_whole, part, built_part, changed, same) in indexes.items():
+            print(f"{share:>10.1%} {method:>10} {how:>8} {whole:>7.1f}/{built_whole:<7.1f} s "
+                  f"{whole / built_whole:>6.2f} {part:>6.1f}/{built_part:<6.1f} s {changed:>14,} "
+                  f"{'yes' if same else 'NO':>12}")
     print(f"peak RSS of this process: {peak_mib():,.0f} MiB")
 
 

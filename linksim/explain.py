@@ -35,6 +35,10 @@ Neighbours = Callable[[list[int], bool], dict[int, list[int]]]
 #: included); a pair left out has none.
 Paths = Callable[[list[tuple[int, int]]], dict[tuple[int, int], list[int]]]
 
+#: ``codes(pages)``: the draw codes of pages (:attr:`linksim.graph.LinkGraph.codes`: a hash of each
+#: page's URL); None: each page's number, as for a graph without keys.
+Codes = Callable[[list[int]], dict[int, int]]
+
 #: Pages a path search from one page may visit before it gives up (the path is then left out).
 PATH_SEARCH_LIMIT = 200_000
 
@@ -55,7 +59,7 @@ class Term:
 
 
 def explain(index, u: int, v: int, neighbours: Neighbours, n_fingerprints: int | None = None,
-            paths: Paths | None = None) -> list[Term]:
+            paths: Paths | None = None, codes: Codes | None = None) -> list[Term]:
     """The terms of ``index.sim(u, v)`` (see the module), largest share first. ``paths``: how
     extended Jaccard's link paths are found (default: a search over ``neighbours``).
 
@@ -74,9 +78,9 @@ def explain(index, u: int, v: int, neighbours: Neighbours, n_fingerprints: int |
     if isinstance(index, SpectralIndex):
         cosine = float(index.cosine(u, np.array([v]))[0])
         terms = [Term("embedding", ALPHA * cosine)] if cosine > 0 else []
-        terms += meetings(index.fingerprints, u, v, neighbours, n_fingerprints, weight=1.0 - ALPHA)
+        terms += meetings(index.fingerprints, u, v, neighbours, n_fingerprints, weight=1.0 - ALPHA, codes=codes)
     elif isinstance(index, FingerprintIndex):
-        terms = meetings(index, u, v, neighbours, n_fingerprints)
+        terms = meetings(index, u, v, neighbours, n_fingerprints, codes=codes)
     elif isinstance(index, MinHashIndex):
         terms = shared_in_neighbourhoods(index, u, v, neighbours, n_fingerprints, paths)
     elif isinstance(index, PageSimIndex):
@@ -89,10 +93,10 @@ def explain(index, u: int, v: int, neighbours: Neighbours, n_fingerprints: int |
 
 
 def walks(walk: str, seed: int, starts: dict[int, int], steps: int | dict[int, int],
-          neighbours: Neighbours) -> dict[int, list[int]]:
+          neighbours: Neighbours, codes: Codes | None = None) -> dict[int, list[int]]:
     """The walk from ``starts[i]`` in fingerprint i for ``steps`` steps (or ``steps[i]``; shorter
     where it stops): the pages it stands on, start first, drawn exactly as the index's build draws
-    them."""
+    them (with the pages' draw ``codes``)."""
     from linksim.fingerprints.randomness import choose, inward, stream_key
 
     limit = steps if isinstance(steps, dict) else dict.fromkeys(starts, steps)
@@ -106,16 +110,22 @@ def walks(walk: str, seed: int, starts: dict[int, int], steps: int | dict[int, i
             pages = sorted({paths[i][-1] for i in going if directions[i] == direction})
             if pages:
                 read[direction] = neighbours(pages, direction)
+        known = None
+        if codes is not None:
+            wanted = {paths[i][-1] for i in going}
+            for found in read.values():
+                wanted.update(q for page in found.values() for q in page)
+            known = codes(sorted(wanted))
         for i in going:
             here = paths[i][-1]
-            following = choose(walk, keys[i], here, read[directions[i]].get(here, []))
+            following = choose(walk, keys[i], here, read[directions[i]].get(here, []), known)
             if following >= 0:
                 paths[i].append(following)
     return paths
 
 
 def meetings(index, u: int, v: int, neighbours: Neighbours, n_fingerprints: int | None = None,
-             weight: float = 1.0) -> list[Term]:
+             weight: float = 1.0, codes: Codes | None = None) -> list[Term]:
     """The fingerprints where u's and v's walks met (``weight`` times their shares)."""
     from linksim.methods import method as registered
 
@@ -124,8 +134,8 @@ def meetings(index, u: int, v: int, neighbours: Neighbours, n_fingerprints: int 
     if not met:
         return []
     walk = registered(index.method).walk  # each fingerprint's walks drawn up to their meeting only
-    from_u = walks(walk, index.seed, {i: u for i in met}, met, neighbours)
-    from_v = walks(walk, index.seed, {i: v for i in met}, met, neighbours)
+    from_u = walks(walk, index.seed, {i: u for i in met}, met, neighbours, codes)
+    from_v = walks(walk, index.seed, {i: v for i in met}, met, neighbours, codes)
     powers = index.powers(index.decay)
     count = len(times)
     terms = []

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -30,6 +32,8 @@ class LinkGraph:
         In-links: the sources of page ``v``, sorted.
     keys : sequence, optional
         An identifier per page (URL or id), kept for the write-back.
+    draw_codes : ndarray, optional
+        The pages' draw codes when given rather than hashed from the keys (see :attr:`codes`).
     """
 
     n: int
@@ -38,6 +42,7 @@ class LinkGraph:
     in_indptr: np.ndarray
     in_indices: np.ndarray
     keys: object = field(default=None, compare=False, repr=False)
+    draw_codes: object = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_edges(
@@ -47,6 +52,7 @@ class LinkGraph:
         n: int | None = None,
         keys: object = None,
         self_loops: bool = False,
+        codes: np.ndarray | None = None,
     ) -> "LinkGraph":
         """Build from parallel arrays of page indices (duplicates merged).
 
@@ -60,6 +66,8 @@ class LinkGraph:
             Identifier of each page.
         self_loops : bool
             Keep links from a page to itself (default: drop them, as the papers do).
+        codes : ndarray of uint64, optional
+            The pages' draw codes, when not those of ``keys`` (:attr:`codes`).
         """
         source = np.asarray(source, dtype=np.int64)
         target = np.asarray(target, dtype=np.int64)
@@ -90,6 +98,7 @@ class LinkGraph:
             in_indptr=transposed.indptr.astype(np.int64),
             in_indices=transposed.indices.astype(index_type),
             keys=keys,
+            draw_codes=None if codes is None else np.asarray(codes, dtype=np.uint64),
         )
 
     @classmethod
@@ -141,6 +150,19 @@ class LinkGraph:
         np.cumsum(in_degree, out=in_indptr[1:])
         return cls(n=n, out_indptr=out_indptr, out_indices=out_indices, in_indptr=in_indptr,
                    in_indices=in_indices, keys=keys)
+
+    @cached_property
+    def codes(self) -> np.ndarray:
+        """The draw code of each page (uint64), which its random draws are keyed by
+        (:mod:`linksim.fingerprints.randomness`): a hash of its key (URL) when the graph has keys,
+        so that a page draws the same numbers wherever the page order puts it (a recrawl that
+        adds or deletes pages moves the pages after them); else the page's number. Codes given
+        when the graph was built (``draw_codes``) come first."""
+        if self.draw_codes is not None:
+            return self.draw_codes
+        if self.keys is None:
+            return np.arange(self.n, dtype=np.uint64)
+        return key_codes(self.keys)
 
     @property
     def m(self) -> int:
@@ -211,5 +233,15 @@ class LinkGraph:
         source, target = self.edges()
         inside = keep[source] & keep[target]
         keys = None if self.keys is None else [self.keys[i] for i in old]  # type: ignore[index]
-        graph = LinkGraph.from_edges(new_of[source[inside]], new_of[target[inside]], len(old), keys)
+        codes = None if self.draw_codes is None else self.draw_codes[old]
+        graph = LinkGraph.from_edges(new_of[source[inside]], new_of[target[inside]], len(old), keys, codes=codes)
         return graph, old
+
+
+def key_codes(keys) -> np.ndarray:
+    """The draw codes of pages named ``keys`` (:attr:`LinkGraph.codes`): the first 8 bytes of the
+    BLAKE2b digest of each key's UTF-8 text, as a little-endian uint64 (a pure function of the
+    key, computed alike wherever an index is built or explained)."""
+    return np.fromiter(
+        (int.from_bytes(hashlib.blake2b(str(key).encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+         for key in keys), dtype=np.uint64, count=len(keys))

@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from linksim.errors import ConfigurationError, LinksimError
 from linksim.fingerprints.index import NO_PARENT
@@ -136,16 +137,52 @@ def _mix(z):
     return z.bitwiseXOR(F.shiftrightunsigned(z, 31))
 
 
-def draw_column(key, page):
-    """``draw(key, page)`` of :mod:`linksim.fingerprints.randomness` as a Spark long Column (same 64 bits)."""
+def draw_column(key, code):
+    """``draw(key, code)`` of :mod:`linksim.fingerprints.randomness` as a Spark long Column (same 64
+    bits; ``code``: a page's draw code, a long of the same bits as the uint64)."""
     F = _functions()
-    return _mix(key + page.cast("long") * F.lit(signed(GAMMA)))
+    return _mix(key + code.cast("long") * F.lit(signed(GAMMA)))
 
 
-def order_key_column(key, page):
-    """``(draw >> 33) << 32 | page``: a page's place in the stream's random order (non-negative)."""
+def order_key_column(key, page, code=None):
+    """``(draw(key, code) >> 33) << 32 | page``: a page's place in the stream's random order
+    (non-negative; ``code`` by default the page's number)."""
     F = _functions()
-    return F.shiftleft(F.shiftrightunsigned(draw_column(key, page), 33), 32).bitwiseOR(page.cast("long"))
+    code = page if code is None else code
+    return F.shiftleft(F.shiftrightunsigned(draw_column(key, code), 33), 32).bitwiseOR(page.cast("long"))
+
+
+def codes_frame(spark, codes: np.ndarray):
+    """The pages' draw codes (:attr:`linksim.graph.LinkGraph.codes`) as a DataFrame ``(page, code)``
+    (the uint64 codes as longs of the same bits), for the jobs' ``codes``."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"page": np.arange(len(codes), dtype=np.int32),
+                          "code": np.asarray(codes, dtype=np.uint64).view(np.int64)})
+    return spark.createDataFrame(frame, "page int, code long")
+
+
+def url_codes(pages):
+    """The draw codes of pages ``(page, url)`` as ``(page, code)``: :func:`linksim.graph.key_codes`
+    of each URL, computed by the executors (the same function as the numpy build's)."""
+    F = _functions()
+
+    @F.pandas_udf("long")  # its type hints name the module's pd, as Spark reads them
+    def code(urls: pd.Series) -> pd.Series:
+        from linksim.graph import key_codes
+
+        return pd.Series(key_codes(urls.tolist()).view(np.int64))
+
+    return pages.select("page", code("url").alias("code"))
+
+
+def _with_code(frame, column: str, codes, alias: str):
+    """``frame`` with the draw code of the page in ``column`` as ``alias``: from ``codes``
+    (:func:`codes_frame`), or the page's number when there are none (a graph without keys)."""
+    F = _functions()
+    if codes is None:
+        return frame.withColumn(alias, F.col(column).cast("long"))
+    return frame.join(codes.select(F.col("page").alias(column), F.col("code").alias(alias)), column)
 
 
 def _keys(spark, seed: int, fingerprints: range, step: int):
@@ -159,10 +196,10 @@ def _keys(spark, seed: int, fingerprints: range, step: int):
     return F.broadcast(spark.createDataFrame(rows, "fp int, key long, inward boolean"))
 
 
-def closed_neighbourhoods(edges, n: int, partitions: int):
-    """``(pos, inward, cand)``: each page's closed in-neighbourhood (``inward`` true: the page
-    and the pages linking to it) and closed out-neighbourhood (false: the page and the pages it
-    links to), the choice sets of P-PSimRank's walks."""
+def closed_neighbourhoods(edges, n: int, partitions: int, codes=None):
+    """``(pos, inward, cand, cand_code)``: each page's closed in-neighbourhood (``inward`` true:
+    the page and the pages linking to it) and closed out-neighbourhood (false: the page and the
+    pages it links to), the choice sets of P-PSimRank's walks, with each candidate's draw code."""
     F = _functions()
     spark = edges.sparkSession
     pages = spark.range(n).select(F.col("id").cast("int").alias("pos"), F.col("id").cast("int").alias("cand"))
@@ -170,7 +207,8 @@ def closed_neighbourhoods(edges, n: int, partitions: int):
              edges.select(F.col("src").alias("pos"), F.lit(False).alias("inward"), F.col("dst").alias("cand")),
              pages.select("pos", F.lit(True).alias("inward"), "cand"),
              pages.select("pos", F.lit(False).alias("inward"), "cand")]
-    return _materialise(_union(parts, spark, "pos int, inward boolean, cand int"), partitions)
+    return _materialise(_with_code(_union(parts, spark, "pos int, inward boolean, cand int"), "cand", codes,
+                                   "cand_code"), partitions)
 
 
 def _check_spark_settings(spark, partitions: int | None = None) -> None:
@@ -262,11 +300,11 @@ def in_links(edges, partitions: int):
 
 def fingerprint_graphs(edges, n: int, method: str, n_fingerprints: int, length: int, seed: int,
                        partitions: int = 4, log=None, stats: dict | None = None,
-                       batch: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+                       batch: int | None = None, codes=None) -> tuple[np.ndarray, np.ndarray]:
     """``(parent, label)`` arrays, (N, n) int32 and int8, of :func:`linksim.fingerprints.walks.build_index`,
     collected from :func:`fingerprint_rows`."""
     return fingerprint_arrays(fingerprint_rows(edges, n, method, n_fingerprints, length, seed, partitions, log,
-                                               stats, batch), n_fingerprints, n)
+                                               stats, batch, codes), n_fingerprints, n)
 
 
 def fingerprint_arrays(rows, n_fingerprints: int, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -281,13 +319,15 @@ def fingerprint_arrays(rows, n_fingerprints: int, n: int) -> tuple[np.ndarray, n
 
 
 def fingerprint_rows(edges, n: int, method: str, n_fingerprints: int, length: int, seed: int,
-                     partitions: int = 4, log=None, stats: dict | None = None, batch: int | None = None):
+                     partitions: int = 4, log=None, stats: dict | None = None, batch: int | None = None, codes=None):
     """The fingerprint-graph edges as a DataFrame ``(fp, page, parent, label)``, one row per page
     and fingerprint whose walk met another (the others have no parent): what is written as
     Parquet from the executors, never gathered in the driver.
     ``stats``, if given, receives ``walk_steps``: the walks that took a step, summed over steps.
     ``batch``: fingerprints walked at once (default all N): the first step holds ``batch · n``
-    walks, so a crawl too large for the cluster's memory at N is walked in batches (same rows)."""
+    walks, so a crawl too large for the cluster's memory at N is walked in batches (same rows).
+    ``codes``: the pages' draw codes (:func:`codes_frame`; default: each page's number, as for a
+    :class:`LinkGraph` without keys)."""
     from linksim.parameters import check_parameters
 
     check_parameters(n_fingerprints=n_fingerprints, length=length, seed=seed)
@@ -297,7 +337,7 @@ def fingerprint_rows(edges, n: int, method: str, n_fingerprints: int, length: in
         raise ConfigurationError(f"fingerprint graphs are built for {', '.join(walking_methods())}, not {method!r}")
     batch = n_fingerprints if batch is None else max(1, min(batch, n_fingerprints))
     frames = [_fingerprint_rows(edges, n, method, range(first, min(first + batch, n_fingerprints)), length, seed,
-                                partitions, log, stats) for first in range(0, n_fingerprints, batch)]
+                                partitions, log, stats, codes) for first in range(0, n_fingerprints, batch)]
     return _union(frames, edges.sparkSession, "fp int, page int, parent int, label byte")
 
 
@@ -311,7 +351,7 @@ def _union(frames: list, spark, schema: str):
 
 
 def _fingerprint_rows(edges, n: int, method: str, fingerprints: range, length: int, seed: int,
-                      partitions: int, log, stats: dict | None):
+                      partitions: int, log, stats: dict | None, codes=None):
     F = _functions()
     from pyspark.sql import Window
 
@@ -321,9 +361,12 @@ def _fingerprint_rows(edges, n: int, method: str, fingerprints: range, length: i
     spark = edges.sparkSession
     _check_spark_settings(spark, partitions)
     if walk == "both":
-        closed = closed_neighbourhoods(edges, n, partitions)
+        closed = closed_neighbourhoods(edges, n, partitions, codes)
     else:
         numbered, degree = in_links(edges, partitions)
+        degree = _materialise(_with_code(degree, "pos", codes, "pos_code"), partitions)
+        sources = _materialise(_with_code(numbered.select(F.col("dst").alias("pos"), "src"), "src", codes,
+                                          "src_code"), partitions)
     fps = spark.range(fingerprints.start, fingerprints.stop).select(F.col("id").cast("int").alias("fp"))
     walks = _materialise(
         fps.crossJoin(spark.range(n).select(F.col("id").cast("int").alias("start")))
@@ -335,7 +378,7 @@ def _fingerprint_rows(edges, n: int, method: str, fingerprints: range, length: i
     for step in range(1, length + 1):
         keyed = walks.join(_keys(spark, seed, fingerprints, step), "fp")
         if walk == "uniform":  # SimRank: a uniformly chosen in-neighbour
-            h = draw_column(F.col("key"), F.col("pos"))
+            h = draw_column(F.col("key"), F.col("pos_code"))
             chosen = (keyed.join(degree, "pos")  # a walk on a page without in-links stops
                       .select("fp", "start", "pos",
                               F.shiftright(F.shiftrightunsigned(h, 32) * F.col("degree"), 32).alias("offset"))
@@ -343,12 +386,14 @@ def _fingerprint_rows(edges, n: int, method: str, fingerprints: range, length: i
                       .select("fp", "start", F.col("src").alias("pos")))
         elif walk == "both":  # P-PSimRank: first in the order among the closed neighbourhood, this step's way
             chosen = (keyed.join(closed, ["pos", "inward"])
-                      .select("fp", "start", order_key_column(F.col("key"), F.col("cand")).alias("order"))
+                      .select("fp", "start", order_key_column(F.col("key"), F.col("cand"), F.col("cand_code"))
+                              .alias("order"))
                       .groupBy("fp", "start").agg(F.min("order").alias("order"))
                       .select("fp", "start", (F.col("order").bitwiseAND(F.lit(0xFFFFFFFF))).cast("int").alias("pos")))
         else:  # PSimRank: the in-neighbour first in the step's random order of the pages
-            chosen = (keyed.join(numbered.select(F.col("dst").alias("pos"), "src"), "pos")
-                      .select("fp", "start", order_key_column(F.col("key"), F.col("src")).alias("order"))
+            chosen = (keyed.join(sources, "pos")
+                      .select("fp", "start", order_key_column(F.col("key"), F.col("src"), F.col("src_code"))
+                              .alias("order"))
                       .groupBy("fp", "start").agg(F.min("order").alias("order"))
                       .select("fp", "start", (F.col("order").bitwiseAND(F.lit(0xFFFFFFFF))).cast("int").alias("pos")))
         grouped = _materialise(chosen.withColumn("first", F.min("start").over(Window.partitionBy("fp", "pos"))),
@@ -373,11 +418,11 @@ def _fingerprint_rows(edges, n: int, method: str, fingerprints: range, length: i
 
 # Extended Jaccard -------------------------------------------------------------------------------------
 def minhash(edges, n: int, n_fingerprints: int, length: int, seed: int, partitions: int = 4,
-            log=None) -> np.ndarray:
+            log=None, codes=None) -> np.ndarray:
     """``values`` (N, length, n) int32 of :func:`linksim.fingerprints.minhash.build_minhash_index`, collected
     from :func:`minhash_rows`."""
-    return minhash_arrays(minhash_rows(edges, n, n_fingerprints, length, seed, partitions, log), n_fingerprints,
-                          length, n)
+    return minhash_arrays(minhash_rows(edges, n, n_fingerprints, length, seed, partitions, log, codes),
+                          n_fingerprints, length, n)
 
 
 def minhash_arrays(rows, n_fingerprints: int, length: int, n: int) -> np.ndarray:
@@ -388,7 +433,8 @@ def minhash_arrays(rows, n_fingerprints: int, length: int, n: int) -> np.ndarray
     return values
 
 
-def minhash_rows(edges, n: int, n_fingerprints: int, length: int, seed: int, partitions: int = 4, log=None):
+def minhash_rows(edges, n: int, n_fingerprints: int, length: int, seed: int, partitions: int = 4, log=None,
+                 codes=None):
     """The min-hashes as a DataFrame ``(fp, step, page, value)``: ``value`` is the first page of
     ``I_step(page)`` in fingerprint ``fp``'s random order."""
     F = _functions()
@@ -397,10 +443,10 @@ def minhash_rows(edges, n: int, n_fingerprints: int, length: int, seed: int, par
     check_parameters(n_fingerprints=n_fingerprints, length=length, seed=seed)
     spark = edges.sparkSession
     _check_spark_settings(spark, partitions)
-    pages = spark.range(n).select(F.col("id").cast("int").alias("page"))
+    pages = _with_code(spark.range(n).select(F.col("id").cast("int").alias("page")), "page", codes, "code")
     current = _materialise(
         pages.crossJoin(_keys(spark, seed, range(n_fingerprints), 0))
-        .select("fp", "page", order_key_column(F.col("key"), F.col("page")).alias("value")),
+        .select("fp", "page", order_key_column(F.col("key"), F.col("page"), F.col("code")).alias("value")),
         partitions,
     )
     links = edges.select(F.col("src").alias("page"), F.col("dst"))
@@ -422,7 +468,8 @@ SPECTRAL_SCHEMA = "part byte, fp int, page int, parent int, label byte, neighbou
 FINGERPRINT_PART, EMBEDDING_PART, NEIGHBOUR_PART = 0, 1, 2
 
 
-def spectral_rows(edges, n: int, n_fingerprints: int, length: int, seed: int, partitions: int = 4, log=None):
+def spectral_rows(edges, n: int, n_fingerprints: int, length: int, seed: int, partitions: int = 4, log=None,
+                  codes=None):
     """Spectral P-PSimRank's index (:mod:`linksim.spectral`) as one DataFrame of
     :data:`SPECTRAL_SCHEMA`: ``part`` 0, P-PSimRank's fingerprint-graph edges (``fp, page, parent,
     label``: :func:`fingerprint_rows`, bit for bit numpy's); ``part`` 1, a page's row of the link
@@ -441,7 +488,7 @@ def spectral_rows(edges, n: int, n_fingerprints: int, length: int, seed: int, pa
             columns.append(F.col(name) if name in frame.columns else null[name].alias(name))
         return frame.select(*columns)
 
-    walks = fingerprint_rows(edges, n, WALK_METHOD, n_fingerprints, length, seed, partitions, log)
+    walks = fingerprint_rows(edges, n, WALK_METHOD, n_fingerprints, length, seed, partitions, log, codes=codes)
     embedding = link_embedding_rows(edges, n, RANK, partitions, log)
     neighbours = _union([edges.select(F.col("src").alias("page"), F.col("dst").alias("neighbour")),
                          edges.select(F.col("dst").alias("page"), F.col("src").alias("neighbour"))],

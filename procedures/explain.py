@@ -29,6 +29,17 @@ def graph_neighbours(handle: IndexHandle, runner):
     return read
 
 
+def page_codes(handle: IndexHandle):
+    """``codes(pages)`` of :mod:`linksim.explain`: the pages' draw codes, hashes of their URLs, as
+    the index's build keyed its draws (:attr:`linksim.graph.LinkGraph.codes`)."""
+    from linksim.graph import key_codes
+
+    def codes(pages: list[int]) -> dict[int, int]:
+        return dict(zip(pages, key_codes(handle.pages.urls(pages)).tolist()))
+
+    return codes
+
+
 def graph_paths(handle: IndexHandle, runner):
     """``paths(pairs)`` of :mod:`linksim.explain` from the graph: Neo4j's shortest link paths, as
     page numbers of the index (a pair of one page: that page)."""
@@ -58,7 +69,7 @@ def explain_pages(handle: IndexHandle, runner, url: str, other: str, n_fingerpri
     u, v = handle.page(url), handle.page(other)
     with answering(handle):
         terms = explain(handle.index, u, v, graph_neighbours(handle, runner), n_fingerprints,
-                        graph_paths(handle, runner))
+                        graph_paths(handle, runner), page_codes(handle))
     urls = handle.pages.urls
     return pd.DataFrame({
         "kind": pd.Series([t.kind for t in terms], dtype=object),

@@ -111,21 +111,63 @@ def obtain_index(
                 store.record_state(found.path, streamed.state)
             log.info("using the stored %s index in %s", method, found.path)
             return IndexHandle(method, found.index, root, False, 0.0, streamed, found.path, of=of)
+        updated = _updated(entry, root, parameters, streamed, crawled_only, show_progress) if not on_disk else None
+        if updated is not None:
+            return IndexHandle(method, updated[0], root, True, updated[1], streamed, updated[2], of=of)
     log.info("building the %s index of %s %ss (%s)", method, f"{graph.n:,}", of.noun,
              ", ".join(f"{k}={v}" for k, v in parameters.items()))
     began = time.monotonic()
     with store.build_directory(root, method) if on_disk else contextlib.nullcontext() as directory:
         if directory is None:
-            index = entry.build(graph, parameters, show_progress=show_progress)
+            keep = {"keep_walks": True} if entry.update is not None else {}  # what the next update starts from
+            index = entry.build(graph, parameters, show_progress=show_progress, **keep)
         else:
             log.info("building on disk (memory-mapped, in %s): the index does not fit the memory budget", directory)
             index = entry.build(graph, parameters, show_progress=show_progress, directory=directory)
             index.layout()  # built on disk too, before the save moves the files
         seconds = time.monotonic() - began
         path = store.save(index, root, method, graph.n, graph.m, extra={"buildSeconds": round(seconds, 3)},
-                          urls=streamed.urls, state=streamed.state, crawled_only=crawled_only)
+                          urls=streamed.urls, state=streamed.state, crawled_only=crawled_only, graph=graph)
     log.info("built in %.1f s, stored in %s", seconds, path)
     return IndexHandle(method, index, root, True, seconds, streamed, path, of=of)
+
+
+#: An update of a stored index pays while at most this share of the pages' links changed (beyond,
+#: the index is built again: the update's cost grows with the walks the change touches).
+UPDATE_SHARE = 0.25
+
+
+def _updated(entry, root: Path, parameters: dict, streamed: StreamedGraph, crawled_only: bool, show_progress: bool):
+    """The stored index of an earlier graph brought up to date with the streamed graph
+    (``Method.update``: the rebuild's arrays, bit for bit) and stored in its place, as ``(index,
+    seconds, path)``; None where it cannot be (no such index, a method without updates, an index
+    built without its walk state or on disk, too large a change, pages in another order): then
+    the caller builds it."""
+    from linksim.errors import ConfigurationError
+
+    if entry.update is None:
+        return None
+    found = store.open_previous(root, entry.name, parameters, crawled_only)
+    if found is None:
+        return None
+    graph = streamed.graph
+    began = time.monotonic()
+    before = store.stored_graph(found)
+    try:
+        index = entry.update(before, found.index, graph, show_progress=show_progress, max_share=UPDATE_SHARE)
+    except ConfigurationError as reason:
+        log.info("building the %s index again rather than updating it: %s", entry.name, reason)
+        return None
+    seconds = time.monotonic() - began
+    rebuilt = found.meta.get("buildSeconds")
+    path = store.save(index, root, entry.name, graph.n, graph.m,
+                      extra={"buildSeconds": rebuilt, "updateSeconds": round(seconds, 3), "updatedFrom": {
+                          "pages": before.n, "links": before.m, "changedPages": index.changed_pages}},
+                      urls=streamed.urls, state=streamed.state, crawled_only=crawled_only, graph=graph)
+    log.info("updated the stored %s index to the changed graph (%s of %s pages with links changed) in %.1f s "
+             "(its build took %s), stored in %s", entry.name, f"{index.changed_pages:,}", f"{graph.n:,}", seconds,
+             "?" if rebuilt is None else f"{rebuilt:.1f} s", path)
+    return index, seconds, path
 
 
 def open_index(runner, method: str, root: Path, crawled_only: bool | None = None, state: dict | None = None,

@@ -108,25 +108,31 @@ def _options(connection) -> dict[str, str]:
 @dataclass
 class SparkGraph:
     """The graph as read through the connector: ``edges`` ``(src, dst)`` of dense page numbers,
-    ``pages`` ``(page, id)`` (Neo4j's internal id of page ``page``), ``n`` pages."""
+    ``pages`` ``(page, id)`` (Neo4j's internal id of page ``page``), ``n`` pages, ``codes``
+    ``(page, code)`` the draw codes of their URLs (:func:`linksim.spark.url_codes`)."""
 
     edges: object
     pages: object
     n: int
     m: int
     seconds: float
+    codes: object = None
 
 
 def read_graph(spark, connection, partitions: int = 4) -> SparkGraph:
     """Pages and links through the connector, numbered as :func:`stream_link_graph` numbers them."""
     from pyspark.sql import functions as F
 
+    from linksim import spark as jobs
+
     began = time.monotonic()
     reader = spark.read.format(SOURCE).options(**_options(connection))
-    raw = reader.option("query", READ_PAGES).load().select(F.col("id").cast("long"))
-    ids = raw.rdd.map(lambda row: row[0]).sortBy(lambda x: x).zipWithIndex()
+    raw = reader.option("query", READ_PAGES).load().select(F.col("id").cast("long"), "url")
+    raw = raw.localCheckpoint(eager=True)
+    ids = raw.select("id").rdd.map(lambda row: row[0]).sortBy(lambda x: x).zipWithIndex()
     pages = spark.createDataFrame(ids, "id long, page long").select(F.col("page").cast("int"), "id")
     pages = pages.localCheckpoint(eager=True)
+    codes = jobs.url_codes(pages.join(raw, "id").select("page", "url")).localCheckpoint(eager=True)
     n = pages.count()
     links = reader.option("query", READ_LINKS).load()
     edges = (links.join(pages.select(F.col("id").alias("s"), F.col("page").alias("src")), "s")
@@ -135,7 +141,7 @@ def read_graph(spark, connection, partitions: int = 4) -> SparkGraph:
     m = edges.count()
     seconds = time.monotonic() - began
     log.info("read %s pages and %s links through the Neo4j connector in %.1f s", f"{n:,}", f"{m:,}", seconds)
-    return SparkGraph(edges, pages, n, m, seconds)
+    return SparkGraph(edges, pages, n, m, seconds, codes)
 
 
 def _check_method(method: str) -> None:
@@ -145,10 +151,11 @@ def _check_method(method: str) -> None:
                                  f"`linksim index {method}`")
 
 
-def index_rows(edges, n: int, method: str, parameters: dict, partitions: int):
+def index_rows(edges, n: int, method: str, parameters: dict, partitions: int, codes=None):
     """The index of ``method`` as Spark rows (:func:`linksim.spark.fingerprint_rows` or
-    :func:`linksim.spark.minhash_rows`): what Parquet receives and the arrays are gathered from."""
-    return registered(method).spark_rows(edges, n, parameters, partitions, log=log.info)
+    :func:`linksim.spark.minhash_rows`): what Parquet receives and the arrays are gathered from.
+    ``codes``: the pages' draw codes (None: an edge list's page numbers)."""
+    return registered(method).spark_rows(edges, n, parameters, partitions, log=log.info, codes=codes)
 
 
 def build_index(spark, graph: SparkGraph, method: str, partitions: int = 4, parquet: str | None = None, **given):
@@ -156,7 +163,7 @@ def build_index(spark, graph: SparkGraph, method: str, partitions: int = 4, parq
     with ``parquet``, its rows are also written there by the executors."""
     _check_method(method)
     parameters = registered(method).parameters_for(**given)
-    rows = index_rows(graph.edges, graph.n, method, parameters, partitions)
+    rows = index_rows(graph.edges, graph.n, method, parameters, partitions, graph.codes)
     if parquet:
         rows.write.mode("overwrite").parquet(parquet)
     return registered(method).spark_index(rows, parameters, graph.n), parameters

@@ -95,6 +95,7 @@ class FingerprintIndex:
     bands = True  # False: sampled queries without the bands (a run whose index is built on disk)
     _few_members = 16  # members below n / this are summed by sorting, not over all pages
     walks = None  # where the walks stood after each step (build_index(keep_walks=True)), for updates
+    changed_pages = 0  # of an updated index: the pages whose links the update found changed
 
     @property
     def n_fingerprints(self) -> int:
@@ -116,11 +117,15 @@ class FingerprintIndex:
     # The index store -------------------------------------------------------------------------
     def store_arrays(self) -> dict[str, np.ndarray]:
         layout = self.layout()
-        return {
+        arrays = {
             "parent": self.parent, "label": self.label,
             "layout_order": layout.order, "layout_position": layout.position,
             "layout_size": layout.size, "layout_label": layout.label, "layout_root": layout.root,
         }
+        if self.walks is not None:  # what an update starts from (linksim.fingerprints.update)
+            arrays.update(walks_offsets=self.walks.offsets, walks_representatives=self.walks.representatives,
+                          walks_positions=self.walks.positions)
+        return arrays
 
     @classmethod
     def from_store(cls, meta: dict, arrays: dict[str, np.ndarray]) -> "FingerprintIndex":
@@ -131,6 +136,11 @@ class FingerprintIndex:
             arrays["layout_order"], arrays["layout_position"], arrays["layout_size"],
             arrays["layout_label"], arrays["layout_root"],
         )
+        if "walks_offsets" in arrays:
+            from linksim.fingerprints.update import WalkState
+
+            index.walks = WalkState(arrays["walks_offsets"], arrays["walks_representatives"],
+                                    arrays["walks_positions"], p["length"])
         return index
 
     # Lemma 2 ---------------------------------------------------------------------------------

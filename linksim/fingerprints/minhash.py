@@ -120,7 +120,7 @@ def build_minhash_index(
         progress.update(1)
         # σ: the random order of fingerprint i drawn page by page (linksim.fingerprints.randomness), so that a
         # partitioned build (Spark) draws the same; a key's low 32 bits are its page.
-        current = order_keys(np.uint64(stream_key(seed, i, 0)), graph.n)
+        current = order_keys(np.uint64(stream_key(seed, i, 0)), graph.codes)
         for k in range(length):
             following = np.empty_like(current)
             spread_min(graph.in_indptr, graph.in_indices, current, following)

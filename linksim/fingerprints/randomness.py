@@ -1,22 +1,27 @@
 """Random choices as pure functions of (seed, fingerprint, step, page).
 
-Every random number of the fingerprint indexes is ``draw(stream_key(seed, fingerprint, step), page)``:
-SplitMix64's finaliser (Steele, Lea & Flood 2014) applied to ``key + page·γ``, that is the
-``page``-th output of a SplitMix64 generator started at ``key``, where the key itself mixes in
-the seed, the fingerprint and the step. Nothing depends on the order in which pages are visited,
-so a build that splits the pages into partitions (Spark, :mod:`linksim.spark`) draws the very same
-numbers as the numpy build and gives the same index bit for bit.
+Every random number of the fingerprint indexes is ``draw(stream_key(seed, fingerprint, step), code)``:
+SplitMix64's finaliser (Steele, Lea & Flood 2014) applied to ``key + code·γ``, that is the
+``code``-th output of a SplitMix64 generator started at ``key``, where the key itself mixes in
+the seed, the fingerprint and the step, and ``code`` is the page's draw code
+(:attr:`linksim.graph.LinkGraph.codes`): a 64-bit hash of its URL, or for a graph without keys its
+number. Nothing depends on the order in which pages are visited, so a build that splits the pages
+into partitions (Spark, :mod:`linksim.spark`) draws the very same numbers as the numpy build and
+gives the same index bit for bit; and nothing depends on a page's place in the page order (only
+the ties of two equal draws, broken by page number, follow the order), so a page keeps its draws
+when a recrawl adds or deletes pages before it (:mod:`linksim.fingerprints.update`).
 
 What the numbers choose (the single-machine kernels below and the Spark jobs implement exactly
 this, on unsigned 64-bit words):
 
 - SimRank, the in-neighbour of page ``p`` at ``offset = ((h >> 32) · in_degree(p)) >> 32`` in
-  its sorted in-link list (a uniform choice; Lemire's multiply-shift, bias below 2^-32·degree);
-- PSimRank, the in-neighbour ``q`` of smallest order key ``(draw(key, q) >> 33) << 32 | q``: a
-  random order of all pages (31 random bits, ties impossible: the page is in the low 32 bits),
+  its sorted in-link list, ``h = draw(key, code(p))`` (a uniform choice; Lemire's multiply-shift,
+  bias below 2^-32·degree);
+- PSimRank, the in-neighbour ``q`` of smallest order key ``(draw(key, code(q)) >> 33) << 32 | q``:
+  a random order of all pages (31 random bits, ties impossible: the page is in the low 32 bits),
   fresh at each step, in place of the 2005 paper's random permutation;
 - P-PSimRank (both directions), at each (fingerprint, step) one coin for every walk,
-  :func:`inward` (the top bit of ``draw(key, 2^32)``, a page number no page has): in-links when it
+  :func:`inward` (the top bit of ``draw(key, 2^32)``, one draw of the stream that is no page's): in-links when it
   is 0, out-links otherwise; then the page of smallest order key in the page's *closed*
   neighbourhood in that direction (the page itself and its in- or out-neighbours), so that a walk
   may stay where it is and never stops;
@@ -71,35 +76,35 @@ def _draw(key, page):
 
 
 @njit(inline="always")
-def _order_key(key, page):
+def _order_key(key, page, code):
     # 31 random bits above the page's 32: a random order of the pages with no ties, and a
     # non-negative signed 64-bit integer (Spark compares longs as signed).
-    return np.int64(((_draw(key, page) >> uint64(33)) << uint64(32)) | uint64(page))
+    return np.int64(((_draw(key, code) >> uint64(33)) << uint64(32)) | uint64(page))
 
 
 @njit(cache=True, nogil=True)
-def draws(key, n):
-    """``draw(key, p)`` for the pages ``0 .. n-1`` (uint64)."""
-    out = np.empty(n, dtype=np.uint64)
+def draws(key, codes):
+    """``draw(key, code)`` for each of ``codes`` (uint64)."""
+    out = np.empty(len(codes), dtype=np.uint64)
     k = uint64(key)
-    for p in range(n):
-        out[p] = _draw(k, p)
+    for p in range(len(codes)):
+        out[p] = _draw(k, uint64(codes[p]))
     return out
 
 
 @njit(cache=True, nogil=True)
-def order_keys(key, n):
-    """The pages' places in the random order of stream ``key``: ``(draw >> 33) << 32 | page``
-    (int64; the page is the low 32 bits)."""
-    out = np.empty(n, dtype=np.int64)
+def order_keys(key, codes):
+    """The places of the pages ``0 .. len(codes) - 1`` (draw codes ``codes``) in the random order
+    of stream ``key``: ``(draw >> 33) << 32 | page`` (int64; the page is the low 32 bits)."""
+    out = np.empty(len(codes), dtype=np.int64)
     k = uint64(key)
-    for p in range(n):
-        out[p] = _order_key(k, p)
+    for p in range(len(codes)):
+        out[p] = _order_key(k, p, uint64(codes[p]))
     return out
 
 
 @njit(cache=True, nogil=True)
-def uniform_choices(key, pages, in_indptr, in_indices, choice):
+def uniform_choices(key, pages, in_indptr, in_indices, codes, choice):
     """SimRank: for each of ``pages``, one uniform in-neighbour (``choice``, -1 without in-link)."""
     k = uint64(key)
     for j in range(len(pages)):
@@ -109,13 +114,13 @@ def uniform_choices(key, pages, in_indptr, in_indices, choice):
         if degree == 0:
             choice[j] = -1
             continue
-        h = _draw(k, p)
+        h = _draw(k, codes[p])
         offset = ((h >> uint64(32)) * uint64(degree)) >> uint64(32)
         choice[j] = in_indices[begin + np.int64(offset)]
 
 
 @njit(cache=True, nogil=True)
-def smallest_choices(key, pages, in_indptr, in_indices, choice):
+def smallest_choices(key, pages, in_indptr, in_indices, codes, choice):
     """PSimRank: for each of ``pages``, the in-neighbour first in the random order of this stream
     (:func:`order_keys`), -1 without in-link."""
     k = uint64(key)
@@ -125,9 +130,11 @@ def smallest_choices(key, pages, in_indptr, in_indices, choice):
         if begin == end:
             choice[j] = -1
             continue
-        best = _order_key(k, in_indices[begin])
+        q = in_indices[begin]
+        best = _order_key(k, q, codes[q])
         for i in range(begin + 1, end):
-            o = _order_key(k, in_indices[i])
+            q = in_indices[i]
+            o = _order_key(k, q, codes[q])
             if o < best:
                 best = o
         choice[j] = best & np.int64(0xFFFFFFFF)
@@ -137,27 +144,31 @@ def smallest_choices(key, pages, in_indptr, in_indices, choice):
 DIRECTION_DRAW = 1 << 32
 
 
-def order_key(key: int, page: int) -> int:
-    """:func:`_order_key` on Python ints: ``(draw >> 33) << 32 | page``."""
-    return ((mix64(key + page * GAMMA) >> 33) << 32) | page
+def order_key(key: int, page: int, code: int | None = None) -> int:
+    """:func:`_order_key` on Python ints: ``(draw(key, code) >> 33) << 32 | page`` (``code``: the
+    page's draw code, by default its number)."""
+    code = page if code is None else int(code)
+    return ((mix64(key + code * GAMMA) >> 33) << 32) | page
 
 
-def choose(walk: str, key: int, page: int, neighbours) -> int:
+def choose(walk: str, key: int, page: int, neighbours, codes=None) -> int:
     """Where a walk on ``page`` goes in the stream ``key``, one page at a time (what the kernels
     :func:`uniform_choices`, :func:`smallest_choices` and :func:`closed_smallest_choices` compute
     for many): ``walk`` is the method's (``uniform``, ``smallest`` or ``both``), ``neighbours`` the
     page's in-links in increasing page order (``both``: its in-links if :func:`inward` says so,
-    else its out-links). -1: no in-link, the walk stops. For explanations, which read a walk's
-    few pages from the database rather than the whole graph."""
+    else its out-links), ``codes`` the draw codes of the page and its neighbours (a mapping; by
+    default each page's number). -1: no in-link, the walk stops. For explanations, which read a
+    walk's few pages from the database rather than the whole graph."""
+    code = (lambda q: q) if codes is None else (lambda q: int(codes[q]))
     neighbours = [int(q) for q in neighbours]
     if walk == "both":
-        return min([order_key(key, page)] + [order_key(key, q) for q in neighbours]) & 0xFFFFFFFF
+        return min([order_key(key, page, code(page))] + [order_key(key, q, code(q)) for q in neighbours]) & 0xFFFFFFFF
     if not neighbours:
         return -1
     if walk == "uniform":
-        h = mix64(key + page * GAMMA)
+        h = mix64(key + code(page) * GAMMA)
         return neighbours[((h >> 32) * len(neighbours)) >> 32]
-    return min(order_key(key, q) for q in neighbours) & 0xFFFFFFFF
+    return min(order_key(key, q, code(q)) for q in neighbours) & 0xFFFFFFFF
 
 
 def inward(key: int) -> bool:
@@ -167,15 +178,16 @@ def inward(key: int) -> bool:
 
 
 @njit(cache=True, nogil=True)
-def closed_smallest_choices(key, pages, indptr, indices, choice):
+def closed_smallest_choices(key, pages, indptr, indices, codes, choice):
     """P-PSimRank: for each of ``pages``, the page first in the random order of this stream among
     the page itself and its neighbours ``indices[indptr[p]:indptr[p + 1]]`` (never -1)."""
     k = uint64(key)
     for j in range(len(pages)):
         p = pages[j]
-        best = _order_key(k, p)
+        best = _order_key(k, p, codes[p])
         for i in range(indptr[p], indptr[p + 1]):
-            o = _order_key(k, indices[i])
+            q = indices[i]
+            o = _order_key(k, q, codes[q])
             if o < best:
                 best = o
         choice[j] = best & np.int64(0xFFFFFFFF)

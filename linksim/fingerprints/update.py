@@ -25,13 +25,16 @@ loses the old edge of a later meeting (its label is checked at every step). Cost
 every step is looked at (vectorised), choices are drawn only for the groups on changed pages and
 the dirty groups.
 
-Pages keep their numbers: the new graph has the old pages first, in the same order, and any new
-pages after them (the caller renumbers or rebuilds otherwise).
+Pages come and go: a recrawl adds pages and deletes pages no longer linked to, anywhere in the
+page order. A page's draws are keyed by its URL (:attr:`linksim.graph.LinkGraph.codes`), not its
+number, so the update works in a page order holding the pages of both graphs (:func:`common_order`),
+where a page of one graph only has no links in the other, and carries the result to the new
+graph's order.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 from numba import njit, uint64
@@ -150,17 +153,28 @@ def _deltas(pages, n, old_indptr, old_indices, new_indptr, new_indices):
 
 
 def update_index(index: FingerprintIndex, old_graph: LinkGraph, new_graph: LinkGraph,
-                 show_progress: bool = False) -> FingerprintIndex:
+                 show_progress: bool = False, max_share: float = 1.0) -> FingerprintIndex:
     """The index of ``index``'s method and parameters on ``new_graph``, equal bit for bit to
     :func:`~linksim.fingerprints.walks.build_index` there (``keep_walks=True``: the walk state
     comes updated too), computed from ``index`` (built on ``old_graph`` with its walk state) and
     the pages whose links changed.
 
+    Pages that the new graph adds or no longer has may come anywhere in the page order when both
+    graphs have keys (URLs): the pages of both keep their order (a page's number is its place
+    among the database's internal ids, which a page keeps) and their draws (keyed by the URL,
+    :attr:`LinkGraph.codes`). The index is then carried to a page order holding the pages of
+    both graphs, where a page of one graph only is a page without links in the other, updated
+    there, and carried to the new graph's order.
+
+    ``max_share``: the share of the pages whose links may have changed (beyond, the update would
+    cost about a build: it refuses). The updated index's ``changed_pages`` says how many did.
+
     Raises
     ------
     ConfigurationError
-        The index has no walk state, was not built on ``old_graph``, or the new graph has fewer
-        pages than the old one (pages keep their numbers; new ones come after).
+        The index has no walk state or was not built on ``old_graph``; or the pages the two graphs
+        share are not in the same order (or, without keys, the new graph does not hold the old
+        pages first); or more than ``max_share`` of the pages changed: rebuild.
     """
     from linksim.methods import method as registered
 
@@ -171,15 +185,132 @@ def update_index(index: FingerprintIndex, old_graph: LinkGraph, new_graph: LinkG
         raise ConfigurationError("the index was built without its walk state (build_index(keep_walks=True))")
     if index.graph_fingerprint != graph_fingerprint(old_graph):
         raise ConfigurationError("the index was not built on the old graph given")
-    if new_graph.n < old_graph.n:
-        raise ConfigurationError(f"the new graph has fewer pages ({new_graph.n:,}) than the old one "
-                                 f"({old_graph.n:,}): pages keep their numbers, so rebuild")
+    if new_graph.n >= old_graph.n and np.array_equal(old_graph.codes, new_graph.codes[: old_graph.n]) and (
+            old_graph.keys is None or list(new_graph.keys[: old_graph.n]) == list(old_graph.keys)):
+        updated = _update(index, old_graph, new_graph, walk, show_progress, max_share)
+    else:
+        updated = _update_renumbered(index, old_graph, new_graph, walk, show_progress, max_share)
+    updated.graph_fingerprint = graph_fingerprint(new_graph)
+    return updated
+
+
+def common_order(old_keys, new_keys) -> tuple[np.ndarray, np.ndarray, int]:
+    """A page order holding the pages of two graphs, named by their keys, in which both graphs'
+    pages keep their order: ``(old_at, new_at, size)``, the place of each old and each new page
+    (a page of both has one place). A page of one graph only comes right after the last page of
+    both before it (old ones first).
+
+    Raises
+    ------
+    ConfigurationError
+        The pages of both graphs are not in the same order in each.
+    """
+    old_of = {key: j for j, key in enumerate(old_keys)}
+    new_to_old = np.fromiter((old_of.get(key, -1) for key in new_keys), dtype=np.int64, count=len(new_keys))
+    shared = new_to_old >= 0
+    if not (np.diff(new_to_old[shared]) > 0).all():
+        raise ConfigurationError("the pages of both graphs are not in the same order: rebuild")
+    n_old = len(old_keys)
+    # Sort keys (old place of the last shared page at or before, 0 old / 1 new only, new place).
+    last_shared = np.maximum.accumulate(np.where(shared, new_to_old, -1))
+    added = np.flatnonzero(~shared)
+    first = np.concatenate([np.arange(n_old), last_shared[added]])
+    second = np.concatenate([np.zeros(n_old, dtype=np.int64), np.ones(len(added), dtype=np.int64)])
+    third = np.concatenate([np.zeros(n_old, dtype=np.int64), added])
+    order = np.lexsort((third, second, first))
+    place = np.empty(len(order), dtype=np.int64)
+    place[order] = np.arange(len(order))
+    old_at = place[:n_old]
+    new_at = np.empty(len(new_keys), dtype=np.int64)
+    new_at[shared] = old_at[new_to_old[shared]]
+    new_at[added] = place[n_old:]
+    return old_at, new_at, len(order)
+
+
+def _with_arrays(index: FingerprintIndex, parent: np.ndarray, label: np.ndarray) -> FingerprintIndex:
+    """A new index of ``index``'s method and parameters holding ``parent`` and ``label`` (nothing
+    derived from the old arrays, such as their tree layout, is carried over)."""
+    return FingerprintIndex(parent, label, index.method, index.length, index.seed, index.graph_fingerprint,
+                            index.decay)
+
+
+def _carried(graph: LinkGraph, at: np.ndarray, size: int, codes: np.ndarray) -> LinkGraph:
+    source, target = graph.edges()
+    return LinkGraph.from_edges(at[source], at[target], size, codes=codes)
+
+
+def _update_renumbered(index: FingerprintIndex, old_graph: LinkGraph, new_graph: LinkGraph, walk: str,
+                       show_progress: bool, max_share: float) -> FingerprintIndex:
+    if old_graph.keys is None or new_graph.keys is None:
+        raise ConfigurationError("the new graph does not hold the old one's pages first, in their order, and "
+                                 "the graphs have no keys to match their pages by: rebuild")
+    old_at, new_at, size = common_order(old_graph.keys, new_graph.keys)
+    codes = np.empty(size, dtype=np.uint64)
+    codes[old_at], codes[new_at] = old_graph.codes, new_graph.codes
+    old, new = _carried(old_graph, old_at, size, codes), _carried(new_graph, new_at, size, codes)
+    # The old index in the common order: the new graph's own pages are pages without links there,
+    # whose walks stop at once (or, P-PSimRank's, stay where they are and meet no one).
+    carried = _renumbered(index, old_at, size, walk == "both")
+    updated = _update(carried, old, new, walk, show_progress, max_share)
+    # And in the new graph's order: the old graph's own pages are pages without links now.
+    place = np.full(size, -1, dtype=np.int64)
+    place[new_at] = np.arange(new_graph.n)
+    renumbered = _renumbered(updated, place, new_graph.n, False, keep=new_at)
+    renumbered.changed_pages = updated.changed_pages
+    return renumbered
+
+
+def _renumbered(index: FingerprintIndex, at: np.ndarray, size: int, alone_stay: bool,
+                keep: np.ndarray | None = None) -> FingerprintIndex:
+    """``index`` with page ``p`` numbered ``at[p]`` among ``size`` pages (``at`` increasing where
+    it is not -1), the pages given no number (-1) left out: their walks met no one. ``keep``: the
+    pages that stay (default: all). ``alone_stay``: the pages that get no page of the index (they
+    have no links) stand on themselves at every step (P-PSimRank's walks never stop)."""
+    keep = np.arange(index.n) if keep is None else keep
+    parent = np.full((index.n_fingerprints, size), NO_PARENT, dtype=np.int32)
+    label = np.zeros((index.n_fingerprints, size), dtype=np.int8)
+    targets = at[keep]
+    for i in range(index.n_fingerprints):
+        row = np.asarray(index.parent[i])[keep]
+        has = row >= 0
+        mapped = np.full(len(keep), NO_PARENT, dtype=np.int64)
+        mapped[has] = at[row[has]]
+        parent[i, targets] = mapped
+        label[i, targets] = np.asarray(index.label[i])[keep]
+    walks = index.walks
+    representatives = at[walks.representatives]
+    positions = at[walks.positions]
+    kept = representatives >= 0
+    length, segments = walks.length, len(walks.offsets) - 1
+    segment = np.repeat(np.arange(segments), np.diff(walks.offsets))[kept]
+    representatives, positions = representatives[kept], positions[kept]
+    if alone_stay:
+        alone = np.setdiff1d(np.arange(size), targets)
+        segment = np.concatenate([segment, np.repeat(np.arange(segments), len(alone))])
+        representatives = np.concatenate([representatives, np.tile(alone, segments)])
+        positions = np.concatenate([positions, np.tile(alone, segments)])
+        order = np.lexsort((positions, segment))
+        segment, representatives, positions = segment[order], representatives[order], positions[order]
+    offsets = np.zeros(segments + 1, dtype=np.int64)
+    np.cumsum(np.bincount(segment, minlength=segments), out=offsets[1:])
+    carried = _with_arrays(index, parent, label)
+    carried.walks = WalkState(offsets, representatives.astype(np.int32), positions.astype(np.int32), length)
+    return carried
+
+
+def _update(index: FingerprintIndex, old_graph: LinkGraph, new_graph: LinkGraph, walk: str,
+            show_progress: bool, max_share: float = 1.0) -> FingerprintIndex:
+    """:func:`update_index` where the new graph holds the old one's pages first, in their order."""
     changed_in = changed_pages(old_graph.in_indptr, old_graph.in_indices, new_graph.in_indptr,
                                new_graph.in_indices, new_graph.n)
     changed_out = None
     if walk == "both":
         changed_out = changed_pages(old_graph.out_indptr, old_graph.out_indices, new_graph.out_indptr,
                                     new_graph.out_indices, new_graph.n)
+    changed = int((changed_in if changed_out is None else changed_in | changed_out).sum())
+    if changed > max_share * new_graph.n:
+        raise ConfigurationError(f"{changed:,} of {new_graph.n:,} pages' links changed, more than an update pays "
+                                 f"for ({max_share:.0%} of the pages)")
     n_fingerprints, length = index.n_fingerprints, index.length
     parent = np.full((n_fingerprints, new_graph.n), NO_PARENT, dtype=np.int32)
     label = np.zeros((n_fingerprints, new_graph.n), dtype=np.int8)
@@ -215,8 +346,8 @@ def update_index(index: FingerprintIndex, old_graph: LinkGraph, new_graph: LinkG
             state_positions, state_representatives, bounds = _replay(
                 kind, keys[i], inwards[i], old_graph.in_indptr, old_graph.in_indices, old_graph.out_indptr,
                 old_graph.out_indices, new_graph.in_indptr, new_graph.in_indices, new_graph.out_indptr,
-                new_graph.out_indices, lists[0], lists[1] if lists[1] is not None else lists[0], changed_in,
-                changed_out, deltas_in, deltas_out, index.walks.positions[begin:end],
+                new_graph.out_indices, new_graph.codes, lists[0], lists[0] if lists[1] is None else lists[1],
+                changed_in, changed_out, deltas_in, deltas_out, index.walks.positions[begin:end],
                 index.walks.representatives[begin:end], offsets[i * length : (i + 1) * length + 1] - begin,
                 identity, new_pages, np.asarray(index.parent[i]), np.asarray(index.label[i]), parent[i], label[i],
                 mark, head, where, occupant, child_indptr, child, _FEW_BACK)
@@ -226,9 +357,9 @@ def update_index(index: FingerprintIndex, old_graph: LinkGraph, new_graph: LinkG
             progress.update(1)
     walk_offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
     np.cumsum(sizes, out=walk_offsets[1:])
-    updated = replace(index, parent=parent, label=label, graph_fingerprint=graph_fingerprint(new_graph),
-                      directory=None)
+    updated = _with_arrays(index, parent, label)
     updated.walks = WalkState(walk_offsets, np.concatenate(representatives), np.concatenate(positions), length)
+    updated.changed_pages = changed
     return updated
 
 
@@ -239,34 +370,34 @@ _FEW_BACK = 1024
 
 
 @njit(inline="always")
-def _choose(kind, key, page, indptr, indices):
+def _choose(kind, key, page, indptr, indices, codes):
     """Where a walk on ``page`` goes (the kernels of :mod:`linksim.fingerprints.randomness`, one
     page): 0 a uniform in-neighbour, 1 the smallest in the stream's order, 2 the smallest of the
     page and its neighbours; -1 none."""
     begin, end = indptr[page], indptr[page + 1]
     if kind == 2:
-        best = _order_key(key, page)
+        best = _order_key(key, page, codes[page])
         for i in range(begin, end):
-            o = _order_key(key, indices[i])
+            o = _order_key(key, indices[i], codes[indices[i]])
             if o < best:
                 best = o
         return np.int64(best & np.int64(0xFFFFFFFF))
     if begin == end:
         return np.int64(-1)
     if kind == 0:
-        h = _draw(key, page)
+        h = _draw(key, codes[page])
         offset = ((h >> uint64(32)) * uint64(end - begin)) >> uint64(32)
         return np.int64(indices[begin + np.int64(offset)])
-    best = _order_key(key, indices[begin])
+    best = _order_key(key, indices[begin], codes[indices[begin]])
     for i in range(begin + 1, end):
-        o = _order_key(key, indices[i])
+        o = _order_key(key, indices[i], codes[indices[i]])
         if o < best:
             best = o
     return np.int64(best & np.int64(0xFFFFFFFF))
 
 
 @njit(inline="always")
-def _new_choice(kind, key, page, old_choice, delta, new_indptr, new_indices):
+def _new_choice(kind, key, page, old_choice, delta, new_indptr, new_indices, codes):
     """The choice on the new graph of a changed ``page`` whose choice on the old graph was
     ``old_choice``: for the min-hash kinds, the old choice (if the page did not lose it) against
     the pages gained, so that a hub's list is not read again; else read whole."""
@@ -277,13 +408,13 @@ def _new_choice(kind, key, page, old_choice, delta, new_indptr, new_indices):
             if removed[j] == old_choice:
                 kept = False
         if kept:
-            best = _order_key(key, old_choice)
+            best = _order_key(key, old_choice, codes[old_choice])
             for j in range(added_indptr[page], added_indptr[page + 1]):
-                o = _order_key(key, added[j])
+                o = _order_key(key, added[j], codes[added[j]])
                 if o < best:
                     best = o
             return np.int64(best & np.int64(0xFFFFFFFF))
-    return _choose(kind, key, page, new_indptr, new_indices)
+    return _choose(kind, key, page, new_indptr, new_indices, codes)
 
 
 @njit(inline="always")
@@ -353,10 +484,10 @@ def _group_at(positions, representatives, page):
 
 
 @njit(cache=True, nogil=True)
-def _replay(kind, keys, inwards, old_in_indptr, old_in_indices, old_out_indptr, old_out_indices, new_in_indptr, new_in_indices, new_out_indptr, new_out_indices, changed_in_list, changed_out_list,
-            changed_in, changed_out, deltas_in, deltas_out, state_positions, state_representatives, bounds,
-            identity, new_pages, old_parent, old_label, parent, label, mark, head, where, occupant, child_indptr,
-            child, few_back):
+def _replay(kind, keys, inwards, old_in_indptr, old_in_indices, old_out_indptr, old_out_indices, new_in_indptr,
+            new_in_indices, new_out_indptr, new_out_indices, codes, changed_in_list, changed_out_list, changed_in,
+            changed_out, deltas_in, deltas_out, state_positions, state_representatives, bounds, identity, new_pages,
+            old_parent, old_label, parent, label, mark, head, where, occupant, child_indptr, child, few_back):
     """One fingerprint's steps replayed where they differ (see the module); ``parent`` and
     ``label`` hold the old fingerprint graph on entry and the new one on return. Returns the new
     walk state's positions, representatives and per-step bounds. ``mark`` (zeros) and ``head``
@@ -421,9 +552,9 @@ def _replay(kind, keys, inwards, old_in_indptr, old_in_indices, old_out_indptr, 
             new_next = np.int64(-2)
             if new_group >= 0:
                 if old_group < 0:
-                    new_next = _choose(kind, key, x, new_indptr, new_indices)
+                    new_next = _choose(kind, key, x, new_indptr, new_indices, codes)
                 elif changed[x]:
-                    new_next = _new_choice(kind, key, x, old_next, delta, new_indptr, new_indices)
+                    new_next = _new_choice(kind, key, x, old_next, delta, new_indptr, new_indices, codes)
                 else:
                     new_next = old_next
             if old_group == new_group and old_next == new_next:

@@ -32,17 +32,18 @@ def _check(n_fingerprints: int, length: int, decay: float, method: str) -> None:
 
 def _both_directions(key, pages, graph: LinkGraph, choice) -> None:
     if inward(int(key)):
-        closed_smallest_choices(key, pages, graph.in_indptr, graph.in_indices, choice)
+        closed_smallest_choices(key, pages, graph.in_indptr, graph.in_indices, graph.codes, choice)
     else:
-        closed_smallest_choices(key, pages, graph.out_indptr, graph.out_indices, choice)
+        closed_smallest_choices(key, pages, graph.out_indptr, graph.out_indices, graph.codes, choice)
 
 
 #: How a fingerprint walk chooses its next page, by the method's ``walk`` (see linksim.methods.method.Method):
 #: ``draw(key, pages, graph, choice)``.
 _DRAWS = {
-    "uniform": lambda key, pages, graph, choice: uniform_choices(key, pages, graph.in_indptr, graph.in_indices, choice),
+    "uniform": lambda key, pages, graph, choice: uniform_choices(key, pages, graph.in_indptr, graph.in_indices,
+                                                                 graph.codes, choice),
     "smallest": lambda key, pages, graph, choice: smallest_choices(key, pages, graph.in_indptr, graph.in_indices,
-                                                                   choice),
+                                                                   graph.codes, choice),
     "both": _both_directions,
 }
 
@@ -134,7 +135,7 @@ def build_index(
             row_label[active[met]] = step
             active, position = active[~met], position[~met]
             if groups is not None:
-                groups.append((i, step, active, position))
+                groups.append((i, step, active.astype(np.int32), position.astype(np.int32)))
         parent[i], label[i] = row_parent, row_label
     progress.close()
     index = FingerprintIndex(parent, label, method, length, seed, graph_fingerprint(graph), decay, directory=directory)

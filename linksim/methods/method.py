@@ -55,7 +55,13 @@ class Method:
     build : callable
         ``build(graph, parameters, show_progress=False)`` -> index, parameters complete (see
         :meth:`parameters_for`); the fingerprint-tree methods' also take ``directory=`` to build
-        into memory-mapped files there (:func:`linksim.fingerprints.walks.build_index`).
+        into memory-mapped files there (:func:`linksim.fingerprints.walks.build_index`), and the
+        methods with an ``update`` ``keep_walks=True`` to keep what it starts from.
+    update : callable or None
+        ``update(graph_before, index, graph, show_progress=False, max_share=1.0)`` -> the index of
+        ``graph``,
+        equal bit for bit to its build, from ``index`` built with ``keep_walks`` on
+        ``graph_before``; None where a changed graph means a rebuild.
     restore : callable
         ``restore(meta, arrays)`` -> index, from the store.
     fingerprint_trees : bool
@@ -78,7 +84,9 @@ class Method:
         on disk, and ``{what: bytes}`` for the estimate's breakdown (:mod:`linksim.estimate`).
     spark_rows, spark_index : callable or None
         The Spark build (:mod:`linksim.spark`): ``spark_rows(edges, pages, parameters, partitions,
-        log)`` -> the index as a DataFrame, ``spark_index(rows, parameters, pages)`` -> the index
+        log, codes)`` -> the index as a DataFrame (``codes``: the pages' draw codes,
+        :func:`linksim.spark.codes_frame`, or None for a graph without keys),
+        ``spark_index(rows, parameters, pages)`` -> the index
         gathered from it; None where the method has no Spark path.
     report_limits : dict
         The largest values of a parameter the report's grids give this method (a costly build).
@@ -90,6 +98,7 @@ class Method:
     defaults: dict = field(default_factory=dict)
     samples: bool = True
     build: Callable = None
+    update: Callable | None = None
     restore: Callable = None
     exact: Callable | None = None
     fingerprint_trees: bool = False  # fingerprint trees: built on disk on demand, --sample applies

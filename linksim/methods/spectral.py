@@ -37,7 +37,8 @@ def _value_ranges(meta: dict, n: int, length: int) -> dict[str, tuple[float, flo
 def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[int, int, int, dict]:
     from linksim.spectral import ANN_PAGES, HNSW_LINKS, NEAREST, RANK, SCAN_BLOCK, SEARCH_BLOCK
 
-    fingerprints, working, stored, parts = fingerprint_methods.estimate(pages, links, parameters, False)
+    fingerprints, working, stored, parts = fingerprint_methods.estimate(pages, links, parameters, False,
+                                                                        updatable=False)
     embedding = 4 * RANK * pages
     neighbours = 8 * (pages + 1) + 4 * 2 * links  # both ways: two entries a link
     nearest = 4 * NEAREST * pages
@@ -56,11 +57,11 @@ def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[
             stored + embedding + neighbours + nearest, dict(parts, **held))
 
 
-def _spark_rows(edges, n: int, parameters: dict, partitions: int, log=None):
+def _spark_rows(edges, n: int, parameters: dict, partitions: int, log=None, codes=None):
     from linksim import spark as jobs
 
     return jobs.spectral_rows(edges, n, parameters["n_fingerprints"], parameters["length"], parameters["seed"],
-                              partitions, log=log)
+                              partitions, log=log, codes=codes)
 
 
 def _spark_index(rows, parameters: dict, n: int):

@@ -34,11 +34,11 @@ def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[
     return index, 8 * 4 * pages, index, {"min-hash values": values, "inverted lists": inverted}
 
 
-def _spark_rows(edges, n: int, parameters: dict, partitions: int, log=None):
+def _spark_rows(edges, n: int, parameters: dict, partitions: int, log=None, codes=None):
     from linksim import spark as jobs
 
     return jobs.minhash_rows(edges, n, parameters["n_fingerprints"], parameters["length"], parameters["seed"],
-                             partitions, log=log)
+                             partitions, log=log, codes=codes)
 
 
 def _spark_index(rows, parameters: dict, n: int):

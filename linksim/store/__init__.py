@@ -42,7 +42,9 @@ from linksim.errors import LinksimError
 log = logging.getLogger(__name__)
 
 FORMAT = "linksim-index"
-FORMAT_VERSION = 3  # 2: a digest, size and modification time per array; 3: hash-based draws (linksim.fingerprints.randomness)
+# 2: a digest, size and modification time per array; 3: hash-based draws (linksim.fingerprints.randomness);
+# 4: draws keyed by the pages' URLs (LinkGraph.codes), so that a page keeps its draws when others come or go
+FORMAT_VERSION = 4
 
 
 class IndexStoreError(LinksimError):
@@ -260,11 +262,13 @@ def _save_lock(root: Path, method: str):
 
 
 def save(index, root: Path, method: str, graph_pages: int, graph_links: int, extra: dict | None = None,
-         urls=None, state: dict | None = None, crawled_only: bool = False) -> Path:
+         urls=None, state: dict | None = None, crawled_only: bool = False, graph=None) -> Path:
     """Write ``index`` as the stored index of ``method`` with its parameters (replacing the one
     of the same parameters atomically; others stay). ``urls`` name the pages (so that queries
     find a page without the graph); ``state`` is the graph state it was built from
-    (``{id, version, pages, links}``, compared by :func:`open_current`).
+    (``{id, version, pages, links}``, compared by :func:`open_current`); ``graph``, the
+    :class:`~linksim.graph.LinkGraph` it was built from, is kept with an index that can be
+    updated (one with a walk state), for the update after the next change (:func:`stored_graph`).
 
     Raises
     ------
@@ -276,7 +280,7 @@ def save(index, root: Path, method: str, graph_pages: int, graph_links: int, ext
     try:
         root.mkdir(parents=True, exist_ok=True)
         with _save_lock(root, method):
-            return _save(index, root, method, graph_pages, graph_links, extra, urls, state, crawled_only)
+            return _save(index, root, method, graph_pages, graph_links, extra, urls, state, crawled_only, graph)
     except OSError as error:
         cause = error.strerror or str(error)
         if error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
@@ -288,13 +292,15 @@ def save(index, root: Path, method: str, graph_pages: int, graph_links: int, ext
 
 
 def _save(index, root: Path, method: str, graph_pages: int, graph_links: int, extra: dict | None, urls,
-          state: dict | None, crawled_only: bool) -> Path:
+          state: dict | None, crawled_only: bool, graph) -> Path:
     from linksim import __version__
     from linksim.store.pagetable import PageTable
 
     arrays = dict(index.store_arrays())
     if urls is not None:
         arrays.update(PageTable.from_urls(urls).arrays())
+    if graph is not None and getattr(index, "walks", None) is not None:
+        arrays.update({f"graph_{name}": getattr(graph, name) for name in GRAPH_ARRAYS})
     meta = {
         "format": FORMAT,
         "version": FORMAT_VERSION,
@@ -493,6 +499,40 @@ def open_built(root: Path, method: str, parameters: dict, graph_fingerprint: str
     except IndexOutdated as outdated:
         log.warning("%s; building it again", outdated.reason)
         return None
+
+
+#: The link graph's arrays kept with an index that can be updated (``graph_<name>.npy``).
+GRAPH_ARRAYS = ("out_indptr", "out_indices", "in_indptr", "in_indices")
+
+
+def open_previous(root: Path, method: str, parameters: dict, crawled_only: bool = False) -> StoredIndex | None:
+    """The stored index of ``method`` built with exactly ``parameters`` whatever its graph, if it
+    can be updated: of this linksim's format, with its walk state, the graph it was built from
+    and its pages' URLs (else None: the build replaces it)."""
+    meta = describe(root, method, parameters, crawled_only)
+    if meta is None:
+        return None
+    arrays = meta.get("arrays", {})
+    wanted = ["walks_offsets", "page_url_order"] + [f"graph_{name}" for name in GRAPH_ARRAYS]
+    try:
+        check(meta, method)
+    except IndexMismatch:
+        return None
+    if not all(name in arrays for name in wanted):
+        return None
+    return _open(meta, method, mmap=True, verify=False)
+
+
+def stored_graph(found: StoredIndex):
+    """The :class:`~linksim.graph.LinkGraph` an index was built from, as :func:`save` kept it with
+    the index (memory-mapped), its pages named by their URLs."""
+    from linksim.graph import LinkGraph
+
+    directory = found.path
+    arrays = {name: _open_array(directory, f"graph_{name}", found.meta["arrays"][f"graph_{name}"],
+                                found.meta["method"], mmap=True, verify=False) for name in GRAPH_ARRAYS}
+    n = len(arrays["in_indptr"]) - 1
+    return LinkGraph(n=n, keys=found.pages.urls(range(n)), **arrays)
 
 
 def record_state(path: Path, state: dict) -> None:

@@ -20,7 +20,7 @@ def test_compiled_draws_equal_the_python_definition() -> None:
     # SplitMix64's published first outputs from state 0 (the state advances by γ before mixing).
     assert [mix64(GAMMA * k) for k in (1, 2, 3)] == [0xE220A8397B1DCDAF, 0x6E789E6AA1B965F4, 0x06C45D188009454F]
     key = stream_key(12345, 7, 3)
-    compiled = draws(np.uint64(key), 1_000)
+    compiled = draws(np.uint64(key), np.arange(1_000, dtype=np.uint64))
     assert [int(x) for x in compiled] == [mix64(key + page * GAMMA) for page in range(1_000)]
     assert stream_key(1, 2, 3) != stream_key(1, 3, 2) != stream_key(2, 2, 3)
 
@@ -69,7 +69,7 @@ def test_ppsimrank_walks_meet_with_the_mean_jaccard_of_the_closed_neighbourhoods
 
 def test_order_keys_are_distinct_and_carry_their_page() -> None:
     key = stream_key(3, 1, 0)
-    keys = order_keys(np.uint64(key), 5_000)
+    keys = order_keys(np.uint64(key), np.arange(5_000, dtype=np.uint64))
     assert len(np.unique(keys)) == 5_000 and (keys >= 0).all()
     np.testing.assert_array_equal(keys & 0xFFFFFFFF, np.arange(5_000))
     assert [int(k) >> 32 for k in keys] == [mix64(key + p * GAMMA) >> 33 for p in range(5_000)]

@@ -21,16 +21,50 @@ def random_graph(seed: int, n: int = 150, m: int = 700) -> LinkGraph:
     return LinkGraph.from_edges(rng.integers(0, n, m), target, n)
 
 
+def keyed_graph(seed: int) -> LinkGraph:
+    """:func:`random_graph` with URLs: its draws are keyed by the URLs' codes, not the page numbers."""
+    graph = random_graph(seed)
+    source, target = graph.edges()
+    urls = [f"https://site{p % 7}.example/p{p}" for p in range(graph.n)]
+    return LinkGraph.from_edges(source, target, graph.n, keys=urls)
+
+
 def test_hash_columns_equal_the_compiled_draws(spark) -> None:
     from pyspark.sql import functions as F
 
     key = stream_key(2026, 3, 7)
+    pages = np.arange(1_000, dtype=np.uint64)
     frame = spark.range(1_000).select(
         jobs.draw_column(F.lit(jobs.signed(key)), F.col("id")).alias("draw"),
         jobs.order_key_column(F.lit(jobs.signed(key)), F.col("id")).alias("order"),
     ).toPandas()
-    np.testing.assert_array_equal(frame["draw"].to_numpy().view(np.uint64), draws(np.uint64(key), 1_000))
-    np.testing.assert_array_equal(frame["order"].to_numpy(), order_keys(np.uint64(key), 1_000))
+    np.testing.assert_array_equal(frame["draw"].to_numpy().view(np.uint64), draws(np.uint64(key), pages))
+    np.testing.assert_array_equal(frame["order"].to_numpy(), order_keys(np.uint64(key), pages))
+    # Keyed by URL codes: the executors' codes of the URLs are the driver's, and so are the draws.
+    graph = keyed_graph(1)
+    urls = spark.createDataFrame([(p, url) for p, url in enumerate(graph.keys)], "page int, url string")
+    codes = jobs.url_codes(urls).orderBy("page").toPandas()
+    np.testing.assert_array_equal(codes["code"].to_numpy().view(np.uint64), graph.codes)
+    frame = jobs.codes_frame(spark, graph.codes).select(
+        "page", jobs.order_key_column(F.lit(jobs.signed(key)), F.col("page"), F.col("code")).alias("order"),
+    ).orderBy("page").toPandas()
+    np.testing.assert_array_equal(frame["order"].to_numpy(), order_keys(np.uint64(key), graph.codes))
+    assert not np.array_equal(graph.codes, pages[: graph.n])
+
+
+@pytest.mark.parametrize("method", ["simrank", "psimrank", "ppsimrank"])
+def test_fingerprint_graphs_of_a_graph_with_urls_equal_numpy_bit_for_bit(spark, method: str) -> None:
+    graph = keyed_graph(3)
+    codes = jobs.codes_frame(spark, graph.codes)
+    parent, label = jobs.fingerprint_graphs(jobs.edges_frame(spark, graph, 3), graph.n, method, 2, 5, seed=11,
+                                            partitions=3, codes=codes)
+    index = build_index(graph, method, 2, 5, seed=11)
+    np.testing.assert_array_equal(parent, index.parent)
+    np.testing.assert_array_equal(label, index.label)
+    unkeyed = build_index(random_graph(3), method, 2, 5, seed=11)
+    assert not np.array_equal(unkeyed.parent, index.parent)  # the codes, not the numbers, drew these
+    values = jobs.minhash(jobs.edges_frame(spark, graph, 3), graph.n, 3, 3, seed=4, partitions=3, codes=codes)
+    np.testing.assert_array_equal(values, build_minhash_index(graph, 3, 3, seed=4).values)
 
 
 @pytest.mark.parametrize("partitions", [1, 2, 7])

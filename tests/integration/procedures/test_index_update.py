@@ -1,0 +1,84 @@
+"""Index updates against the real server: after a recrawl load, `linksim index` updates the stored
+index of each walking method instead of building it again, and the updated index is the rebuilt
+one, array for array, bit for bit."""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from linksim import store
+from linksim.fingerprints.walks import walking_methods
+from linksim.procedures import QueryRunner
+from linksim.procedures.indexes import obtain_index
+from linksim.procedures.load import load
+
+
+def recrawl_file(runner: QueryRunner, path: Path, share: float, seed: int) -> Path:
+    """A recrawl of ``share`` of the crawled pages (each link lost with probability 0.3, as many
+    gained among the pages, a few to new pages), as JSON lines."""
+    rng = random.Random(seed)
+    rows = runner.run("MATCH (a:Page)-[:LINKS_TO]->(b:Page) RETURN a.url AS a, collect(b.url) AS links")
+    pages = [r["a"] for r in rows] + [r for row in rows for r in row["links"]]
+    chosen = rng.sample(rows, max(1, int(share * len(rows))))
+    with open(path, "w", encoding="utf-8") as out:
+        for k, row in enumerate(chosen):
+            kept = [url for url in row["links"] if rng.random() > 0.3]
+            gained = [rng.choice(pages) for _ in range(len(row["links"]) - len(kept))]
+            if k % 5 == 0:
+                gained.append(f"http://recrawl.example/{seed}/{k}")
+            out.write(json.dumps({"url": row["a"], "links": kept + gained}) + "\n")
+    return path
+
+
+def arrays_of(path: Path) -> dict[str, np.ndarray]:
+    meta = json.loads((path / "meta.json").read_text())
+    return {name: np.load(path / f"{name}.npy") for name in meta["arrays"]}
+
+
+@pytest.mark.parametrize("method", walking_methods())
+def test_an_index_updated_after_a_recrawl_is_the_rebuilt_index(wikispeedia: QueryRunner, tmp_path: Path, method,
+                                                                caplog) -> None:
+    root = tmp_path / "indexes"
+    parameters = dict(n_fingerprints=6, length=6, seed=3)
+    built = obtain_index(wikispeedia, method, root, show_progress=False, **parameters)
+    assert built.built and built.index.walks is not None
+    for round_, share in enumerate((0.01, 0.02)):
+        load([recrawl_file(wikispeedia, tmp_path / f"week{round_}.jsonl", share, round_)], wikispeedia,
+             show_progress=False, recrawl=True)
+        with caplog.at_level(logging.INFO, logger="linksim.procedures.indexes"):
+            updated = obtain_index(wikispeedia, method, root, show_progress=False, **parameters)
+        assert updated.built and "updated the stored" in caplog.text
+        meta = json.loads((updated.path / "meta.json").read_text())
+        assert meta["updatedFrom"]["changedPages"] > 0 and "updateSeconds" in meta
+        kept = arrays_of(updated.path)
+        rebuilt = obtain_index(wikispeedia, method, tmp_path / f"rebuilt{round_}", show_progress=False, **parameters)
+        fresh = arrays_of(rebuilt.path)
+        assert sorted(kept) == sorted(fresh)
+        for name in fresh:
+            np.testing.assert_array_equal(kept[name], fresh[name], err_msg=name)
+        caplog.clear()
+    # The stored index answers as the rebuilt one does (the same arrays, the same store format).
+    page = store.open_built(root, method, built.index.parameters, rebuilt.index.graph_fingerprint)
+    assert page is not None
+
+
+def test_too_large_a_change_builds_the_index_again(wikispeedia: QueryRunner, tmp_path: Path, caplog,
+                                                  monkeypatch) -> None:
+    from linksim.procedures import indexes
+
+    root = tmp_path / "indexes"
+    obtain_index(wikispeedia, "psimrank", root, show_progress=False, n_fingerprints=4, length=4)
+    load([recrawl_file(wikispeedia, tmp_path / "week.jsonl", 0.05, 9)], wikispeedia, show_progress=False,
+         recrawl=True)
+    monkeypatch.setattr(indexes, "UPDATE_SHARE", 0.0001)
+    with caplog.at_level(logging.INFO, logger="linksim.procedures.indexes"):
+        again = obtain_index(wikispeedia, "psimrank", root, show_progress=False, n_fingerprints=4, length=4)
+    assert again.built and "building the psimrank index again rather than updating it" in caplog.text
+    assert "more than an update pays for" in caplog.text
+    assert "updatedFrom" not in json.loads((again.path / "meta.json").read_text())
