@@ -119,7 +119,7 @@ def obtain_index(
     began = time.monotonic()
     with store.build_directory(root, method) if on_disk else contextlib.nullcontext() as directory:
         if directory is None:
-            keep = {"keep_walks": True} if entry.update is not None else {}  # what the next update starts from
+            keep = {"keep_walks": True} if entry.walk is not None else {}  # what the next update starts from
             index = entry.build(graph, parameters, show_progress=show_progress, **keep)
         else:
             log.info("building on disk (memory-mapped, in %s): the index does not fit the memory budget", directory)

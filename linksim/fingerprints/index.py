@@ -98,6 +98,11 @@ class FingerprintIndex:
     changed_pages = 0  # of an updated index: the pages whose links the update found changed
 
     @property
+    def updatable(self) -> bool:
+        """Can a changed graph update it (:mod:`linksim.fingerprints.update`): built with its walk state."""
+        return self.walks is not None
+
+    @property
     def n_fingerprints(self) -> int:
         return self.parent.shape[0]
 

@@ -37,6 +37,8 @@ class MinHashIndex:
     indptr: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     method = "xjaccard"
+    updatable = True  # the values are all an update starts from (linksim.fingerprints.update)
+    changed_pages = 0  # of an updated index: the pages whose min-hashes changed
 
     @property
     def n_fingerprints(self) -> int:

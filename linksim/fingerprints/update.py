@@ -185,8 +185,7 @@ def update_index(index: FingerprintIndex, old_graph: LinkGraph, new_graph: LinkG
         raise ConfigurationError("the index was built without its walk state (build_index(keep_walks=True))")
     if index.graph_fingerprint != graph_fingerprint(old_graph):
         raise ConfigurationError("the index was not built on the old graph given")
-    if new_graph.n >= old_graph.n and np.array_equal(old_graph.codes, new_graph.codes[: old_graph.n]) and (
-            old_graph.keys is None or list(new_graph.keys[: old_graph.n]) == list(old_graph.keys)):
+    if _old_pages_first(old_graph, new_graph):
         updated = _update(index, old_graph, new_graph, walk, show_progress, max_share)
     else:
         updated = _update_renumbered(index, old_graph, new_graph, walk, show_progress, max_share)
@@ -234,6 +233,24 @@ def _with_arrays(index: FingerprintIndex, parent: np.ndarray, label: np.ndarray)
                             index.decay)
 
 
+def _old_pages_first(old_graph: LinkGraph, new_graph: LinkGraph) -> bool:
+    """Does the new graph hold the old one's pages first, in their order (the same keys)?"""
+    return new_graph.n >= old_graph.n and np.array_equal(old_graph.codes, new_graph.codes[: old_graph.n]) and (
+        old_graph.keys is None or list(new_graph.keys[: old_graph.n]) == list(old_graph.keys))
+
+
+def _both_graphs(old_graph: LinkGraph, new_graph: LinkGraph):
+    """The two graphs in an order holding the pages of both (:func:`common_order`), where a page
+    of one graph only has no links in the other: ``(old_at, new_at, size, old, new)``."""
+    if old_graph.keys is None or new_graph.keys is None:
+        raise ConfigurationError("the new graph does not hold the old one's pages first, in their order, and "
+                                 "the graphs have no keys to match their pages by: rebuild")
+    old_at, new_at, size = common_order(old_graph.keys, new_graph.keys)
+    codes = np.empty(size, dtype=np.uint64)
+    codes[old_at], codes[new_at] = old_graph.codes, new_graph.codes
+    return old_at, new_at, size, _carried(old_graph, old_at, size, codes), _carried(new_graph, new_at, size, codes)
+
+
 def _carried(graph: LinkGraph, at: np.ndarray, size: int, codes: np.ndarray) -> LinkGraph:
     source, target = graph.edges()
     return LinkGraph.from_edges(at[source], at[target], size, codes=codes)
@@ -241,13 +258,7 @@ def _carried(graph: LinkGraph, at: np.ndarray, size: int, codes: np.ndarray) -> 
 
 def _update_renumbered(index: FingerprintIndex, old_graph: LinkGraph, new_graph: LinkGraph, walk: str,
                        show_progress: bool, max_share: float) -> FingerprintIndex:
-    if old_graph.keys is None or new_graph.keys is None:
-        raise ConfigurationError("the new graph does not hold the old one's pages first, in their order, and "
-                                 "the graphs have no keys to match their pages by: rebuild")
-    old_at, new_at, size = common_order(old_graph.keys, new_graph.keys)
-    codes = np.empty(size, dtype=np.uint64)
-    codes[old_at], codes[new_at] = old_graph.codes, new_graph.codes
-    old, new = _carried(old_graph, old_at, size, codes), _carried(new_graph, new_at, size, codes)
+    old_at, new_at, size, old, new = _both_graphs(old_graph, new_graph)
     # The old index in the common order: the new graph's own pages are pages without links there,
     # whose walks stop at once (or, P-PSimRank's, stay where they are and meet no one).
     carried = _renumbered(index, old_at, size, walk == "both")
@@ -700,3 +711,161 @@ def _replay(kind, keys, inwards, old_in_indptr, old_in_indices, old_out_indptr, 
     for j in range(len(before_positions) if length > 0 else 0):
         occupant[before_positions[j]] = -1
     return out_positions[:written], out_representatives[:written], out_bounds
+
+
+# Extended Jaccard ---------------------------------------------------------------------------------
+def update_minhash_index(index, old_graph: LinkGraph, new_graph: LinkGraph, show_progress: bool = False,
+                         max_share: float = 1.0):
+    """The extended Jaccard index (:class:`linksim.fingerprints.minhash.MinHashIndex`) of
+    ``new_graph``, equal bit for bit to its build, from ``index`` built on ``old_graph``.
+
+    A page's min-hash at radius k is the first page, in the fingerprint's random order, of the
+    pages reaching it in at most k links: it can differ only for a page whose in-links changed, a
+    page whose min-hash at radius k - 1 differed, or a page such a page links to. Those are computed
+    again, radius after radius, from the new in-links (the random order is keyed by URL, so the
+    pages' keys do not move); the inverted lists of a (fingerprint, radius) are sorted again only
+    where a value changed. Pages added or deleted anywhere are carried through
+    :func:`common_order`, as :func:`update_index` does.
+
+    Raises
+    ------
+    ConfigurationError
+        As :func:`update_index`: another graph, pages in another order, too large a change.
+    """
+    from linksim.fingerprints.minhash import MinHashIndex
+
+    if index.graph_fingerprint != graph_fingerprint(old_graph):
+        raise ConfigurationError("the index was not built on the old graph given")
+    prefix = _old_pages_first(old_graph, new_graph)
+    if prefix:
+        values, changed = _minhash_values(index, old_graph, new_graph, np.arange(old_graph.n), max_share,
+                                          show_progress)
+    else:
+        old_at, new_at, size, old, new = _both_graphs(old_graph, new_graph)
+        values, changed = _minhash_values(index, old, new, old_at, max_share, show_progress)
+        place = np.full(size, -1, dtype=np.int64)
+        place[new_at] = np.arange(new_graph.n)
+        values = place[values[:, :, new_at]].astype(np.int32)  # no value names a page of the old graph only
+    updated = MinHashIndex(values, index.length, index.seed, graph_fingerprint(new_graph), index.decay)
+    if prefix:  # the inverted lists of the rows whose values did not change are the old ones
+        old_order, old_indptr = index.inverted()
+        updated.order, updated.indptr = _inverted_rows(values, old_order, old_indptr, changed)
+    updated.changed_pages = int(changed.any(axis=(0, 1)).sum()) if changed.size else 0
+    return updated
+
+
+def _minhash_values(index, old_graph: LinkGraph, new_graph: LinkGraph, at: np.ndarray, max_share: float,
+                    show_progress: bool):
+    """The min-hash values of ``new_graph`` (pages of ``old_graph`` numbered ``at`` in it, the others
+    new: pages without links in ``old_graph``) and which changed, (N, length, n) each."""
+    changed_in = changed_pages(old_graph.in_indptr, old_graph.in_indices, new_graph.in_indptr,
+                               new_graph.in_indices, new_graph.n)
+    count = int(changed_in.sum())
+    if count > max_share * new_graph.n:
+        raise ConfigurationError(f"{count:,} of {new_graph.n:,} pages' links changed, more than an update pays "
+                                 f"for ({max_share:.0%} of the pages)")
+    n, length = new_graph.n, index.length
+    values = np.empty((index.n_fingerprints, length, n), dtype=np.int32)
+    changed = np.zeros((index.n_fingerprints, length, n), dtype=np.bool_)
+    pages = np.arange(n, dtype=np.int32)
+    changed_list = np.flatnonzero(changed_in)
+    mark = np.zeros(n, dtype=np.int8)
+    with Progress(index.n_fingerprints, "xjaccard fingerprints updated", "fingerprints",
+                  enabled=show_progress) as progress:
+        for i in range(index.n_fingerprints):
+            row = np.broadcast_to(pages, (length, n)).copy()  # a page of the new graph only: itself, until computed
+            row[:, at] = at[np.asarray(index.values[i])]
+            _minhash_replay(np.uint64(stream_key(index.seed, i, 0)), new_graph.codes, new_graph.in_indptr,
+                            new_graph.in_indices, new_graph.out_indptr, new_graph.out_indices, changed_list, row,
+                            changed[i], mark)
+            values[i] = row
+            progress.update(1)
+    return values, changed
+
+
+@njit(cache=True, nogil=True)
+def _minhash_replay(key, codes, in_indptr, in_indices, out_indptr, out_indices, changed_list, values, changed, mark):
+    """One fingerprint's min-hashes computed again where they may differ (see
+    :func:`update_minhash_index`): ``values`` (length, n) holds the old ones on entry, the new ones
+    on return; ``changed`` marks those that differ; ``mark`` (zeros) is scratch, left as found."""
+    length, n = values.shape
+    differ = np.empty(0, dtype=np.int64)
+    for k in range(length):
+        room = len(changed_list) + len(differ)
+        for j in range(len(differ)):
+            room += out_indptr[differ[j] + 1] - out_indptr[differ[j]]
+        candidates = np.empty(room, dtype=np.int64)
+        count = 0
+        for j in range(len(changed_list)):
+            if not mark[changed_list[j]]:
+                mark[changed_list[j]] = 1
+                candidates[count] = changed_list[j]
+                count += 1
+        for j in range(len(differ)):
+            u = differ[j]
+            if not mark[u]:
+                mark[u] = 1
+                candidates[count] = u
+                count += 1
+            for e in range(out_indptr[u], out_indptr[u + 1]):
+                v = out_indices[e]
+                if not mark[v]:
+                    mark[v] = 1
+                    candidates[count] = v
+                    count += 1
+        found = np.empty(count, dtype=np.int64)
+        n_found = 0
+        following = np.empty(count, dtype=np.int64)
+        for j in range(count):
+            u = candidates[j]
+            mark[u] = 0
+            first = u if k == 0 else np.int64(values[k - 1, u])
+            best = _order_key(key, first, codes[first])
+            for e in range(in_indptr[u], in_indptr[u + 1]):
+                q = in_indices[e]
+                v = q if k == 0 else np.int64(values[k - 1, q])
+                o = _order_key(key, v, codes[v])
+                if o < best:
+                    best = o
+            following[j] = best & np.int64(0xFFFFFFFF)
+        # Written after all are computed: level k reads level k - 1 only, so the order is free.
+        for j in range(count):
+            u = candidates[j]
+            if following[j] != values[k, u]:
+                values[k, u] = following[j]
+                changed[k, u] = True
+                found[n_found] = u
+                n_found += 1
+        differ = found[:n_found]
+
+
+def _inverted_rows(values: np.ndarray, old_order: np.ndarray, old_indptr: np.ndarray, changed: np.ndarray):
+    """The inverted lists of :meth:`MinHashIndex.inverted` for ``values``: the old rows where no
+    value changed (and no page was added), the others sorted again (a stable counting sort by value,
+    the argsort of the build)."""
+    n_fingerprints, length, n = values.shape
+    n_old = old_order.shape[2]
+    order = np.empty(values.shape, dtype=np.int32)
+    indptr = np.empty((n_fingerprints, length, n + 1), dtype=np.int32)
+    for i in range(n_fingerprints):
+        for k in range(length):
+            if n == n_old and not changed[i, k].any():
+                order[i, k], indptr[i, k] = old_order[i, k], old_indptr[i, k]
+            else:
+                _counting_sort(values[i, k], order[i, k], indptr[i, k])
+    return order, indptr
+
+
+@njit(cache=True, nogil=True)
+def _counting_sort(values, order, indptr):
+    """``order``: the pages sorted by value, ties by page (numpy's stable argsort); ``indptr``:
+    where each value's pages start (n + 1)."""
+    indptr[:] = 0
+    for u in range(len(values)):
+        indptr[values[u] + 1] += 1
+    for v in range(len(values)):
+        indptr[v + 1] += indptr[v]
+    fill = indptr[:-1].copy()
+    for u in range(len(values)):
+        order[fill[values[u]]] = u
+        fill[values[u]] += 1

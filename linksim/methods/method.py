@@ -56,7 +56,7 @@ class Method:
         ``build(graph, parameters, show_progress=False)`` -> index, parameters complete (see
         :meth:`parameters_for`); the fingerprint-tree methods' also take ``directory=`` to build
         into memory-mapped files there (:func:`linksim.fingerprints.walks.build_index`), and the
-        methods with an ``update`` ``keep_walks=True`` to keep what it starts from.
+        walking methods' ``keep_walks=True`` to keep what their update starts from.
     update : callable or None
         ``update(graph_before, index, graph, show_progress=False, max_share=1.0)`` -> the index of
         ``graph``,

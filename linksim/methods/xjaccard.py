@@ -22,6 +22,12 @@ def _restore(meta: dict, arrays: dict):
     return MinHashIndex.from_store(meta, arrays)
 
 
+def _update(graph_before: LinkGraph, index, graph: LinkGraph, show_progress: bool = False, max_share: float = 1.0):
+    from linksim.fingerprints.update import update_minhash_index
+
+    return update_minhash_index(index, graph_before, graph, show_progress=show_progress, max_share=max_share)
+
+
 def _value_ranges(meta: dict, n: int, length: int) -> dict[str, tuple[float, float]]:
     return {"values": (0, n - 1), "order": (0, n - 1), "indptr": (0, n)}
 
@@ -31,7 +37,8 @@ def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[
     values = 4 * n_fingerprints * length * pages
     inverted = 4 * n_fingerprints * length * (2 * pages + 1)
     index = values + inverted
-    return index, 8 * 4 * pages, index, {"min-hash values": values, "inverted lists": inverted}
+    graph = 2 * 8 * (pages + 1) + 2 * 4 * links  # stored with the index, for updates
+    return index, 8 * 4 * pages, index + graph, {"min-hash values": values, "inverted lists": inverted}
 
 
 def _spark_rows(edges, n: int, parameters: dict, partitions: int, log=None, codes=None):
@@ -56,6 +63,7 @@ XJACCARD = Method(
             "in-neighbourhoods, by min-hashing (Fogaras & Racz 2005, Algorithm 3)",
     defaults=dict(MONTE_CARLO, length=4),
     build=_build,
+    update=_update,
     restore=_restore,
     exact=exact_reference("xjaccard"),
     value_ranges=_value_ranges,

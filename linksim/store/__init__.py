@@ -299,7 +299,7 @@ def _save(index, root: Path, method: str, graph_pages: int, graph_links: int, ex
     arrays = dict(index.store_arrays())
     if urls is not None:
         arrays.update(PageTable.from_urls(urls).arrays())
-    if graph is not None and getattr(index, "walks", None) is not None:
+    if graph is not None and getattr(index, "updatable", False):
         arrays.update({f"graph_{name}": getattr(graph, name) for name in GRAPH_ARRAYS})
     meta = {
         "format": FORMAT,
@@ -507,13 +507,13 @@ GRAPH_ARRAYS = ("out_indptr", "out_indices", "in_indptr", "in_indices")
 
 def open_previous(root: Path, method: str, parameters: dict, crawled_only: bool = False) -> StoredIndex | None:
     """The stored index of ``method`` built with exactly ``parameters`` whatever its graph, if it
-    can be updated: of this linksim's format, with its walk state, the graph it was built from
-    and its pages' URLs (else None: the build replaces it)."""
+    can be updated: of this linksim's format, with the graph it was built from and its pages'
+    URLs (else None: the build replaces it)."""
     meta = describe(root, method, parameters, crawled_only)
     if meta is None:
         return None
     arrays = meta.get("arrays", {})
-    wanted = ["walks_offsets", "page_url_order"] + [f"graph_{name}" for name in GRAPH_ARRAYS]
+    wanted = ["page_url_order"] + [f"graph_{name}" for name in GRAPH_ARRAYS]
     try:
         check(meta, method)
     except IndexMismatch:

@@ -1,6 +1,6 @@
 """Index updates against the real server: after a recrawl load, `linksim index` updates the stored
-index of each walking method instead of building it again, and the updated index is the rebuilt
-one, array for array, bit for bit."""
+index of each method that has updates (the walking ones, extended Jaccard) instead of building it
+again, and the updated index is the rebuilt one, array for array, bit for bit."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from linksim import store
-from linksim.fingerprints.walks import walking_methods
+from linksim.methods import METHODS
 from linksim.procedures import QueryRunner
 from linksim.procedures.indexes import obtain_index
 from linksim.procedures.load import load
@@ -41,13 +41,20 @@ def arrays_of(path: Path) -> dict[str, np.ndarray]:
     return {name: np.load(path / f"{name}.npy") for name in meta["arrays"]}
 
 
-@pytest.mark.parametrize("method", walking_methods())
+UPDATED = [name for name, entry in METHODS.items() if entry.update is not None]
+
+
+def test_the_methods_with_updates_are_the_walking_ones_and_extended_jaccard() -> None:
+    assert sorted(UPDATED) == ["ppsimrank", "psimrank", "simrank", "xjaccard"]
+
+
+@pytest.mark.parametrize("method", UPDATED)
 def test_an_index_updated_after_a_recrawl_is_the_rebuilt_index(wikispeedia: QueryRunner, tmp_path: Path, method,
                                                                 caplog) -> None:
     root = tmp_path / "indexes"
     parameters = dict(n_fingerprints=6, length=6, seed=3)
     built = obtain_index(wikispeedia, method, root, show_progress=False, **parameters)
-    assert built.built and built.index.walks is not None
+    assert built.built and built.index.updatable
     for round_, share in enumerate((0.01, 0.02)):
         load([recrawl_file(wikispeedia, tmp_path / f"week{round_}.jsonl", share, round_)], wikispeedia,
              show_progress=False, recrawl=True)

@@ -22,6 +22,8 @@ def recrawl(graph: LinkGraph, rng: np.random.Generator, share: float, new_pages:
     many gained, to any page or to one of ``new_pages`` new pages after the old ones)."""
     source, target = graph.edges()
     crawled = np.flatnonzero(graph.out_degree > 0)
+    if len(crawled) == 0:
+        crawled = np.arange(graph.n)
     chosen = rng.choice(crawled, max(1, int(share * len(crawled))), replace=False)
     lost = np.isin(source, chosen) & (rng.random(len(source)) < 0.3)
     n = graph.n + new_pages
@@ -135,30 +137,38 @@ def keyed(graph: LinkGraph, names: list[str]) -> LinkGraph:
     return LinkGraph.from_edges(source, target, graph.n, keys=names)
 
 
+def web_graph(rng: np.random.Generator, trial: int):
+    """A random graph with URLs (skewed targets): ``(graph, names, source, target)``."""
+    n = int(rng.integers(3, 200))
+    m = int(rng.integers(n, 5 * n))
+    source, target = rng.integers(0, n, m), (rng.pareto(1.2, m) * 4).astype(int) % n
+    names = [f"https://example.org/{trial}/{p}" for p in range(n)]
+    return keyed(LinkGraph.from_edges(source, target, n), names), names, source, target
+
+
+def moved(rng: np.random.Generator, trial: int, names: list[str], source, target) -> LinkGraph:
+    """The graph of ``names`` with some pages deleted and new ones placed anywhere in the order,
+    then recrawled."""
+    n = len(names)
+    alive = rng.random(n) > 0.1
+    new_names = [names[p] for p in range(n) if alive[p]]
+    for k in range(int(rng.integers(0, 8))):
+        new_names.insert(int(rng.integers(0, len(new_names) + 1)), f"https://example.org/{trial}/new{k}")
+    place = {name: i for i, name in enumerate(new_names)}
+    keep = alive[source] & alive[target]
+    kept = LinkGraph.from_edges([place[names[s]] for s in source[keep]], [place[names[t]] for t in target[keep]],
+                                len(new_names))
+    return keyed(recrawl(kept, rng, float(rng.choice([0.05, 0.3]))), new_names)
+
+
 @pytest.mark.parametrize("method", walking_methods())
 def test_pages_added_and_deleted_anywhere_in_the_order_update_to_the_rebuild(method, reading) -> None:
     """A recrawl deletes pages no longer linked to and adds new ones, anywhere among the pages
     (Neo4j reuses the ids of deleted nodes): the update equals the rebuild on the new graph."""
     rng = np.random.default_rng(99)
     for trial in range(25):
-        n = int(rng.integers(3, 200))
-        m = int(rng.integers(n, 5 * n))
-        source, target = rng.integers(0, n, m), (rng.pareto(1.2, m) * 4).astype(int) % n
-        names = [f"https://example.org/{trial}/{p}" for p in range(n)]
-        graph = keyed(LinkGraph.from_edges(source, target, n), names)
-        # The new graph: some pages deleted, some new ones placed anywhere, links recrawled.
-        alive = rng.random(n) > 0.1
-        added = int(rng.integers(0, 8))
-        order = [p for p in range(n) if alive[p]]
-        new_names = [names[p] for p in order]
-        for k in range(added):
-            new_names.insert(int(rng.integers(0, len(new_names) + 1)), f"https://example.org/{trial}/new{k}")
-        place = {name: i for i, name in enumerate(new_names)}
-        keep = alive[source] & alive[target]
-        moved = recrawl(LinkGraph.from_edges([place[names[s]] for s in source[keep]],
-                                             [place[names[t]] for t in target[keep]], len(new_names)),
-                        rng, float(rng.choice([0.05, 0.3])))
-        new = keyed(moved, new_names)
+        graph, names, source, target = web_graph(rng, trial)
+        new = moved(rng, trial, names, source, target)
         fingerprints, length = int(rng.integers(1, 5)), int(rng.integers(1, 8))
         old = build_index(graph, method, fingerprints, length, seed=trial, keep_walks=True)
         assert_same(update_index(old, graph, new),
@@ -188,3 +198,31 @@ def test_the_common_order_keeps_both_orders() -> None:
     assert old_at[1] == new_at[1] and old_at[3] == new_at[2]  # b and d: one place each
     with pytest.raises(ConfigurationError, match="same order"):
         common_order(["a", "b"], ["b", "a"])
+
+
+def test_an_updated_extended_jaccard_index_is_its_rebuild() -> None:
+    """Extended Jaccard's min-hashes and inverted lists, updated after recrawls (pages kept in
+    order, then added and deleted anywhere), equal the rebuild's bit for bit."""
+    from linksim.fingerprints.minhash import build_minhash_index
+    from linksim.fingerprints.update import update_minhash_index
+
+    rng = np.random.default_rng(12)
+    changed_somewhere = 0
+    for trial in range(30):
+        graph, names, source, target = web_graph(rng, trial)
+        if trial % 2:  # pages kept in order, new ones after them
+            new = recrawl(graph, rng, float(rng.choice([0.02, 0.2, 1.0])), int(rng.integers(0, 4)))
+            new = keyed(new, names + [f"https://example.org/{trial}/new{k}" for k in range(new.n - graph.n)])
+        else:  # pages deleted and added anywhere
+            new = moved(rng, trial, names, source, target)
+        fingerprints, length = int(rng.integers(1, 5)), int(rng.integers(1, 6))
+        old = build_minhash_index(graph, fingerprints, length, seed=trial)
+        old.inverted()
+        updated = update_minhash_index(old, graph, new)
+        rebuilt = build_minhash_index(new, fingerprints, length, seed=trial)
+        assert updated.graph_fingerprint == rebuilt.graph_fingerprint
+        np.testing.assert_array_equal(updated.values, rebuilt.values)
+        for a, b in zip(updated.inverted(), rebuilt.inverted()):
+            np.testing.assert_array_equal(a, b)
+        changed_somewhere += updated.changed_pages > 0
+    assert changed_somewhere >= 20
