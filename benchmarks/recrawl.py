@@ -99,6 +99,9 @@ def main() -> None:
     from linksim.procedures.pagerank import run_pagerank
     from linksim.procedures.stream import stream_link_graph
 
+    from linksim.fingerprints.update import warm_up
+
+    warm_up()  # the update kernels compiled (or loaded from numba's cache) before anything is timed
     work = Path(tempfile.mkdtemp(prefix="linksim-bench-recrawl-"))
     if args.links:
         from linksim.loader.synthetic import write_synthetic_crawl

@@ -187,6 +187,10 @@ def similar(
     from linksim.ranking.treescan import warm_up
 
     warm_up()  # a first compilation of the queries happens here, not while the lock is held
+    if registered(method).update is not None:
+        from linksim.fingerprints import update
+
+        update.warm_up()  # and of the index updates
     with acquire(runner, f"similar:{run_key(method, of)}", wait=wait) as lock:
         handle = obtain_index(runner, method, root, rebuild=rebuild, crawled_only=crawled_only,
                               show_progress=show_progress, memory_budget=False, on_disk=on_disk, graph=of, **given)

@@ -45,6 +45,7 @@ from linksim.fingerprints.index import NO_PARENT, FingerprintIndex
 from linksim.fingerprints.randomness import _draw, _order_key, inward, stream_key
 from linksim.graph import LinkGraph
 from linksim.progress import Progress
+from linksim.ranking.treescan import read_only
 
 
 @dataclass
@@ -338,12 +339,20 @@ def _update(index: FingerprintIndex, old_graph: LinkGraph, new_graph: LinkGraph,
         deltas_out = _deltas(lists[1], new_graph.n, old_graph.out_indptr, old_graph.out_indices,
                              new_graph.out_indptr, new_graph.out_indices)
     changed_out = changed_in if changed_out is None else changed_out
+    # Every array the kernel only reads goes as a plain read-only view: one compiled signature
+    # whether the old index and graph come from memory or from the store's memory maps.
+    keys, inwards, changed_in, changed_out = (read_only(a) for a in (keys, inwards, changed_in, changed_out))
+    lists = tuple(None if a is None else read_only(a) for a in lists)
+    deltas_in, deltas_out = (tuple(read_only(a) for a in d) for d in (deltas_in, deltas_out))
+    graphs = [read_only(a) for a in (old_graph.in_indptr, old_graph.in_indices, old_graph.out_indptr,
+                                     old_graph.out_indices, new_graph.in_indptr, new_graph.in_indices,
+                                     new_graph.out_indptr, new_graph.out_indices, new_graph.codes)]
     where = np.full(new_graph.n, -1, dtype=np.int64)
     occupant = np.full(new_graph.n, -1, dtype=np.int64)
     child_indptr = np.zeros(old_graph.n + 1, dtype=np.int64)
     child = np.empty(old_graph.n, dtype=np.int32)
-    identity = np.arange(old_graph.n, dtype=np.int32)
-    new_pages = np.arange(old_graph.n, new_graph.n, dtype=np.int32)
+    identity = read_only(np.arange(old_graph.n, dtype=np.int32))
+    new_pages = read_only(np.arange(old_graph.n, new_graph.n, dtype=np.int32))
     mark = np.zeros(new_graph.n, dtype=np.int8)
     head = np.full(new_graph.n, -1, dtype=np.int64)
     offsets = index.walks.offsets
@@ -355,13 +364,12 @@ def _update(index: FingerprintIndex, old_graph: LinkGraph, new_graph: LinkGraph,
             parent[i, : old_graph.n] = index.parent[i]
             label[i, : old_graph.n] = index.label[i]
             state_positions, state_representatives, bounds = _replay(
-                kind, keys[i], inwards[i], old_graph.in_indptr, old_graph.in_indices, old_graph.out_indptr,
-                old_graph.out_indices, new_graph.in_indptr, new_graph.in_indices, new_graph.out_indptr,
-                new_graph.out_indices, new_graph.codes, lists[0], lists[0] if lists[1] is None else lists[1],
-                changed_in, changed_out, deltas_in, deltas_out, index.walks.positions[begin:end],
-                index.walks.representatives[begin:end], offsets[i * length : (i + 1) * length + 1] - begin,
-                identity, new_pages, np.asarray(index.parent[i]), np.asarray(index.label[i]), parent[i], label[i],
-                mark, head, where, occupant, child_indptr, child, _FEW_BACK)
+                kind, keys[i], inwards[i], *graphs, lists[0], lists[0] if lists[1] is None else lists[1],
+                changed_in, changed_out, deltas_in, deltas_out, read_only(index.walks.positions[begin:end]),
+                read_only(index.walks.representatives[begin:end]),
+                read_only(offsets[i * length : (i + 1) * length + 1] - begin), identity, new_pages,
+                read_only(index.parent[i]), read_only(index.label[i]), parent[i], label[i], mark, head, where,
+                occupant, child_indptr, child, _FEW_BACK)
             positions.append(state_positions)
             representatives.append(state_representatives)
             sizes[i * length : (i + 1) * length] = np.diff(bounds)
@@ -768,16 +776,16 @@ def _minhash_values(index, old_graph: LinkGraph, new_graph: LinkGraph, at: np.nd
     values = np.empty((index.n_fingerprints, length, n), dtype=np.int32)
     changed = np.zeros((index.n_fingerprints, length, n), dtype=np.bool_)
     pages = np.arange(n, dtype=np.int32)
-    changed_list = np.flatnonzero(changed_in)
+    changed_list = read_only(np.flatnonzero(changed_in))
     mark = np.zeros(n, dtype=np.int8)
+    graph = [read_only(a) for a in (new_graph.codes, new_graph.in_indptr, new_graph.in_indices, new_graph.out_indptr,
+                                    new_graph.out_indices)]
     with Progress(index.n_fingerprints, "xjaccard fingerprints updated", "fingerprints",
                   enabled=show_progress) as progress:
         for i in range(index.n_fingerprints):
             row = np.broadcast_to(pages, (length, n)).copy()  # a page of the new graph only: itself, until computed
             row[:, at] = at[np.asarray(index.values[i])]
-            _minhash_replay(np.uint64(stream_key(index.seed, i, 0)), new_graph.codes, new_graph.in_indptr,
-                            new_graph.in_indices, new_graph.out_indptr, new_graph.out_indices, changed_list, row,
-                            changed[i], mark)
+            _minhash_replay(np.uint64(stream_key(index.seed, i, 0)), *graph, changed_list, row, changed[i], mark)
             values[i] = row
             progress.update(1)
     return values, changed
@@ -869,3 +877,19 @@ def _counting_sort(values, order, indptr):
     for u in range(len(values)):
         order[fill[values[u]]] = u
         fill[values[u]] += 1
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the update kernels on a few pages, for every kind of
+    walk and for extended Jaccard: ``linksim similar`` calls this before it takes its writer lock,
+    so that a first compilation (holding the interpreter for seconds) cannot starve the lock's
+    heartbeat when the run updates its index."""
+    from linksim.fingerprints.minhash import build_minhash_index
+    from linksim.fingerprints.walks import build_index, walking_methods
+
+    names = [f"warm-up:{page}" for page in range(4)]
+    old = LinkGraph.from_edges([0, 1, 2, 3], [1, 2, 3, 0], 4, keys=names)
+    new = LinkGraph.from_edges([0, 1, 2, 3, 0], [1, 2, 3, 0, 2], 4, keys=names)
+    for method in walking_methods():
+        update_index(build_index(old, method, 1, 2, keep_walks=True), old, new)
+    update_minhash_index(build_minhash_index(old, 1, 2), old, new)
