@@ -154,7 +154,9 @@ def _updated(entry, root: Path, parameters: dict, streamed: StreamedGraph, crawl
     began = time.monotonic()
     before = store.stored_graph(found)
     try:
-        index = entry.update(before, found.index, graph, show_progress=show_progress, max_share=UPDATE_SHARE)
+        # The graph kept beside the index is the one it was built from: no digest to compare.
+        index = entry.update(before, found.index, graph, show_progress=show_progress, max_share=UPDATE_SHARE,
+                             check_graph=False)
     except ConfigurationError as reason:
         log.info("building the %s index again rather than updating it: %s", entry.name, reason)
         return None

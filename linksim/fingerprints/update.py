@@ -154,28 +154,31 @@ def _deltas(pages, n, old_indptr, old_indices, new_indptr, new_indices):
 
 
 def update_index(index: FingerprintIndex, old_graph: LinkGraph, new_graph: LinkGraph,
-                 show_progress: bool = False, max_share: float = 1.0) -> FingerprintIndex:
+                 show_progress: bool = False, max_share: float = 1.0, check_graph: bool = True) -> FingerprintIndex:
     """The index of ``index``'s method and parameters on ``new_graph``, equal bit for bit to
     :func:`~linksim.fingerprints.walks.build_index` there (``keep_walks=True``: the walk state
     comes updated too), computed from ``index`` (built on ``old_graph`` with its walk state) and
     the pages whose links changed.
 
-    Pages that the new graph adds or no longer has may come anywhere in the page order when both
-    graphs have keys (URLs): the pages of both keep their order (a page's number is its place
-    among the database's internal ids, which a page keeps) and their draws (keyed by the URL,
-    :attr:`LinkGraph.codes`). The index is then carried to a page order holding the pages of
+    Pages are matched by their draw codes (:attr:`LinkGraph.codes`: a hash of the URL, or the
+    page's number in a graph without keys), which are all the update reads of them. Pages that
+    the new graph adds or no longer has may come anywhere in the page order: the pages of both
+    keep their order (a page's number is its place among the database's internal ids, which a
+    page keeps) and their draws. The index is then carried to a page order holding the pages of
     both graphs, where a page of one graph only is a page without links in the other, updated
     there, and carried to the new graph's order.
 
     ``max_share``: the share of the pages whose links may have changed (beyond, the update would
     cost about a build: it refuses). The updated index's ``changed_pages`` says how many did.
+    ``check_graph``: compare the digest of ``old_graph`` with the index's (False: the caller
+    knows it is the graph the index was built from, as the store keeps it beside the index).
 
     Raises
     ------
     ConfigurationError
         The index has no walk state or was not built on ``old_graph``; or the pages the two graphs
-        share are not in the same order (or, without keys, the new graph does not hold the old
-        pages first); or more than ``max_share`` of the pages changed: rebuild.
+        share are not in the same order, or two pages of a graph share a code; or more than
+        ``max_share`` of the pages changed: rebuild.
     """
     from linksim.methods import method as registered
 
@@ -184,7 +187,7 @@ def update_index(index: FingerprintIndex, old_graph: LinkGraph, new_graph: LinkG
         raise ConfigurationError(f"{index.method} has no walks to update")
     if index.walks is None:
         raise ConfigurationError("the index was built without its walk state (build_index(keep_walks=True))")
-    if index.graph_fingerprint != graph_fingerprint(old_graph):
+    if check_graph and index.graph_fingerprint != graph_fingerprint(old_graph):
         raise ConfigurationError("the index was not built on the old graph given")
     if _old_pages_first(old_graph, new_graph):
         updated = _update(index, old_graph, new_graph, walk, show_progress, max_share)
@@ -195,18 +198,27 @@ def update_index(index: FingerprintIndex, old_graph: LinkGraph, new_graph: LinkG
 
 
 def common_order(old_keys, new_keys) -> tuple[np.ndarray, np.ndarray, int]:
-    """A page order holding the pages of two graphs, named by their keys, in which both graphs'
-    pages keep their order: ``(old_at, new_at, size)``, the place of each old and each new page
-    (a page of both has one place). A page of one graph only comes right after the last page of
-    both before it (old ones first).
+    """A page order holding the pages of two graphs, named by their keys (draw codes, or any
+    sortable values), in which both graphs' pages keep their order: ``(old_at, new_at, size)``,
+    the place of each old and each new page (a page of both has one place). A page of one graph
+    only comes right after the last page of both before it (old ones first).
 
     Raises
     ------
     ConfigurationError
-        The pages of both graphs are not in the same order in each.
+        The pages of both graphs are not in the same order in each, or two pages of a graph
+        share a key.
     """
-    old_of = {key: j for j, key in enumerate(old_keys)}
-    new_to_old = np.fromiter((old_of.get(key, -1) for key in new_keys), dtype=np.int64, count=len(new_keys))
+    old_keys, new_keys = np.asarray(old_keys), np.asarray(new_keys)
+    by_key = np.argsort(old_keys, kind="stable")
+    ordered = old_keys[by_key]
+    if (ordered[1:] == ordered[:-1]).any() or len(np.unique(new_keys)) != len(new_keys):
+        raise ConfigurationError("two pages of a graph share a draw code: rebuild")
+    found = np.minimum(np.searchsorted(ordered, new_keys), max(len(ordered) - 1, 0))
+    new_to_old = np.full(len(new_keys), -1, dtype=np.int64)
+    if len(ordered):
+        hit = ordered[found] == new_keys
+        new_to_old[hit] = by_key[found[hit]]
     shared = new_to_old >= 0
     if not (np.diff(new_to_old[shared]) > 0).all():
         raise ConfigurationError("the pages of both graphs are not in the same order: rebuild")
@@ -235,18 +247,14 @@ def _with_arrays(index: FingerprintIndex, parent: np.ndarray, label: np.ndarray)
 
 
 def _old_pages_first(old_graph: LinkGraph, new_graph: LinkGraph) -> bool:
-    """Does the new graph hold the old one's pages first, in their order (the same keys)?"""
-    return new_graph.n >= old_graph.n and np.array_equal(old_graph.codes, new_graph.codes[: old_graph.n]) and (
-        old_graph.keys is None or list(new_graph.keys[: old_graph.n]) == list(old_graph.keys))
+    """Does the new graph hold the old one's pages first, in their order (the same codes)?"""
+    return new_graph.n >= old_graph.n and np.array_equal(old_graph.codes, new_graph.codes[: old_graph.n])
 
 
 def _both_graphs(old_graph: LinkGraph, new_graph: LinkGraph):
     """The two graphs in an order holding the pages of both (:func:`common_order`), where a page
     of one graph only has no links in the other: ``(old_at, new_at, size, old, new)``."""
-    if old_graph.keys is None or new_graph.keys is None:
-        raise ConfigurationError("the new graph does not hold the old one's pages first, in their order, and "
-                                 "the graphs have no keys to match their pages by: rebuild")
-    old_at, new_at, size = common_order(old_graph.keys, new_graph.keys)
+    old_at, new_at, size = common_order(old_graph.codes, new_graph.codes)
     codes = np.empty(size, dtype=np.uint64)
     codes[old_at], codes[new_at] = old_graph.codes, new_graph.codes
     return old_at, new_at, size, _carried(old_graph, old_at, size, codes), _carried(new_graph, new_at, size, codes)
@@ -723,7 +731,7 @@ def _replay(kind, keys, inwards, old_in_indptr, old_in_indices, old_out_indptr, 
 
 # Extended Jaccard ---------------------------------------------------------------------------------
 def update_minhash_index(index, old_graph: LinkGraph, new_graph: LinkGraph, show_progress: bool = False,
-                         max_share: float = 1.0):
+                         max_share: float = 1.0, check_graph: bool = True):
     """The extended Jaccard index (:class:`linksim.fingerprints.minhash.MinHashIndex`) of
     ``new_graph``, equal bit for bit to its build, from ``index`` built on ``old_graph``.
 
@@ -742,7 +750,7 @@ def update_minhash_index(index, old_graph: LinkGraph, new_graph: LinkGraph, show
     """
     from linksim.fingerprints.minhash import MinHashIndex
 
-    if index.graph_fingerprint != graph_fingerprint(old_graph):
+    if check_graph and index.graph_fingerprint != graph_fingerprint(old_graph):
         raise ConfigurationError("the index was not built on the old graph given")
     prefix = _old_pages_first(old_graph, new_graph)
     if prefix:

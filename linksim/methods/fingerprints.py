@@ -22,12 +22,14 @@ def builder(name: str):
     return build
 
 
-def updater(graph_before: LinkGraph, index, graph: LinkGraph, show_progress: bool = False, max_share: float = 1.0):
+def updater(graph_before: LinkGraph, index, graph: LinkGraph, show_progress: bool = False, max_share: float = 1.0,
+            check_graph: bool = True):
     """The index of ``graph`` from ``index``, built (with its walk state) on ``graph_before``:
     :func:`linksim.fingerprints.update.update_index`, the rebuild's arrays bit for bit."""
     from linksim.fingerprints.update import update_index
 
-    return update_index(index, graph_before, graph, show_progress=show_progress, max_share=max_share)
+    return update_index(index, graph_before, graph, show_progress=show_progress, max_share=max_share,
+                        check_graph=check_graph)
 
 
 def restore(meta: dict, arrays: dict):

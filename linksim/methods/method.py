@@ -58,10 +58,9 @@ class Method:
         into memory-mapped files there (:func:`linksim.fingerprints.walks.build_index`), and the
         walking methods' ``keep_walks=True`` to keep what their update starts from.
     update : callable or None
-        ``update(graph_before, index, graph, show_progress=False, max_share=1.0)`` -> the index of
-        ``graph``,
-        equal bit for bit to its build, from ``index`` built with ``keep_walks`` on
-        ``graph_before``; None where a changed graph means a rebuild.
+        ``update(graph_before, index, graph, show_progress=False, max_share=1.0, check_graph=True)``
+        -> the index of ``graph``, equal bit for bit to its build, from ``index`` built with
+        ``keep_walks`` on ``graph_before``; None where a changed graph means a rebuild.
     restore : callable
         ``restore(meta, arrays)`` -> index, from the store.
     fingerprint_trees : bool

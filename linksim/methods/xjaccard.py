@@ -22,10 +22,12 @@ def _restore(meta: dict, arrays: dict):
     return MinHashIndex.from_store(meta, arrays)
 
 
-def _update(graph_before: LinkGraph, index, graph: LinkGraph, show_progress: bool = False, max_share: float = 1.0):
+def _update(graph_before: LinkGraph, index, graph: LinkGraph, show_progress: bool = False, max_share: float = 1.0,
+            check_graph: bool = True):
     from linksim.fingerprints.update import update_minhash_index
 
-    return update_minhash_index(index, graph_before, graph, show_progress=show_progress, max_share=max_share)
+    return update_minhash_index(index, graph_before, graph, show_progress=show_progress, max_share=max_share,
+                                check_graph=check_graph)
 
 
 def _value_ranges(meta: dict, n: int, length: int) -> dict[str, tuple[float, float]]:

@@ -502,7 +502,7 @@ def open_built(root: Path, method: str, parameters: dict, graph_fingerprint: str
 
 
 #: The link graph's arrays kept with an index that can be updated (``graph_<name>.npy``).
-GRAPH_ARRAYS = ("out_indptr", "out_indices", "in_indptr", "in_indices")
+GRAPH_ARRAYS = ("out_indptr", "out_indices", "in_indptr", "in_indices", "codes")
 
 
 def open_previous(root: Path, method: str, parameters: dict, crawled_only: bool = False) -> StoredIndex | None:
@@ -525,14 +525,15 @@ def open_previous(root: Path, method: str, parameters: dict, crawled_only: bool 
 
 def stored_graph(found: StoredIndex):
     """The :class:`~linksim.graph.LinkGraph` an index was built from, as :func:`save` kept it with
-    the index (memory-mapped), its pages named by their URLs."""
+    the index (memory-mapped), its pages known by their draw codes (what an update reads of them;
+    their URLs are the index's page table)."""
     from linksim.graph import LinkGraph
 
     directory = found.path
     arrays = {name: _open_array(directory, f"graph_{name}", found.meta["arrays"][f"graph_{name}"],
                                 found.meta["method"], mmap=True, verify=False) for name in GRAPH_ARRAYS}
-    n = len(arrays["in_indptr"]) - 1
-    return LinkGraph(n=n, keys=found.pages.urls(range(n)), **arrays)
+    codes = arrays.pop("codes")
+    return LinkGraph(n=len(arrays["in_indptr"]) - 1, draw_codes=codes, **arrays)
 
 
 def record_state(path: Path, state: dict) -> None:

@@ -127,8 +127,14 @@ def test_update_refuses_what_it_cannot_update() -> None:
     index = build_index(graph, "simrank", 2, 3, keep_walks=True)
     with pytest.raises(ConfigurationError, match="not built on the old graph"):
         update_index(index, other, graph)
-    with pytest.raises(ConfigurationError, match="no keys to match their pages by"):
-        update_index(index, graph, LinkGraph.from_edges([0], [1], 2))
+    # Two pages of one graph with one draw code (here, one URL twice) cannot be told apart.
+    twice = LinkGraph.from_edges([0, 1, 2], [1, 2, 0], 3, keys=["a", "b", "b"])
+    with pytest.raises(ConfigurationError, match="share a draw code"):
+        update_index(index, graph, twice)
+    # Without keys a page is its number: a smaller graph lost its last pages.
+    smaller = LinkGraph.from_edges([0], [1], 2)
+    np.testing.assert_array_equal(update_index(index, graph, smaller).parent,
+                                  build_index(smaller, "simrank", 2, 3, keep_walks=True).parent)
     assert isinstance(index.walks, WalkState) and index.walks.nbytes > 0
 
 
