@@ -285,19 +285,6 @@ def pagerank(edges, n: int, damping: float = 0.85, tol: float = 1e-6, max_iter: 
 
 
 # Fingerprint graphs -------------------------------------------------------------------------------------
-def in_links(edges, partitions: int):
-    """``(dst, offset, src)``: each page's in-links in increasing source order, numbered from 0 (the
-    order of :attr:`LinkGraph.in_indices`), and ``(page, degree)``."""
-    F = _functions()
-    from pyspark.sql import Window
-
-    numbered = edges.select("src", "dst", (F.row_number().over(Window.partitionBy("dst").orderBy("src")) - 1)
-                            .alias("offset"))
-    numbered = _materialise(numbered, partitions)
-    degree = _materialise(numbered.groupBy(F.col("dst").alias("pos")).agg(F.count("*").alias("degree")), partitions)
-    return numbered, degree
-
-
 def fingerprint_graphs(edges, n: int, method: str, n_fingerprints: int, length: int, seed: int,
                        partitions: int = 4, log=None, stats: dict | None = None,
                        batch: int | None = None, codes=None) -> tuple[np.ndarray, np.ndarray]:
@@ -362,11 +349,10 @@ def _fingerprint_rows(edges, n: int, method: str, fingerprints: range, length: i
     _check_spark_settings(spark, partitions)
     if walk == "both":
         closed = closed_neighbourhoods(edges, n, partitions, codes)
-    else:
-        numbered, degree = in_links(edges, partitions)
-        degree = _materialise(_with_code(degree, "pos", codes, "pos_code"), partitions)
-        sources = _materialise(_with_code(numbered.select(F.col("dst").alias("pos"), "src"), "src", codes,
-                                          "src_code"), partitions)
+    else:  # each page's in-links, with the draw codes of both ends
+        sources = _with_code(_with_code(edges.select(F.col("dst").alias("pos"), "src"), "src", codes, "src_code"),
+                             "pos", codes, "pos_code")
+        sources = _materialise(sources, partitions)
     fps = spark.range(fingerprints.start, fingerprints.stop).select(F.col("id").cast("int").alias("fp"))
     walks = _materialise(
         fps.crossJoin(spark.range(n).select(F.col("id").cast("int").alias("start")))
@@ -377,13 +363,12 @@ def _fingerprint_rows(edges, n: int, method: str, fingerprints: range, length: i
     walk_steps = 0
     for step in range(1, length + 1):
         keyed = walks.join(_keys(spark, seed, fingerprints, step), "fp")
-        if walk == "uniform":  # SimRank: a uniformly chosen in-neighbour
-            h = draw_column(F.col("key"), F.col("pos_code"))
-            chosen = (keyed.join(degree, "pos")  # a walk on a page without in-links stops
-                      .select("fp", "start", "pos",
-                              F.shiftright(F.shiftrightunsigned(h, 32) * F.col("degree"), 32).alias("offset"))
-                      .join(numbered.withColumnRenamed("dst", "pos"), ["pos", "offset"])
-                      .select("fp", "start", F.col("src").alias("pos")))
+        if walk == "uniform":  # SimRank: the in-neighbour first in the page's own order (a uniform choice)
+            own = draw_column(F.col("key"), F.col("pos_code"))  # randomness.page_stream
+            chosen = (keyed.join(sources, "pos")  # a walk on a page without in-links stops
+                      .select("fp", "start", order_key_column(own, F.col("src"), F.col("src_code")).alias("order"))
+                      .groupBy("fp", "start").agg(F.min("order").alias("order"))
+                      .select("fp", "start", (F.col("order").bitwiseAND(F.lit(0xFFFFFFFF))).cast("int").alias("pos")))
         elif walk == "both":  # P-PSimRank: first in the order among the closed neighbourhood, this step's way
             chosen = (keyed.join(closed, ["pos", "inward"])
                       .select("fp", "start", order_key_column(F.col("key"), F.col("cand"), F.col("cand_code"))

@@ -14,9 +14,12 @@ when a recrawl adds or deletes pages before it (:mod:`linksim.fingerprints.updat
 What the numbers choose (the single-machine kernels below and the Spark jobs implement exactly
 this, on unsigned 64-bit words):
 
-- SimRank, the in-neighbour of page ``p`` at ``offset = ((h >> 32) · in_degree(p)) >> 32`` in
-  its sorted in-link list, ``h = draw(key, code(p))`` (a uniform choice; Lemire's multiply-shift,
-  bias below 2^-32·degree);
+- SimRank, the in-neighbour ``q`` of ``p`` of smallest order key in ``p``'s own stream
+  ``draw(key, code(p))``: a uniform choice (each in-neighbour first with probability 1 / degree),
+  independent between pages (each page orders the pages its own way), and one that moves only
+  when the change of ``p``'s in-links touches it (a new in-link comes first, or the first one
+  goes), which index updates rely on (:mod:`linksim.fingerprints.update`); index format 5, where
+  format 4 took the in-link at ``((h >> 32) · in_degree(p)) >> 32``, which any change moved;
 - PSimRank, the in-neighbour ``q`` of smallest order key ``(draw(key, code(q)) >> 33) << 32 | q``:
   a random order of all pages (31 random bits, ties impossible: the page is in the low 32 bits),
   fresh at each step, in place of the 2005 paper's random permutation;
@@ -82,6 +85,13 @@ def _order_key(key, page, code):
     return np.int64(((_draw(key, code) >> uint64(33)) << uint64(32)) | uint64(page))
 
 
+@njit(inline="always")
+def page_stream(key, code):
+    """SimRank's stream of the page of draw code ``code`` in the stream ``key``: its own random
+    order of the pages, independent of every other page's."""
+    return _draw(key, code)
+
+
 @njit(cache=True, nogil=True)
 def draws(key, codes):
     """``draw(key, code)`` for each of ``codes`` (uint64)."""
@@ -105,18 +115,24 @@ def order_keys(key, codes):
 
 @njit(cache=True, nogil=True)
 def uniform_choices(key, pages, in_indptr, in_indices, codes, choice):
-    """SimRank: for each of ``pages``, one uniform in-neighbour (``choice``, -1 without in-link)."""
+    """SimRank: for each of ``pages``, one uniform in-neighbour (``choice``, -1 without in-link):
+    the first in the page's own random order (:func:`page_stream`)."""
     k = uint64(key)
     for j in range(len(pages)):
         p = pages[j]
-        begin = in_indptr[p]
-        degree = in_indptr[p + 1] - begin
-        if degree == 0:
+        begin, end = in_indptr[p], in_indptr[p + 1]
+        if begin == end:
             choice[j] = -1
             continue
-        h = _draw(k, codes[p])
-        offset = ((h >> uint64(32)) * uint64(degree)) >> uint64(32)
-        choice[j] = in_indices[begin + np.int64(offset)]
+        own = page_stream(k, codes[p])
+        q = in_indices[begin]
+        best = _order_key(own, q, codes[q])
+        for i in range(begin + 1, end):
+            q = in_indices[i]
+            o = _order_key(own, q, codes[q])
+            if o < best:
+                best = o
+        choice[j] = best & np.int64(0xFFFFFFFF)
 
 
 @njit(cache=True, nogil=True)
@@ -166,8 +182,7 @@ def choose(walk: str, key: int, page: int, neighbours, codes=None) -> int:
     if not neighbours:
         return -1
     if walk == "uniform":
-        h = mix64(key + code(page) * GAMMA)
-        return neighbours[((h >> 32) * len(neighbours)) >> 32]
+        key = mix64(key + code(page) * GAMMA)  # the page's own stream (page_stream)
     return min(order_key(key, q, code(q)) for q in neighbours) & 0xFFFFFFFF
 
 

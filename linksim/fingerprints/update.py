@@ -42,7 +42,7 @@ from numba import njit, uint64
 from linksim.digest import graph_fingerprint
 from linksim.errors import ConfigurationError
 from linksim.fingerprints.index import NO_PARENT, FingerprintIndex
-from linksim.fingerprints.randomness import _draw, _order_key, inward, stream_key
+from linksim.fingerprints.randomness import _order_key, inward, page_stream, stream_key
 from linksim.graph import LinkGraph
 from linksim.progress import Progress
 from linksim.ranking.treescan import read_only
@@ -399,8 +399,8 @@ _FEW_BACK = 1024
 @njit(inline="always")
 def _choose(kind, key, page, indptr, indices, codes):
     """Where a walk on ``page`` goes (the kernels of :mod:`linksim.fingerprints.randomness`, one
-    page): 0 a uniform in-neighbour, 1 the smallest in the stream's order, 2 the smallest of the
-    page and its neighbours; -1 none."""
+    page): 0 the in-neighbour smallest in the page's own order, 1 the smallest in the stream's
+    order, 2 the smallest of the page and its neighbours; -1 none."""
     begin, end = indptr[page], indptr[page + 1]
     if kind == 2:
         best = _order_key(key, page, codes[page])
@@ -412,9 +412,7 @@ def _choose(kind, key, page, indptr, indices, codes):
     if begin == end:
         return np.int64(-1)
     if kind == 0:
-        h = _draw(key, codes[page])
-        offset = ((h >> uint64(32)) * uint64(end - begin)) >> uint64(32)
-        return np.int64(indices[begin + np.int64(offset)])
+        key = page_stream(key, codes[page])
     best = _order_key(key, indices[begin], codes[indices[begin]])
     for i in range(begin + 1, end):
         o = _order_key(key, indices[i], codes[indices[i]])
@@ -426,18 +424,19 @@ def _choose(kind, key, page, indptr, indices, codes):
 @njit(inline="always")
 def _new_choice(kind, key, page, old_choice, delta, new_indptr, new_indices, codes):
     """The choice on the new graph of a changed ``page`` whose choice on the old graph was
-    ``old_choice``: for the min-hash kinds, the old choice (if the page did not lose it) against
-    the pages gained, so that a hub's list is not read again; else read whole."""
-    if kind != 0 and old_choice >= 0:
+    ``old_choice``: the old choice (if the page did not lose it) against the pages gained (every
+    kind is a min-hash), so that a hub's list is not read again; else read whole."""
+    if old_choice >= 0:
         added_indptr, added, removed_indptr, removed = delta
         kept = True
         for j in range(removed_indptr[page], removed_indptr[page + 1]):
             if removed[j] == old_choice:
                 kept = False
         if kept:
-            best = _order_key(key, old_choice, codes[old_choice])
+            order = page_stream(key, codes[page]) if kind == 0 else key
+            best = _order_key(order, old_choice, codes[old_choice])
             for j in range(added_indptr[page], added_indptr[page + 1]):
-                o = _order_key(key, added[j], codes[added[j]])
+                o = _order_key(order, added[j], codes[added[j]])
                 if o < best:
                     best = o
             return np.int64(best & np.int64(0xFFFFFFFF))

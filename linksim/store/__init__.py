@@ -43,8 +43,9 @@ log = logging.getLogger(__name__)
 
 FORMAT = "linksim-index"
 # 2: a digest, size and modification time per array; 3: hash-based draws (linksim.fingerprints.randomness);
-# 4: draws keyed by the pages' URLs (LinkGraph.codes), so that a page keeps its draws when others come or go
-FORMAT_VERSION = 4
+# 4: draws keyed by the pages' URLs (LinkGraph.codes), so that a page keeps its draws when others come or go;
+# 5: SimRank's in-link the first in the page's own random order (a choice a change of links seldom moves)
+FORMAT_VERSION = 5
 
 
 class IndexStoreError(LinksimError):

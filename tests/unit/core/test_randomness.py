@@ -94,3 +94,26 @@ def test_index_does_not_change_with_the_number_of_fingerprints_built() -> None:
     five, three = build_index(graph, "psimrank", 5, 6, seed=4), build_index(graph, "psimrank", 3, 6, seed=4)
     np.testing.assert_array_equal(five.parent[:3], three.parent)
     np.testing.assert_array_equal(five.label[:3], three.label)
+
+
+def test_simrank_choices_of_two_pages_are_independent() -> None:
+    # Page 0 has in-links {1, 2, 3}, page 6 {2, 3, 4, 5}: each page orders its in-links its own way,
+    # so they choose the same in-neighbour with probability 2 / (3 * 4) = 1/6 (PSimRank's coupling
+    # would give 2 / 5); 20,000 streams, 4 sigmas.
+    graph = LinkGraph.from_edges(np.array([1, 2, 3, 2, 3, 4, 5]), np.array([0, 0, 0, 6, 6, 6, 6]), 7)
+    same = np.mean([(lambda c: c[0] == c[6])(step_choices(graph, "simrank", s, 0, 1)) for s in range(20_000)])
+    assert abs(same - 1 / 6) < 4 * np.sqrt((1 / 6) * (5 / 6) / 20_000)
+
+
+def test_a_simrank_choice_moves_only_when_the_change_touches_it() -> None:
+    # A page's in-links gain one page: its choice moves only to that page (the new one comes first
+    # in the page's order), in about 1 / (degree + 1) of the streams.
+    before = LinkGraph.from_edges(np.array([1, 2, 3, 4]), np.zeros(4, dtype=np.int64), 6)
+    after = LinkGraph.from_edges(np.array([1, 2, 3, 4, 5]), np.zeros(5, dtype=np.int64), 6)
+    moved = []
+    for seed in range(5_000):
+        a, b = step_choices(before, "simrank", seed, 0, 1)[0], step_choices(after, "simrank", seed, 0, 1)[0]
+        if a != b:
+            assert b == 5
+            moved.append(seed)
+    assert abs(len(moved) / 5_000 - 1 / 5) < 4 * np.sqrt(0.2 * 0.8 / 5_000)
