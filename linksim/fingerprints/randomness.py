@@ -113,6 +113,19 @@ def order_keys(key, codes):
     return out
 
 
+@njit(inline="always")
+def _first(key, begin, end, indices, codes):
+    """The page of ``indices[begin:end]`` (not empty) first in the random order of stream ``key``."""
+    q = indices[begin]
+    best = _order_key(key, q, codes[q])
+    for i in range(begin + 1, end):
+        q = indices[i]
+        o = _order_key(key, q, codes[q])
+        if o < best:
+            best = o
+    return best & np.int64(0xFFFFFFFF)
+
+
 @njit(cache=True, nogil=True)
 def uniform_choices(key, pages, in_indptr, in_indices, codes, choice):
     """SimRank: for each of ``pages``, one uniform in-neighbour (``choice``, -1 without in-link):
@@ -121,18 +134,7 @@ def uniform_choices(key, pages, in_indptr, in_indices, codes, choice):
     for j in range(len(pages)):
         p = pages[j]
         begin, end = in_indptr[p], in_indptr[p + 1]
-        if begin == end:
-            choice[j] = -1
-            continue
-        own = page_stream(k, codes[p])
-        q = in_indices[begin]
-        best = _order_key(own, q, codes[q])
-        for i in range(begin + 1, end):
-            q = in_indices[i]
-            o = _order_key(own, q, codes[q])
-            if o < best:
-                best = o
-        choice[j] = best & np.int64(0xFFFFFFFF)
+        choice[j] = -1 if begin == end else _first(page_stream(k, codes[p]), begin, end, in_indices, codes)
 
 
 @njit(cache=True, nogil=True)
@@ -143,17 +145,7 @@ def smallest_choices(key, pages, in_indptr, in_indices, codes, choice):
     for j in range(len(pages)):
         p = pages[j]
         begin, end = in_indptr[p], in_indptr[p + 1]
-        if begin == end:
-            choice[j] = -1
-            continue
-        q = in_indices[begin]
-        best = _order_key(k, q, codes[q])
-        for i in range(begin + 1, end):
-            q = in_indices[i]
-            o = _order_key(k, q, codes[q])
-            if o < best:
-                best = o
-        choice[j] = best & np.int64(0xFFFFFFFF)
+        choice[j] = -1 if begin == end else _first(k, begin, end, in_indices, codes)
 
 
 #: The page number of the direction coin's draw: above every page (pages are below 2^31).

@@ -42,7 +42,7 @@ from numba import njit, uint64
 from linksim.digest import graph_fingerprint
 from linksim.errors import ConfigurationError
 from linksim.fingerprints.index import NO_PARENT, FingerprintIndex
-from linksim.fingerprints.randomness import _order_key, inward, page_stream, stream_key
+from linksim.fingerprints.randomness import _first, _order_key, inward, page_stream, stream_key
 from linksim.graph import LinkGraph
 from linksim.progress import Progress
 from linksim.ranking.treescan import read_only
@@ -411,14 +411,7 @@ def _choose(kind, key, page, indptr, indices, codes):
         return np.int64(best & np.int64(0xFFFFFFFF))
     if begin == end:
         return np.int64(-1)
-    if kind == 0:
-        key = page_stream(key, codes[page])
-    best = _order_key(key, indices[begin], codes[indices[begin]])
-    for i in range(begin + 1, end):
-        o = _order_key(key, indices[i], codes[indices[i]])
-        if o < best:
-            best = o
-    return np.int64(best & np.int64(0xFFFFFFFF))
+    return np.int64(_first(page_stream(key, codes[page]) if kind == 0 else key, begin, end, indices, codes))
 
 
 @njit(inline="always")
