@@ -269,7 +269,7 @@ def save(index, root: Path, method: str, graph_pages: int, graph_links: int, ext
     find a page without the graph); ``state`` is the graph state it was built from
     (``{id, version, pages, links}``, compared by :func:`open_current`); ``graph``, the
     :class:`~linksim.graph.LinkGraph` it was built from, is kept with an index that can be
-    updated (one with a walk state), for the update after the next change (:func:`stored_graph`).
+    updated (``index.updatable``), for the update after the next change (:func:`stored_graph`).
 
     Raises
     ------
