@@ -57,7 +57,10 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
             "Stream the link graph out of Neo4j and build the similarity index of METHOD "
             f"({METHOD_HELP}). The index is stored with its parameters, seed and a fingerprint of "
             "the graph; it answers only for that graph. An index that already matches is reused "
-            "unless --rebuild."
+            "unless --rebuild. After the graph changed (a recrawl), the stored SimRank, PSimRank, "
+            "P-PSimRank or extended Jaccard index of the same parameters is updated instead of built "
+            "again (the same arrays as a rebuild, bit for bit) unless more than a quarter of the "
+            "pages' links changed; the log says which it did."
         ),
     )
     index.add_argument("method", metavar="METHOD", choices=methods, help=" | ".join(methods))

@@ -508,13 +508,13 @@ GRAPH_ARRAYS = ("out_indptr", "out_indices", "in_indptr", "in_indices", "codes")
 
 def open_previous(root: Path, method: str, parameters: dict, crawled_only: bool = False) -> StoredIndex | None:
     """The stored index of ``method`` built with exactly ``parameters`` whatever its graph, if it
-    can be updated: of this linksim's format, with the graph it was built from and its pages'
-    URLs (else None: the build replaces it)."""
+    can be updated: of this linksim's format, with the graph it was built from (else None: the
+    build replaces it)."""
     meta = describe(root, method, parameters, crawled_only)
     if meta is None:
         return None
     arrays = meta.get("arrays", {})
-    wanted = ["page_url_order"] + [f"graph_{name}" for name in GRAPH_ARRAYS]
+    wanted = [f"graph_{name}" for name in GRAPH_ARRAYS]  # pages are matched by their codes
     try:
         check(meta, method)
     except IndexMismatch:
