@@ -18,10 +18,13 @@ record gives all of its page's links) and loaded with ``--recrawl``. Printed for
   nothing on the same graph, both through Neo4j (stream, build or update, store), and whether
   the two stored indexes hold the same arrays.
 
-SIMILAR_TO updates (issue 28, item 3) are not built yet: ``linksim similar`` writes every list.
+- similar: for each of ``--similar`` (written once in full after the full load, top 10),
+  ``linksim similar``'s update of the current lists (only the lists that changed are written)
+  against a full run (``--rewrite``) on the same graph and stored index, both through Neo4j
+  (stream, top-k, write); how many lists changed; and whether the two runs' lists are the same.
 
     .venv/bin/python benchmarks/recrawl.py --crawl cnr-2000 [--shares 0.001 0.01 0.1]
-    .venv/bin/python benchmarks/recrawl.py --links 10M
+    .venv/bin/python benchmarks/recrawl.py --links 10M [--similar simrank]
 """
 
 from __future__ import annotations
@@ -79,6 +82,36 @@ def index_update(runner, obtain_index, method: str, work: Path, share: float):
     return how, whole, built_whole, handle.build_seconds, fresh.build_seconds, changed, same
 
 
+def similar_update(runner, similar, method: str, work: Path):
+    """``linksim similar`` after a recrawl (an update of the current lists) against a full run on
+    the same graph and stored index: ``(update seconds, full seconds, lists rewritten, pages,
+    relationships, same lists, lists changed, lists whose pages changed)``: how many lists differ
+    from those before the recrawl (an update writes these, where they are at most half of the
+    pages), and how many of them differ in their pages, not only in their scores."""
+    from dataclasses import replace
+
+    from linksim.ranking.lists import changed_lists
+    from linksim.store.lists import open_lists
+
+    before, _ = open_lists(work / "indexes", method)
+    began = time.perf_counter()
+    update = similar(runner, method, work / "indexes", top_k=10, show_progress=False)
+    update_seconds = time.perf_counter() - began
+    updated, _ = open_lists(work / "indexes", method)
+    began = time.perf_counter()
+    full = similar(runner, method, work / "indexes", top_k=10, show_progress=False, rewrite=True)
+    full_seconds = time.perf_counter() - began
+    rewritten, _ = open_lists(work / "indexes", method)
+    same = all(np.array_equal(getattr(updated, name), getattr(rewritten, name))
+               for name in ("sources", "indptr", "targets", "scores")) and update.written == full.written
+    codes = np.union1d(before.sources, updated.sources)
+    changed, _ = changed_lists(before, updated, codes)
+    unscored = [replace(lists, scores=np.zeros_like(lists.scores)) for lists in (before, updated)]
+    moved, _ = changed_lists(*unscored, codes)
+    return (update_seconds, full_seconds, update.lists_rewritten, update.pages, full.written, same, len(changed),
+            len(moved))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     source = parser.add_mutually_exclusive_group()
@@ -90,6 +123,8 @@ def main() -> None:
     parser.add_argument("--instance", default="bench-recrawl")
     parser.add_argument("--methods", nargs="*", default=["psimrank", "simrank"],
                         help="indexes updated after each recrawl (default psimrank simrank)")
+    parser.add_argument("--similar", nargs="*", default=["simrank"],
+                        help="methods whose SIMILAR_TO lists are updated after each recrawl (default simrank)")
     args = parser.parse_args()
 
     from linksim.procedures import QueryRunner
@@ -97,6 +132,7 @@ def main() -> None:
     from linksim.procedures.load import load
     from linksim.procedures.maintenance import clear_database
     from linksim.procedures.pagerank import run_pagerank
+    from linksim.procedures.similarity import similar
     from linksim.procedures.stream import stream_link_graph
 
     from linksim.fingerprints.update import warm_up
@@ -131,6 +167,11 @@ def main() -> None:
                 began = time.perf_counter()
                 obtain_index(runner, method, work / "indexes", show_progress=False)
                 print(f"  {method} index built in {time.perf_counter() - began:.1f} s", flush=True)
+            for method in args.similar:
+                began = time.perf_counter()
+                first = similar(runner, method, work / "indexes", top_k=10, show_progress=False)
+                print(f"  {method} SIMILAR_TO written in {time.perf_counter() - began:.1f} s "
+                      f"({first.written:,} relationships)", flush=True)
             for share in args.shares:
                 streamed = stream_link_graph(runner, self_loops=True, show_progress=False)
                 path = work / f"recrawl-{share:g}.jsonl"
@@ -147,8 +188,9 @@ def main() -> None:
                 distance = float(np.abs(warm.ranks.astype(np.float64) - cold.ranks).sum())
                 run_pagerank(runner, "write", warm_start=True, show_progress=False)
                 indexes = {method: index_update(runner, obtain_index, method, work, share) for method in args.methods}
+                lists = {method: similar_update(runner, similar, method, work) for method in args.similar}
                 rows.append((share, recrawled, summary, update_load, warm, warm_seconds, cold, cold_seconds, distance,
-                             indexes))
+                             indexes, lists))
                 print(f"  {share:.1%}: {recrawled:,} pages recrawled ({summary.changed_pages:,} changed, "
                       f"+{summary.links_created:,} / -{summary.links_removed:,} links, "
                       f"{summary.pages_deleted:,} pages deleted, {summary.pages_created:,} created) in "
@@ -158,17 +200,27 @@ def main() -> None:
     finally:
         server.stop()
     print(f"\n{label}: update against full run (time ratio; PageRank: iterations and compute time)")
-    print(f"{'recrawled':>10} {'pages':>8} {'load':>18} {'PageRank iterations':>20} {'PageRank compute':>18} "
-          f"{'similar':>10}")
-    for share, recrawled, summary, update_load, warm, warm_s, cold, cold_s, distance, _ in rows:
+    print(f"{'recrawled':>10} {'pages':>8} {'load':>18} {'PageRank iterations':>20} {'PageRank compute':>18}")
+    for share, recrawled, summary, update_load, warm, warm_s, cold, cold_s, distance, *_ in rows:
         print(f"{share:>10.1%} {recrawled:>8,} {update_load:>6.1f}/{full_load:<6.1f} s {update_load / full_load:>4.2f} "
               f"{warm.record.iterations:>8}/{cold.record.iterations:<3} {warm.record.iterations / cold.record.iterations:>6.2f} "
-              f"{warm.record.compute_millis / max(cold.record.compute_millis, 1):>18.2f} {'rebuild':>10}")
-    print("similar: no update yet; every list is written again")
+              f"{warm.record.compute_millis / max(cold.record.compute_millis, 1):>18.2f}")
+    if args.similar:
+        print(f"\nsimilar: update of the current lists against a full run, each through Neo4j (stream + top-k + write)")
+        print(f"{'recrawled':>10} {'method':>10} {'update/full':>18} {'ratio':>6} {'written':>8} "
+              f"{'lists changed':>16} {'their pages':>14} {'relationships':>14} {'same lists':>11}")
+        for share, *_, lists in rows:
+            for method, (update_s, full_s, rewritten, pages, written, same, changed, moved) in lists.items():
+                print(f"{share:>10.1%} {method:>10} {update_s:>7.1f}/{full_s:<7.1f} s {update_s / full_s:>6.2f} "
+                      f"{'all' if rewritten is None else f'{rewritten:,}':>8} {changed:>8,} ({changed / pages:>4.0%}) "
+                      f"{moved:>7,} ({moved / pages:>3.0%}) {written:>14,} {'yes' if same else 'NO':>11}")
+        print("(written: the lists the update wrote, all where more than half changed; lists changed: those that "
+              "differ from the lists before the recrawl; their pages: of those, the lists whose pages differ, not "
+              "only their scores)")
     print(f"\nindex: update against a build from nothing, each through Neo4j (stream + update or build + store)")
     print(f"{'recrawled':>10} {'method':>10} {'how':>8} {'whole run':>18} {'ratio':>6} {'update/build':>16} "
           f"{'changed pages':>14} {'same arrays':>12}")
-    for share, *_, indexes in rows:
+    for share, *_, indexes, _ in rows:
         for method, (how, whole, built_whole, part, built_part, changed, same) in indexes.items():
             print(f"{share:>10.1%} {method:>10} {how:>8} {whole:>7.1f}/{built_whole:<7.1f} s "
                   f"{whole / built_whole:>6.2f} {part:>6.1f}/{built_part:<6.1f} s {changed:>14,} "

@@ -97,6 +97,9 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
                          help="write lists only for these pages (all pages remain candidates): crawled, "
                          "pagerank>=Q (PageRank at or above the quantile Q in [0, 1) of all pages' ranks; "
                          "run `linksim pagerank` first) or @FILE (URLs, one a line)")
+    similar.add_argument("--rewrite", action="store_true",
+                         help="write every list again; by default a method whose current lists linksim kept "
+                         "writes only the lists that changed since (an update: the same lists as a full run)")
     similar.add_argument("--json", action="store_true", help="print the run summary as JSON")
 
     related = commands.add_parser(
@@ -206,10 +209,12 @@ def _verify(args: argparse.Namespace) -> int:
 
 def _similar(args: argparse.Namespace) -> int:
     """Write the top-k related pages of every page by METHOD as (:Page)-[:SIMILAR_TO {score, method,
-    rank, run}]->(:Page), building the index first when no matching one is stored. A rerun replaces
-    the method's relationships: the new run is written beside the old one, made current in one
-    transaction, then the old one is deleted, so a reader of the current run never sees a mix or
-    nothing. Other methods are untouched. One run of a method at a time: a second one waits (--wait)
+    rank, run}]->(:Page), building the index first when no matching one is stored (or updating the
+    stored one after a recrawl). A rerun replaces the method's relationships: the new run is written
+    beside the old one, made current in one transaction, then the old one is deleted, so a reader
+    of the current run never sees a mix or nothing. Where linksim kept the current run's lists, a
+    rerun writes only the lists that changed (an update, the same lists as a full run; --rewrite
+    writes every list). Other methods are untouched. One run of a method at a time: a second one waits (--wait)
     or is refused. With --graph hosts, the same on the host graph (`linksim hosts`): every host's
     related hosts as (:Host)-[:SIMILAR_TO]->(:Host), a run of its own beside the pages'."""
 
@@ -221,15 +226,19 @@ def _similar(args: argparse.Namespace) -> int:
             top_k=args.top_k, similarity_cutoff=args.similarity_cutoff, batch_size=args.batch_size, wait=args.wait,
             rebuild=args.rebuild, crawled_only=args.crawled_only, memory_budget=args.memory_budget,
             retire=args.retire, source_pages=_source_pages(args.source_pages), sample=args.sample,
-            **_given(args),
+            rewrite=args.rewrite, **_given(args),
         ).record
     if args.json:
         print(json.dumps(record.as_dict(), indent=2))
         return 0
     nodes = args.graph  # a graph is named by its nodes: pages, hosts
+    wrote = (f"Wrote {record.written:,} SIMILAR_TO relationships ({args.method}, top {args.top_k}) for "
+             f"{record.pages:,} {nodes}" if record.lists_rewritten is None else
+             f"Updated the SIMILAR_TO lists ({args.method}, top {args.top_k}): {record.lists_rewritten:,} of "
+             f"{record.pages:,} {nodes}' lists changed and were written again; the lists hold "
+             f"{record.written:,} relationships")
     print(
-        f"Wrote {record.written:,} SIMILAR_TO relationships ({args.method}, top {args.top_k}) for "
-        f"{record.pages:,} {nodes} in {record.millis / 1000:.1f} s (stream {record.stream_millis / 1000:.1f} s, "
+        f"{wrote} in {record.millis / 1000:.1f} s (stream {record.stream_millis / 1000:.1f} s, "
         f"index and top-k {record.compute_millis / 1000:.1f} s, write {record.write_millis / 1000:.1f} s); "
         f"run {record.id} is now current."
         + (f" Coverage: {record.answered:,} of the {record.linked:,} {nodes} with a link got a list "

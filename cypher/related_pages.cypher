@@ -2,10 +2,12 @@
 // Methods: simrank, psimrank, xjaccard, pagesim. Each query is named by the comment line before it;
 // linksim.cypher.query("related_pages", NAME).
 //
-// The current run of a method is the `run` of its one (:LinksimCurrent {algorithm}) node, which a
-// rerun updates in place once its relationships are all written. Each query reads it once
-// (`WITH current.run AS run`) and then the relationships of that run only: a reader sees the old
-// run or the new one, whole, never a mix or nothing (see procedures/similarity.py).
+// The current lists of a method are the relationships of the `runs` of its one
+// (:LinksimCurrent {algorithm}) node (its last full run and the updates since, which rewrote only
+// the lists that changed) that no update has replaced since (`until` not one of the runs). A run
+// changes `runs` in place once its relationships are all written. Each query reads `runs` once and
+// then those relationships only: a reader sees the lists before a run or after it, whole, never a
+// mix or nothing (see procedures/runs.py). `coalesce` reads databases written before updates.
 
 // name: related_pages
 // The $limit pages most similar to the page $url by $method, with titles and PageRank.
@@ -13,8 +15,9 @@
 //                   :param method => 'simrank'
 //                   :param limit => 10
 MATCH (current:LinksimCurrent {algorithm: $method})
-WITH current.run AS run
-MATCH (p:Page {url: $url})-[s:SIMILAR_TO {run: run}]->(q:Page)
+WITH coalesce(current.runs, [current.run]) AS runs
+MATCH (p:Page {url: $url})-[s:SIMILAR_TO]->(q:Page)
+WHERE s.run IN runs AND NOT coalesce(s.until, 0) IN runs
 RETURN s.rank AS rank, q.url AS url, q.title AS title, s.score AS score, q.pagerank AS pagerank
 ORDER BY s.rank
 LIMIT $limit;
@@ -25,8 +28,9 @@ LIMIT $limit;
 // graph and their number of pages.
 // In Neo4j Browser: :param host => 'www.uni-lj.si'
 MATCH (current:LinksimCurrent {algorithm: $method + '@hosts'})
-WITH current.run AS run
-MATCH (h:Host {name: $host})-[s:SIMILAR_TO {run: run}]->(g:Host)
+WITH coalesce(current.runs, [current.run]) AS runs
+MATCH (h:Host {name: $host})-[s:SIMILAR_TO]->(g:Host)
+WHERE s.run IN runs AND NOT coalesce(s.until, 0) IN runs
 RETURN s.rank AS rank, g.name AS host, s.score AS score, g.pagerank AS pagerank,
        COUNT { (g)<-[:ON_HOST]-() } AS pages
 ORDER BY s.rank
@@ -35,18 +39,18 @@ LIMIT $limit;
 // name: related_pages_all_methods
 // The related pages of $url by every method that has a current run, side by side (rank <= $limit).
 MATCH (current:LinksimCurrent)
-WITH current.algorithm AS method, current.run AS run
-MATCH (p:Page {url: $url})-[s:SIMILAR_TO {run: run}]->(q:Page)
-WHERE s.rank <= $limit
+WITH current.algorithm AS method, coalesce(current.runs, [current.run]) AS runs
+MATCH (p:Page {url: $url})-[s:SIMILAR_TO]->(q:Page)
+WHERE s.run IN runs AND NOT coalesce(s.until, 0) IN runs AND s.rank <= $limit
 RETURN method, s.rank AS rank, q.url AS url, q.title AS title, s.score AS score
 ORDER BY method, rank;
 
 // name: related_graph
 // For Neo4j Browser's graph view: the page $url and its related pages by $method as paths.
 MATCH (current:LinksimCurrent {algorithm: $method})
-WITH current.run AS run
-MATCH path = (p:Page {url: $url})-[s:SIMILAR_TO {run: run}]->(q:Page)
-WHERE s.rank <= $limit
+WITH coalesce(current.runs, [current.run]) AS runs
+MATCH path = (p:Page {url: $url})-[s:SIMILAR_TO]->(q:Page)
+WHERE s.run IN runs AND NOT coalesce(s.until, 0) IN runs AND s.rank <= $limit
 RETURN path;
 
 // name: similarity_runs

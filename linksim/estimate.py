@@ -185,6 +185,12 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
         lists = top_k * pages
         results = 32 * lists  # source, target (int64), score (float64), rank (int64)
         writing = 24 * lists + 2 * 50_000 * 200  # ids and rounded scores; two batches in flight
+        if not on_disk:
+            # The lists by page code, this run's and the kept ones it is compared with (an update,
+            # linksim.ranking.lists): a code and a score a relationship, each, and the comparison's
+            # gathers (about as much again). A run whose index is built on disk writes every list.
+            writing += 2 * 16 * lists + 16 * lists
+            disk["kept lists"] = 16 * lists + 8 * pages
         twins = 24 * pages + 16 * pages  # the twin classes; the queries' score and seen arrays
         from linksim.fingerprints.index import FingerprintIndex
 

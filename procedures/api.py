@@ -143,10 +143,13 @@ class Similar:
 
     def write(self, *, top_k: int = 10, similarity_cutoff: float = 0.0, batch_size: int | None = None, wait: float = 0.0,
               rebuild: bool = False, crawled_only: bool = False, memory_budget: str | int | None = None,
-              retire: str = "wait", source_pages=None, sample: int | None = None, **parameters) -> SimilarWriteResult:
-        """Write every page's top ``top_k`` as ``SIMILAR_TO`` of a new current run.
+              retire: str = "wait", source_pages=None, sample: int | None = None, rewrite: bool = False,
+              **parameters) -> SimilarWriteResult:
+        """Write every page's top ``top_k`` as ``SIMILAR_TO`` of a new current run; where the
+        method's current lists were kept, only the lists that changed (an update: the same lists
+        as a full run, ``lists_rewritten`` says how many were written).
 
-        One writer per method: readers see the old run or the new one, never a mix or nothing.
+        One writer per method: readers see the lists before the run or after it, never a mix or nothing.
 
         Parameters
         ----------
@@ -169,13 +172,16 @@ class Similar:
             The fingerprint-tree methods: members read from each large range of a page's trees
             (default 16: a sample, every score exact; 0: every member, the exact lists); see
             ``linksim similar --help``.
+        rewrite : bool
+            Write every list, also where only some changed since the current run.
         **parameters
             The method's own parameters, as in :meth:`index`.
 
         Returns
         -------
         SimilarWriteResult
-            ``run_id``, ``relationships_written``, ``lists_sampled``, ``*_millis``, ``configuration``.
+            ``run_id``, ``relationships_written`` (the relationships the method's lists now hold),
+            ``lists_rewritten``, ``lists_sampled``, ``*_millis``, ``configuration``.
 
         Examples
         --------
@@ -189,7 +195,7 @@ class Similar:
             client.runner, self.method, client.index_root, top_k=top_k, similarity_cutoff=similarity_cutoff,
             batch_size=batch_size, wait=wait, rebuild=rebuild, crawled_only=crawled_only,
             show_progress=client.show_progress, memory_budget=memory_budget, retire=retire,
-            source_pages=source_pages, sample=sample, graph=self.graph, **parameters))
+            source_pages=source_pages, sample=sample, graph=self.graph, rewrite=rewrite, **parameters))
 
     def stream(self, *, top_k: int = 10, similarity_cutoff: float = 0.0, rebuild: bool = False,
                crawled_only: bool = False, sample: int | None = None, **parameters) -> pd.DataFrame:

@@ -19,8 +19,9 @@ log = logging.getLogger(__name__)
 
 CURRENT_LISTS = """
 MATCH (current:LinksimCurrent {algorithm: $method})
-WITH current.run AS run
-MATCH (p:Page)-[s:SIMILAR_TO {run: run}]->(q:Page)
+WITH coalesce(current.runs, [current.run]) AS runs
+MATCH (p:Page)-[s:SIMILAR_TO]->(q:Page)
+WHERE s.run IN runs AND NOT coalesce(s.until, 0) IN runs
 WITH p, s, q ORDER BY s.rank
 RETURN p.url AS url, collect(q.url) AS related, collect(s.score) AS scores
 """

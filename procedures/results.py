@@ -77,6 +77,8 @@ class SimilarWriteResult(_Timed):
     relationships_written = _recorded("written")
     lists_sampled = _recorded("lists_sampled", "Lists read from a sample of the fingerprint trees, not proven exact (``sample``).")
     coverage = _recorded("coverage", "The share of the pages with a link (of those asked for) that got a list.")
+    lists_rewritten = _recorded("lists_rewritten", "Of an update: the lists that changed since the current run, "
+                                "the only ones written (None: every list was written).")
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,24 @@
 4. after :data:`RETIRE_GRACE_SECONDS`, the relationships of every other run of the method are
    deleted in batches (the old run, and those of runs that died before step 3).
 
-A reader reads ``LinksimCurrent.run`` once (``WITH current.run AS run``) and then the
-relationships of that run: under read-committed isolation it sees the old run or the new one,
-whole; the grace period lets a reader that took the old run id just before the switch finish
-before that run is deleted. An interrupted write leaves the old current run and its
-relationships intact; the next writer of the method cleans up.
+A method's current lists are the relationships of its current runs, ``LinksimCurrent.runs``: the
+run of its last full write and the updates since, each of which rewrote only the lists that
+changed (:func:`publish_update`). An update writes the new lists under its own run id and marks
+the relationships of the lists it replaces ``until: <its id>`` before its switch, which adds its
+id to ``runs``; after the grace period it deletes them. A relationship is current when its
+``run`` is in ``runs`` and its ``until`` is not::
+
+    MATCH (current:LinksimCurrent {algorithm: $method})
+    WITH current.runs AS runs
+    MATCH (p:Page {url: $url})-[s:SIMILAR_TO]->(q:Page)
+    WHERE s.run IN runs AND NOT coalesce(s.until, 0) IN runs
+
+A reader reads ``runs`` once and then those relationships: under read-committed isolation it
+sees the lists before the switch or after it, whole; the grace period lets a reader that took the
+old runs just before the switch finish before what they name is deleted. An interrupted write
+leaves the current runs and their relationships intact (an ``until`` of a run that never became
+current means nothing); the next writer of the method cleans up. A full write makes its run the
+only current one and retires all the others.
 """
 
 from __future__ import annotations
@@ -62,6 +75,7 @@ class RunRecord:
     answered: int | None = None  # SIMILAR_TO runs: pages given a non-empty list
     linked: int | None = None  # ... of the pages asked for that have a link (self-links aside)
     key: str | None = None  # SIMILAR_TO runs: the method's key on its graph (procedures.graphs.run_key)
+    lists_rewritten: int | None = None  # SIMILAR_TO updates: the lists that changed, written again
 
     @property
     def millis(self) -> int:
@@ -92,6 +106,7 @@ def record_values(run: RunRecord) -> dict[str, object]:
         "started": datetime.fromisoformat(run.started), "millis": run.millis,
         "streamMillis": run.stream_millis, "computeMillis": run.compute_millis, "writeMillis": run.write_millis,
         "listsSampled": run.lists_sampled, "answered": run.answered, "linked": run.linked,
+        "listsRewritten": run.lists_rewritten,
     }
 
 
@@ -131,10 +146,23 @@ MAKE_CURRENT = """
 MATCH (lock:LinksimLock {name: $lock, owner: $owner})
 MERGE (current:LinksimCurrent {algorithm: $algorithm})
 WITH current, current.run AS previous,
-     coalesce(current.retiring, []) + CASE WHEN current.run IS NULL THEN [] ELSE [current.run] END AS retiring
+     coalesce(current.retiring, []) +
+       coalesce(current.runs, CASE WHEN current.run IS NULL THEN [] ELSE [current.run] END) AS retiring
 CREATE (r:LinksimRun) SET r = $run
-SET current.run = $run.id, current.since = datetime(), current.retiring = retiring
+SET current.run = $run.id, current.runs = [$run.id], current.since = datetime(), current.retiring = retiring
 RETURN previous, retiring
+"""
+
+# An update's switch: its run joins the current runs ($runs, those it was computed against, which
+# the lock keeps as they were), and the relationships it marked superseded (`until: <its id>`)
+# leave the lists in the same transaction.
+MAKE_UPDATE_CURRENT = """
+MATCH (lock:LinksimLock {name: $lock, owner: $owner})
+MATCH (current:LinksimCurrent {algorithm: $algorithm})
+WHERE coalesce(current.runs, [current.run]) = $runs
+CREATE (r:LinksimRun) SET r = $run
+SET current.run = $run.id, current.runs = $runs + [$run.id], current.since = datetime()
+RETURN coalesce(current.retiring, []) AS retiring
 """
 
 
@@ -144,8 +172,7 @@ RETURN previous, retiring
 # cypher/schema.cypher) and deleted in batches of $batch; then those runs leave the list. No other
 # run is touched, whoever writes meanwhile.
 RETIRE = """
-UNWIND $runs AS old
-MATCH ()-[s:SIMILAR_TO {run: old}]->()
+MATCH ()-[s:SIMILAR_TO]->() WHERE s.run IN $runs
 CALL (s) { DELETE s } IN TRANSACTIONS OF $batch ROWS
 """
 
@@ -206,6 +233,39 @@ def publish_run(runner, lock, record: RunRecord, write_lists, grace: float | Non
     return record
 
 
+def publish_update(runner, lock, record: RunRecord, runs: list[int], write_changes, drop_superseded,
+                   grace: float | None = None, batch_size: int = 50_000) -> RunRecord:
+    """The protocol of an update (see module) for a writer holding the method's ``lock`` whose
+    lists were computed against the current ``runs``: a new run id, ``write_changes(run)`` writes
+    the lists that changed under ``run`` and marks those they replace ``until: run`` (and returns
+    how many relationships the method's lists now hold), the switch that adds the run to the
+    current ones, then, after the grace period, ``drop_superseded(run)`` deletes the marked
+    relationships and the runs of writers that died are retired."""
+    method = record.key or record.algorithm
+    began = time.monotonic()
+    rows, _ = runner.write_returning(ALLOCATE_RUN, {"lock": lock.name, "owner": lock.owner, "algorithm": method})
+    if not rows:
+        lock.lost.set()
+        lock.check()
+    record.id = int(rows[0][0])
+    record.written = write_changes(record.id)
+    record.write_millis = int((time.monotonic() - began) * 1000)
+    lock.check()
+    rows, _ = runner.write_returning(MAKE_UPDATE_CURRENT, {"run": record_values(record), "algorithm": method,
+                                                           "runs": list(runs), "lock": lock.name, "owner": lock.owner})
+    if not rows:
+        lock.lost.set()
+        lock.check()
+    grace = RETIRE_GRACE_SECONDS if grace is None else grace
+    if grace > 0:
+        time.sleep(grace)
+    drop_superseded(record.id)
+    retiring = rows[0][0]
+    if retiring:
+        retire(runner, method, [*runs, record.id], retiring=retiring, batch=batch_size)
+    return record
+
+
 RETIRE_MODES = ("wait", "background")
 
 
@@ -258,7 +318,7 @@ def retirement_log(method: str) -> Path:
 
 CURRENT_AND_RETIRING = """
 MATCH (current:LinksimCurrent {algorithm: $algorithm})
-RETURN current.run AS run, coalesce(current.retiring, []) AS retiring
+RETURN coalesce(current.runs, [current.run]) AS run, coalesce(current.retiring, []) AS retiring
 """
 
 
@@ -281,13 +341,15 @@ def retire_pending(runner, method: str, batch: int = 50_000, attempts: int = 5) 
     return deleted
 
 
-def retire(runner, method: str, keep_run: int, previous=None, retiring=(), batch: int = 50_000) -> int:
+def retire(runner, method: str, keep_run, previous=None, retiring=(), batch: int = 50_000) -> int:
     """Delete the SIMILAR_TO relationships of the method's ``retiring`` runs (the run ``previous``,
     current before ``keep_run``, writers that died before their switch, retirements cut short);
-    returns how many. Only the runs named are touched, so a writer that runs meanwhile loses nothing.
+    returns how many. Only the runs named are touched, so a writer that runs meanwhile loses nothing;
+    never ``keep_run`` (a run id, or the list of the current runs).
     """
     began = time.monotonic()
-    runs = list(dict.fromkeys(run for run in [previous, *retiring] if run is not None and run != keep_run))
+    keep = set(keep_run) if isinstance(keep_run, (list, tuple)) else {keep_run}
+    runs = list(dict.fromkeys(run for run in [previous, *retiring] if run is not None and run not in keep))
     if not runs:
         return 0
     if previous is not None:

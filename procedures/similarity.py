@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +26,8 @@ from linksim.parameters import SIMILAR_WRITE_BATCH
 from linksim.methods import method as registered
 from linksim.procedures.graphs import graph_of, refuse_crawled_only, run_key
 from linksim.procedures.indexes import IndexHandle, answering, obtain_index
-from linksim.procedures.runs import RETIRE_MODES, RunRecord, publish_run, retirement_log
+from linksim.procedures.runs import RETIRE_MODES, RunRecord, publish_run, publish_update, retirement_log
+from linksim.ranking.lists import CodedLists
 from linksim.procedures.source_pages import parse_source_pages
 
 log = logging.getLogger(__name__)
@@ -64,6 +66,31 @@ MATCH (a)-[s:SIMILAR_TO {run: $run}]->() WHERE id(a) = source
 DELETE s
 """
 ATTEMPTS = 3
+
+# An update (procedures.runs.publish_update) marks the current relationships of the lists it
+# replaces with its run id, and deletes them after its switch.
+MARK_SUPERSEDED = """
+UNWIND $sources AS source
+MATCH (a)-[s:SIMILAR_TO]->() WHERE id(a) = source AND s.run IN $runs AND NOT coalesce(s.until, 0) IN $runs
+SET s.until = $run
+"""
+DROP_SUPERSEDED = """
+UNWIND $sources AS source
+MATCH (a)-[s:SIMILAR_TO {until: $run}]->() WHERE id(a) = source
+DELETE s
+"""
+SUPERSEDE_BATCH = 5_000
+CURRENT_RUNS = """
+MATCH (current:LinksimCurrent {algorithm: $algorithm})
+RETURN coalesce(current.runs, CASE WHEN current.run IS NULL THEN [] ELSE [current.run] END) AS runs
+"""
+COUNT_CURRENT = """
+MATCH ()-[s:SIMILAR_TO]->() WHERE s.run IN $runs AND NOT coalesce(s.until, 0) IN $runs
+RETURN count(s) AS relationships
+"""
+#: An update rewrites the lists that changed while they are at most this share of the pages; beyond,
+#: every list is written (marking and deleting the old relationships then costs more than it saves).
+UPDATE_LISTS_SHARE = 0.5
 
 
 PAGE_DETAILS = """
@@ -152,12 +179,17 @@ def similar(
     source_pages=None,
     sample: int | None = None,
     graph: str = "pages",
+    rewrite: bool = False,
     **given,
 ) -> RunRecord:
-    """``linksim similar``: take the method's writer lock, obtain its index (built if needed),
-    write every page's top-k as SIMILAR_TO of a new current run, retire the old one (``retire``:
-    ``wait`` for it, or ``background``: a process of its own deletes the old run's relationships
-    after this returns, see :func:`retire_in_background`).
+    """``linksim similar``: take the method's writer lock, obtain its index (built or updated if
+    needed), write every page's top-k as SIMILAR_TO of a new current run, retire the old one
+    (``retire``: ``wait`` for it, or ``background``: a process of its own deletes the old run's
+    relationships after this returns, see :func:`retire_in_background`).
+
+    Where the method has a current run whose lists were kept (:mod:`linksim.store.lists`), only the
+    lists that changed are written, as an update of the current lists
+    (:func:`linksim.procedures.runs.publish_update`); ``rewrite``: write every list all the same.
 
     Every argument is checked, and the memory the run needs estimated against ``memory_budget``
     (:mod:`linksim.procedures.budget`), before the lock is taken or the graph read. ``graph="hosts"``:
@@ -196,9 +228,11 @@ def similar(
                               show_progress=show_progress, memory_budget=False, on_disk=on_disk, graph=of, **given)
         if on_disk and hasattr(handle.index, "bands"):
             handle.index.bands = False  # the first-step bands would not fit the budget either
+        # A run whose index does not fit in memory writes every list and keeps none (the comparison
+        # would hold two sets of lists).
         return write_similar(runner, handle, top_k=top_k, similarity_cutoff=similarity_cutoff, batch_size=batch_size,
                              show_progress=show_progress, lock=lock, retire=retire, source_pages=source_pages,
-                             sample=sample)
+                             sample=sample, rewrite=rewrite, keep_lists=not on_disk)
 
 
 def write_similar(
@@ -214,8 +248,12 @@ def write_similar(
     retire: str = "wait",
     source_pages=None,
     sample: int | None = None,
+    rewrite: bool = False,
+    keep_lists: bool = True,
 ) -> RunRecord:
-    """Write every page's top-k related pages as SIMILAR_TO of a new current run (see module).
+    """Write every page's top-k related pages as SIMILAR_TO of a new current run (see module), or
+    only the lists that changed since the current run (see :func:`similar`; ``rewrite``: all).
+    ``keep_lists``: keep the lists for the next run's comparison (False: write every list, keep none).
 
     ``lock``: the method's writer lock when the caller holds it already (:func:`similar` takes it
     before reading the graph); otherwise it is taken here. ``grace``: seconds between the switch
@@ -228,14 +266,13 @@ def write_similar(
     if lock is None:
         with acquire(runner, f"similar:{run_key(handle.method, handle.of)}") as own:
             return write_similar(runner, handle, top_k, similarity_cutoff, batch_size, workers, show_progress, own,
-                                 grace, retire, source_pages, sample)
+                                 grace, retire, source_pages, sample, rewrite, keep_lists)
     return _write_similar(runner, handle, top_k, similarity_cutoff, batch_size, workers, show_progress, lock, grace,
-                          retire, parse_source_pages(source_pages), sample)
+                          retire, parse_source_pages(source_pages), sample, rewrite or not keep_lists, keep_lists)
 
 
 def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, workers, show_progress, lock, grace,
-                   retire_mode="wait", source_pages=None, sample=None) -> RunRecord:
-    from linksim.progress import Progress
+                   retire_mode="wait", source_pages=None, sample=None, rewrite=False, keep_lists=True) -> RunRecord:
     from linksim.ranking.topk import top_k_all
     from linksim.procedures.schema import apply_schema
 
@@ -271,43 +308,137 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, worker
     ids = handle.streamed.node_ids
     # Scores mean nothing beyond 12 decimals (ties are decided there); rounding drops the summation
     # noise that would otherwise show in the Browser's captions (0.17011199999999996).
-    lists = _Lists(ids[source], ids[target], np.round(score, 12))
+    score = np.round(score, 12)
+    coded = CodedLists.of(graph.codes, source, target, score) if keep_lists else None
+    retire_batch = given_batch or RETIRE_BATCH
+    plan = None if rewrite else _update_plan(runner, handle, record.key, coded, graph)
+    if plan is None:
+        lists = _Lists(ids[source], ids[target], score)
 
-    def write_lists(run: int) -> int:
-        per_list = max(1.0, len(source) / max(1, len(lists.bounds) - 1))
-        params = {"method": method, "run": run, "concurrency": CONCURRENCY,
-                  "lists": max(1, round(batch_size / per_list))}
+        def write_lists(run: int) -> int:
+            return _write_lists(runner, lists, method, run, batch_size, lock, record.key, show_progress)
 
-        def write(span: tuple[int, int]) -> dict[str, int]:
-            from neo4j.exceptions import TransientError
+        record = publish_run(runner, lock, record, write_lists, grace, retire_mode, retire_batch)
+        _keep_lists(handle, record.key, coded, [record.id], record.written)
+        return record
 
-            rows = lists.rows(*span)
-            for attempt in range(ATTEMPTS):
-                lock.check()
-                try:
-                    return runner.write_autocommit(WRITE_SIMILAR, dict(params, rows=rows))
-                except TransientError as error:
-                    if attempt == ATTEMPTS - 1:
-                        raise
-                    log.info("writing SIMILAR_TO: %s; the batch again (%d)", error.code, attempt + 1)
-                    runner.write(UNDO_LISTS, {"sources": [row[0] for row in rows], "run": run})
-                    time.sleep(0.5 * (attempt + 1))
-            raise AssertionError("unreachable")
+    changed = np.isin(source, plan.pages)
+    lists = _Lists(ids[source[changed]], ids[target[changed]], score[changed])
+    sources = ids[plan.pages].tolist()
+    record.lists_rewritten = len(plan.pages)
+    log.info("%s of %s lists changed since the current %s run: writing those only", f"{len(plan.pages):,}",
+             f"{graph.n:,}", record.key)
 
-        with Progress(len(source), f"writing SIMILAR_TO ({record.key})", "relationships",
-                      enabled=show_progress) as progress:
-            batches = iter(lists.batches(max(batch_size, QUERY_RELATIONSHIPS)))
-            for (first, last), counters in in_flight(batches, write, workers=QUERIES_IN_FLIGHT):
-                size = lists.size(first, last)
-                if counters.get("relationships_created", 0) != size:
-                    raise LinksimError(
-                        f"wrote {counters.get('relationships_created', 0)} of {size} SIMILAR_TO "
-                        "relationships of a batch: pages were deleted while linksim ran; run it again"
-                    )
-                progress.update(size)
-        return len(source)
+    def write_changes(run: int) -> int:
+        written = _write_lists(runner, lists, method, run, batch_size, lock, record.key, show_progress)
+        superseded = 0
+        for first in range(0, len(sources), SUPERSEDE_BATCH):
+            lock.check()
+            counters = runner.write(MARK_SUPERSEDED, {"sources": sources[first : first + SUPERSEDE_BATCH],
+                                                      "runs": plan.runs, "run": run})
+            superseded += counters.get("properties_set", 0)
+        return plan.relationships - superseded + written
 
-    return publish_run(runner, lock, record, write_lists, grace, retire_mode, given_batch or RETIRE_BATCH)
+    def drop_superseded(run: int) -> None:
+        for first in range(0, len(sources), SUPERSEDE_BATCH):
+            runner.write(DROP_SUPERSEDED, {"sources": sources[first : first + SUPERSEDE_BATCH], "run": run})
+
+    record = publish_update(runner, lock, record, plan.runs, write_changes, drop_superseded, grace, retire_batch)
+    _keep_lists(handle, record.key, coded, [*plan.runs, record.id], record.written)
+    return record
+
+
+def _write_lists(runner, lists: "_Lists", method: str, run: int, batch_size: int, lock, key: str,
+                 show_progress: bool) -> int:
+    """Create the relationships of ``lists`` under ``run``; returns how many."""
+    from linksim.progress import Progress
+
+    total = len(lists.source)
+    per_list = max(1.0, total / max(1, len(lists.bounds) - 1))
+    params = {"method": method, "run": run, "concurrency": CONCURRENCY, "lists": max(1, round(batch_size / per_list))}
+
+    def write(span: tuple[int, int]) -> dict[str, int]:
+        from neo4j.exceptions import TransientError
+
+        rows = lists.rows(*span)
+        for attempt in range(ATTEMPTS):
+            lock.check()
+            try:
+                return runner.write_autocommit(WRITE_SIMILAR, dict(params, rows=rows))
+            except TransientError as error:
+                if attempt == ATTEMPTS - 1:
+                    raise
+                log.info("writing SIMILAR_TO: %s; the batch again (%d)", error.code, attempt + 1)
+                runner.write(UNDO_LISTS, {"sources": [row[0] for row in rows], "run": run})
+                time.sleep(0.5 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    with Progress(total, f"writing SIMILAR_TO ({key})", "relationships", enabled=show_progress) as progress:
+        batches = iter(lists.batches(max(batch_size, QUERY_RELATIONSHIPS)))
+        for (first, last), counters in in_flight(batches, write, workers=QUERIES_IN_FLIGHT):
+            size = lists.size(first, last)
+            if counters.get("relationships_created", 0) != size:
+                raise LinksimError(
+                    f"wrote {counters.get('relationships_created', 0)} of {size} SIMILAR_TO "
+                    "relationships of a batch: pages were deleted while linksim ran; run it again"
+                )
+            progress.update(size)
+    return total
+
+
+@dataclass
+class _UpdatePlan:
+    runs: list[int]  # the current runs the lists were compared with
+    pages: np.ndarray  # the pages whose list changed (page numbers of the streamed graph)
+    relationships: int  # how many relationships the current lists hold
+
+
+def _update_plan(runner, handle: IndexHandle, key: str, new: CodedLists, graph) -> _UpdatePlan | None:
+    """How to bring the current lists to ``new`` by rewriting only the lists that changed, or None
+    where every list is to be written (no lists kept from the current run, a database that does
+    not hold what they say, or so many changes that a full write costs less)."""
+    from linksim.ranking.lists import changed_lists
+    from linksim.store.lists import open_lists
+
+    kept = open_lists(handle.root, handle.method)
+    if kept is None:
+        return None
+    old, description = kept
+    rows = runner.run(CURRENT_RUNS, {"algorithm": key})
+    runs = rows[0]["runs"] if rows else []
+    if not runs or description.get("runs") != runs:
+        log.info("the lists kept in %s are not those of the current %s run: every list is written",
+                 handle.root, key)
+        return None
+    changed, expected = changed_lists(old, new, graph.codes)
+    held = runner.run(COUNT_CURRENT, {"runs": runs})[0]["relationships"]
+    if held != expected:
+        log.info("the current %s lists hold %s relationships where %s were expected (changed outside this "
+                 "run): every list is written", key, f"{held:,}", f"{expected:,}")
+        return None
+    if len(changed) > UPDATE_LISTS_SHARE * graph.n:
+        log.info("%s of %s lists changed since the current %s run: writing every list (cheaper than an "
+                 "update beyond %.0f %%)", f"{len(changed):,}", f"{graph.n:,}", key, 100 * UPDATE_LISTS_SHARE)
+        return None
+    codes = graph.codes
+    order = np.argsort(codes, kind="stable")
+    pages = np.sort(order[np.searchsorted(codes[order], changed)])
+    return _UpdatePlan(list(runs), pages, int(held))
+
+
+def _keep_lists(handle: IndexHandle, key: str, lists: CodedLists | None, runs: list[int], relationships: int) -> None:
+    """Keep the lists just made current for the next run's comparison (a failure costs that run a
+    full write, never a result); None: keep none."""
+    from linksim.store.lists import forget_lists, save_lists
+
+    if lists is None:
+        forget_lists(handle.root, handle.method)
+        return
+    try:
+        save_lists(handle.root, handle.method, lists, {"runs": runs, "relationships": relationships, "key": key})
+    except OSError as error:
+        log.warning("cannot keep the %s lists for the next run's update (%s): it writes every list", key, error)
+        forget_lists(handle.root, handle.method)
 
 
 class _Lists:

@@ -6,16 +6,16 @@
 
 // name: related pages of a page, one method (graph view)
 MATCH (current:LinksimCurrent {algorithm: $method})
-WITH current.run AS run
-MATCH path = (p:Page {url: $url})-[s:SIMILAR_TO {run: run}]->(q:Page)
-WHERE s.rank <= $limit
+WITH coalesce(current.runs, [current.run]) AS runs
+MATCH path = (p:Page {url: $url})-[s:SIMILAR_TO]->(q:Page)
+WHERE s.run IN runs AND NOT coalesce(s.until, 0) IN runs AND s.rank <= $limit
 RETURN path;
 
 // name: related pages of a page, every method side by side (table)
 MATCH (current:LinksimCurrent)
-WITH current.algorithm AS method, current.run AS run
-MATCH (p:Page {url: $url})-[s:SIMILAR_TO {run: run}]->(q:Page)
-WHERE s.rank <= $limit
+WITH current.algorithm AS method, coalesce(current.runs, [current.run]) AS runs
+MATCH (p:Page {url: $url})-[s:SIMILAR_TO]->(q:Page)
+WHERE s.run IN runs AND NOT coalesce(s.until, 0) IN runs AND s.rank <= $limit
 RETURN method, s.rank AS rank, q.title AS title, round(s.score, 4) AS score
 ORDER BY method, rank;
 

@@ -46,12 +46,13 @@ def test_related_pages_queries_take_parameters_only_and_read_the_current_run_onc
     for name in ("related_pages", "related_pages_all_methods", "related_graph"):
         text = cypher.query("related_pages", name)
         assert "$url" in text and "LinksimCurrent" in text
-        # The pointer is read into a value once; reading `current.run` per relationship could see
-        # two runs within one answer.
+        # The current runs are read into a value once; reading `current.runs` per relationship
+        # could see the lists before and after a switch within one answer.
         head, rest = text.split("WITH ", 1)
-        assert "current.run AS run" in rest.split("\n", 1)[0] and "current." not in rest.split("\n", 1)[1]
-        assert "{" not in text.replace("{algorithm: $method}", "").replace("{run: run}", "").replace(
-            "{url: $url}", "")
+        first, after = rest.split("\n", 1)
+        assert "coalesce(current.runs, [current.run]) AS runs" in first and "current." not in after
+        assert "WHERE s.run IN runs AND NOT coalesce(s.until, 0) IN runs" in after  # replaced lists left out
+        assert "{" not in text.replace("{algorithm: $method}", "").replace("{url: $url}", "")
 
 
 def test_browser_style_and_saved_queries_ship() -> None:

@@ -129,13 +129,24 @@ def assert_intact(runner, run: str, urls: list[str], before: dict) -> None:
     assert answers(runner, "simrank", urls) == before
 
 
+def current_runs(runner, method: str) -> list:
+    rows = runner.run("MATCH (c:LinksimCurrent {algorithm: $m}) RETURN coalesce(c.runs, [c.run]) AS runs",
+                      {"m": method})
+    return rows[0]["runs"] if rows else []
+
+
 def assert_clean_rerun(runner, root: Path) -> None:
-    """A rerun (on this host: the dead writer's lock is taken over at once) leaves exactly its run."""
+    """A rerun (on this host: the dead writer's lock is taken over at once) leaves only the
+    relationships of the current runs, as many as it recorded; a full rerun leaves exactly its run."""
     began = time.monotonic()
     new = similar(runner, "simrank", root, top_k=10, show_progress=False)
     assert time.monotonic() - began < 60
-    assert relationships(runner) == {new.id: new.written}
     assert current(runner, "simrank") == new.id
+    held = relationships(runner)
+    assert set(held) <= set(current_runs(runner, "simrank")) and sum(held.values()) == new.written
+    full = similar(runner, "simrank", root, top_k=10, show_progress=False, rewrite=True)
+    assert relationships(runner) == {full.id: full.written} == {full.id: new.written}
+    assert current_runs(runner, "simrank") == [full.id]
 
 
 def test_linksim_killed_while_writing_similar_to(indexed, env) -> None:
@@ -155,7 +166,7 @@ def test_linksim_killed_while_writing_similar_to(indexed, env) -> None:
 def test_linksim_killed_while_retiring_the_old_run(indexed, env) -> None:
     runner, root, old = indexed
     urls = sample_urls(runner, "simrank")
-    writer = start(env, "similar", "simrank", "--top-k", "10", "--batch-size", "100")
+    writer = start(env, "similar", "simrank", "--top-k", "10", "--batch-size", "100", "--rewrite")
     try:
         new = wait_for(lambda: current(runner, "simrank") != old.id and current(runner, "simrank"), 90,
                        "the switch to the new run")
@@ -350,3 +361,50 @@ def test_a_truncated_warc_writes_nothing(runner, env, tmp_path) -> None:
     assert summary["skipped"] == {"truncated or corrupt WARC": 1}
     titles = {r["t"] for r in runner.run("MATCH (p:Page {crawled: true}) RETURN p.title AS t")}
     assert titles == {f"Page {i}" for i in range(4)}  # the whole records before the cut, not the cut one
+
+
+def test_readers_never_see_nothing_or_a_mix_while_updates_switch(indexed, monkeypatch) -> None:
+    """As above, while six runs switch the current lists by updates: a similarity cutoff on and
+    off changes the lists of about a quarter of the pages (those whose 10th page scores below it),
+    and each run rewrites only those. Every answer must be a whole list of one of the two states."""
+    runner, root, old = indexed
+    monkeypatch.setattr(runs, "RETIRE_GRACE_SECONDS", 2.0)
+    handle = obtain_index(runner, "simrank", root, show_progress=False)
+    tenth = runner.run("MATCH (p:Page)-[s:SIMILAR_TO {run: $run, rank: 10}]->() RETURN s.score AS score",
+                       {"run": old.id})
+    cutoff = float(np.quantile([row["score"] for row in tenth], 0.25))
+    urls = sample_urls(runner, "simrank")
+    expected = {url: [rows] for url, rows in answers(runner, "simrank", urls).items()}
+    stop = threading.Event()
+    seen: list[tuple[str, list]] = []
+
+    def read(seed: int) -> None:
+        pick = random.Random(seed)
+        while not stop.is_set():
+            url = pick.choice(urls)
+            seen.append((url, runner.run(QUERY, {"url": url, "method": "simrank", "limit": 10})))
+
+    readers = [threading.Thread(target=read, args=(seed,)) for seed in range(2)]
+    for thread in readers:
+        thread.start()
+    rewritten = []
+    try:
+        for rerun in range(6):
+            record = write_similar(runner, handle, top_k=10, similarity_cutoff=(cutoff, 0.0)[rerun % 2],
+                                   show_progress=False)
+            rewritten.append(record.lists_rewritten)
+            if rerun == 0:  # the lists under the cutoff, once the first update is current
+                for url, rows in answers(runner, "simrank", urls).items():
+                    if rows != expected[url][0]:
+                        expected[url].append(rows)
+    finally:
+        stop.set()
+        for thread in readers:
+            thread.join(timeout=30)
+    counts = {"answers": len(seen), "empty": sum(not rows for _, rows in seen),
+              "mixed": sum(bool(rows) and rows not in expected[url] for url, rows in seen)}
+    assert all(0 < count < PAGES / 2 for count in rewritten), rewritten  # updates, every one of them
+    assert len(current_runs(runner, "simrank")) == 7
+    assert any(len(lists) == 2 for lists in expected.values())  # some sampled pages change
+    assert counts["answers"] >= 1000, counts
+    assert counts["empty"] == 0 and counts["mixed"] == 0, counts

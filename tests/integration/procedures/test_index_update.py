@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import logging
-import random
 from pathlib import Path
 
 import numpy as np
@@ -17,23 +16,6 @@ from linksim.methods import METHODS
 from linksim.procedures import QueryRunner
 from linksim.procedures.indexes import obtain_index
 from linksim.procedures.load import load
-
-
-def recrawl_file(runner: QueryRunner, path: Path, share: float, seed: int) -> Path:
-    """A recrawl of ``share`` of the crawled pages (each link lost with probability 0.3, as many
-    gained among the pages, a few to new pages), as JSON lines."""
-    rng = random.Random(seed)
-    rows = runner.run("MATCH (a:Page)-[:LINKS_TO]->(b:Page) RETURN a.url AS a, collect(b.url) AS links")
-    pages = [r["a"] for r in rows] + [r for row in rows for r in row["links"]]
-    chosen = rng.sample(rows, max(1, int(share * len(rows))))
-    with open(path, "w", encoding="utf-8") as out:
-        for k, row in enumerate(chosen):
-            kept = [url for url in row["links"] if rng.random() > 0.3]
-            gained = [rng.choice(pages) for _ in range(len(row["links"]) - len(kept))]
-            if k % 5 == 0:
-                gained.append(f"http://recrawl.example/{seed}/{k}")
-            out.write(json.dumps({"url": row["a"], "links": kept + gained}) + "\n")
-    return path
 
 
 def arrays_of(path: Path) -> dict[str, np.ndarray]:
@@ -49,7 +31,7 @@ def test_the_methods_with_updates_are_the_walking_ones_and_extended_jaccard() ->
 
 
 def test_indexes_updated_after_recrawls_are_the_rebuilt_indexes(wikispeedia: QueryRunner, tmp_path: Path,
-                                                                 caplog, monkeypatch) -> None:
+                                                                 caplog, monkeypatch, recrawl_file) -> None:
     """Each method with updates, one crawl (loaded once) recrawled twice; then a change too large
     for an update to pay: the index is built again."""
     from linksim.procedures import indexes

@@ -76,7 +76,8 @@ def test_a_rerun_replaces_that_method_only_and_never_shows_a_mix(runner, tmp_pat
     assert simrank.written > 0 and psimrank.written > 0
 
     again = write_similar(
-        runner, obtain_index(runner, "simrank", root, seed=7, show_progress=False), top_k=3, show_progress=False
+        runner, obtain_index(runner, "simrank", root, seed=7, show_progress=False), top_k=3, show_progress=False,
+        rewrite=True,  # a full run (an update: tests/integration/procedures/test_similar_update.py)
     )
     after = relationships(runner)
     assert after == {("simrank", again.id): again.written, ("psimrank", psimrank.id): psimrank.written}
@@ -120,7 +121,7 @@ def test_an_interrupted_run_leaves_the_old_results_and_is_cleaned_up(runner, tmp
     assert runner.run("MATCH (c:LinksimCurrent {algorithm: 'simrank'}) RETURN c.writing AS w") == [{"w": dead}]
     assert retire(runner, "simrank", old.id, batch=7) == 0
     # The next writer notes it as retiring and its retirement deletes it with the old run.
-    new = write_similar(runner, handle, show_progress=False)
+    new = write_similar(runner, handle, show_progress=False, rewrite=True)
     assert isinstance(new.id, int) and new.id > dead > old.id  # one counter, increasing
     assert relationships(runner) == {("simrank", new.id): new.written}
     assert runner.run("MATCH (c:LinksimCurrent {algorithm: 'simrank'}) RETURN c.retiring AS a") == [{"a": []}]
@@ -148,7 +149,7 @@ def test_a_write_cut_short_by_a_transient_error_is_written_again_whole(runner, t
 
     monkeypatch.setattr(runner, "write_autocommit", deadlocked_after_writing)
     monkeypatch.setattr(similarity, "QUERY_RELATIONSHIPS", 200)
-    again = write_similar(runner, handle, batch_size=50, show_progress=False)
+    again = write_similar(runner, handle, batch_size=50, show_progress=False, rewrite=True)
     monkeypatch.setattr(runner, "write_autocommit", real_write)
     assert len(failed) == 2 and failed[0] > 0
     written = runner.run("MATCH (a)-[s:SIMILAR_TO {run: $run}]->(b) RETURN a.url AS a, b.url AS b, s.rank AS rank, "
@@ -315,7 +316,8 @@ def test_an_index_over_the_budget_is_built_on_disk_with_the_same_results(runner,
     into memory-mapped files and writes the same SIMILAR_TO lists as a run with the index in memory."""
     load([DATA / "webkb" / "texas.cites"], runner, show_progress=False)
     monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
-    query = ("MATCH (c:LinksimCurrent {algorithm: 'psimrank'}) MATCH (p)-[s:SIMILAR_TO {run: c.run}]->(q) "
+    query = ("MATCH (c:LinksimCurrent {algorithm: 'psimrank'}) WITH c.runs AS runs MATCH (p)-[s:SIMILAR_TO]->(q) "
+             "WHERE s.run IN runs AND NOT coalesce(s.until, 0) IN runs "
              "RETURN p.url AS p, q.url AS q, s.score AS score, s.rank AS rank ORDER BY p, rank")
     assert main(["-q", "similar", "psimrank", "--top-k", "5"]) == 0
     capsys.readouterr()
@@ -347,7 +349,7 @@ def test_background_retirement_returns_at_the_switch_then_deletes_the_old_run(ru
     monkeypatch.setenv("LINKSIM_HOME", str(tmp_path / "home"))
     assert main(["-q", "similar", "psimrank", "--json"]) == 0
     first = json.loads(capsys.readouterr().out)
-    assert main(["-q", "similar", "psimrank", "--seed", "3", "--retire", "background", "--json"]) == 0
+    assert main(["-q", "similar", "psimrank", "--seed", "3", "--retire", "background", "--rewrite", "--json"]) == 0
     second = json.loads(capsys.readouterr().out)
     assert current_runs(runner) == {"psimrank": [second["id"]]}  # readers see the new run at once
     deadline = time.monotonic() + 60
@@ -370,9 +372,10 @@ def test_lists_written_for_chosen_source_pages_only(runner, cli_env, tmp_path, c
     list the run over all pages wrote for it (all pages stay candidates)."""
     load([DATA / "webkb" / "cornell.cites"], runner, show_progress=False)
     monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
-    lists_query = ("MATCH (c:LinksimCurrent {algorithm: 'psimrank'}) WITH c.run AS run "
-                   "MATCH (p:Page)-[s:SIMILAR_TO {run: run}]->(q:Page) WITH p, s, q ORDER BY s.rank "
-                   "RETURN p.url AS url, collect([q.url, s.score]) AS list")
+    # The current lists (a rerun that changes some lists is an update: the rule of related_pages.cypher).
+    lists_query = ("MATCH (c:LinksimCurrent {algorithm: 'psimrank'}) WITH c.runs AS runs "
+                   "MATCH (p:Page)-[s:SIMILAR_TO]->(q:Page) WHERE s.run IN runs AND NOT coalesce(s.until, 0) IN runs "
+                   "WITH p, s, q ORDER BY s.rank RETURN p.url AS url, collect([q.url, s.score]) AS list")
 
     def lists():
         return {row["url"]: row["list"] for row in runner.run(lists_query)}

@@ -1,0 +1,102 @@
+"""SIMILAR_TO updates against the real server: after a recrawl load, `linksim similar` writes only
+the lists that changed, and the method's current lists are then those of a full rerun,
+relationship for relationship, read with the shipped related-pages queries' rule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from linksim.methods import DEFAULT_METHOD
+from linksim.procedures import QueryRunner
+from linksim.procedures.indexes import obtain_index
+from linksim.procedures.load import load
+from linksim.procedures.similarity import similar
+from linksim.ranking.topk import top_k_all
+
+# The rule of cypher/related_pages.cypher: a relationship of the current runs no update replaced.
+CURRENT = """
+MATCH (current:LinksimCurrent {algorithm: $method})
+WITH coalesce(current.runs, [current.run]) AS runs
+MATCH (p:Page)-[s:SIMILAR_TO]->(q:Page)
+WHERE s.run IN runs AND NOT coalesce(s.until, 0) IN runs
+WITH p, s, q ORDER BY s.rank
+RETURN p.url AS url, collect(s.rank) AS ranks, collect(q.url) AS related, collect(s.score) AS scores
+"""
+EVERY = "MATCH ()-[s:SIMILAR_TO {method: $method}]->() RETURN count(s) AS n"
+PARAMETERS = {"psimrank": dict(n_fingerprints=6, length=6, seed=3), "xjaccard": dict(n_fingerprints=6, length=3, seed=3),
+              DEFAULT_METHOD: {}}
+TOP = 5
+
+
+def current_lists(runner: QueryRunner, method: str) -> dict[str, list[tuple[str, float]]]:
+    lists = {}
+    for row in runner.run(CURRENT, {"method": method}):
+        assert row["ranks"] == list(range(1, len(row["ranks"]) + 1)), row  # one list a page, ranked
+        lists[row["url"]] = list(zip(row["related"], row["scores"]))
+    return lists
+
+
+def computed_lists(runner: QueryRunner, method: str, root: Path) -> dict[str, list[tuple[str, float]]]:
+    """The lists a full run on the graph as it is now writes: its index's top-k, by URL."""
+    handle = obtain_index(runner, method, root, show_progress=False, **PARAMETERS[method])
+    assert not handle.built  # the stored index of the graph as it is now
+    source, target, score, _ = top_k_all(handle.index, top_k=TOP, show_progress=False, workers=1)
+    urls = np.asarray(handle.streamed.urls, dtype=object)
+    lists: dict[str, list] = {}
+    for s, t, value in zip(urls[source], urls[target], np.round(score, 12)):
+        lists.setdefault(s, []).append((t, float(value)))
+    return lists
+
+
+def test_similar_to_updated_after_recrawls_is_a_full_rerun(wikispeedia: QueryRunner, tmp_path: Path,
+                                                           recrawl_file) -> None:
+    """PSimRank and extended Jaccard (indexes updated), a crawl recrawled twice: each run writes
+    only the lists that changed, and the current lists are what a full run writes; a full rerun at
+    the end leaves the same lists. The default method, whose every score a change of links moves,
+    writes every list."""
+    root = tmp_path / "indexes"
+    for method, parameters in PARAMETERS.items():
+        first = similar(wikispeedia, method, root, top_k=TOP, show_progress=False, **parameters)
+        assert first.lists_rewritten is None  # nothing kept yet: every list written
+    for round_, share in enumerate((0.01, 0.02)):
+        load([recrawl_file(wikispeedia, tmp_path / f"week{round_}.jsonl", share, round_)], wikispeedia,
+             show_progress=False, recrawl=True)
+        for method, parameters in PARAMETERS.items():
+            update = similar(wikispeedia, method, root, top_k=TOP, show_progress=False, **parameters)
+            if method == DEFAULT_METHOD:  # a change of links moves every score of its lists: all written
+                assert update.lists_rewritten is None
+            else:
+                assert 0 < update.lists_rewritten < update.pages / 2, (method, update.lists_rewritten)
+            lists = current_lists(wikispeedia, method)
+            assert lists == computed_lists(wikispeedia, method, root), method
+            # The relationships the update replaced are gone: the method holds its current lists only.
+            held = wikispeedia.run(EVERY, {"method": method})[0]["n"]
+            assert held == update.written == sum(map(len, lists.values())), method
+            runs = wikispeedia.run("MATCH (c:LinksimCurrent {algorithm: $m}) RETURN c.runs AS runs",
+                                   {"m": method})[0]["runs"]
+            assert runs[-1] == update.id and len(runs) == (1 if method == DEFAULT_METHOD else round_ + 2)
+    for method, parameters in PARAMETERS.items():
+        updated = current_lists(wikispeedia, method)
+        full = similar(wikispeedia, method, root, top_k=TOP, show_progress=False, rewrite=True, **parameters)
+        assert full.lists_rewritten is None
+        assert current_lists(wikispeedia, method) == updated, method
+        assert wikispeedia.run(EVERY, {"method": method})[0]["n"] == full.written
+        # A rerun on the same graph changes no list: it writes none.
+        again = similar(wikispeedia, method, root, top_k=TOP, show_progress=False, **parameters)
+        assert again.lists_rewritten == 0 and again.written == full.written
+        assert current_lists(wikispeedia, method) == updated
+
+
+def test_lists_deleted_outside_linksim_are_written_again(wikispeedia: QueryRunner, tmp_path: Path) -> None:
+    """Kept lists that no longer describe the database (relationships deleted by hand) are not
+    trusted: the next run writes every list."""
+    root = tmp_path / "indexes"
+    parameters = PARAMETERS["psimrank"]
+    similar(wikispeedia, "psimrank", root, top_k=TOP, show_progress=False, **parameters)
+    before = current_lists(wikispeedia, "psimrank")
+    wikispeedia.write("MATCH ()-[s:SIMILAR_TO]->() WITH s LIMIT 7 DELETE s")
+    again = similar(wikispeedia, "psimrank", root, top_k=TOP, show_progress=False, **parameters)
+    assert again.lists_rewritten is None
+    assert current_lists(wikispeedia, "psimrank") == before
