@@ -209,24 +209,7 @@ def publish_run(runner, lock, record: RunRecord, write_lists, grace: float | Non
     ``linksim spark similar`` (whose relationships the Spark connector writes). The run becomes
     current under ``record.key`` (the method on the host graph: ``<method>@hosts``), else its method."""
     method = record.key or record.algorithm
-    began = time.monotonic()
-    rows, _ = runner.write_returning(ALLOCATE_RUN, {"lock": lock.name, "owner": lock.owner, "algorithm": method})
-    if not rows:
-        lock.lost.set()
-        lock.check()
-    record.id = int(rows[0][0])
-    record.written = write_lists(record.id)
-    record.write_millis = int((time.monotonic() - began) * 1000)
-    lock.check()
-    rows, _ = runner.write_returning(MAKE_CURRENT, {"run": record_values(record), "algorithm": method,
-                                                    "lock": lock.name, "owner": lock.owner})
-    if not rows:
-        lock.lost.set()
-        lock.check()
-    grace = RETIRE_GRACE_SECONDS if grace is None else grace
-    if grace > 0:
-        time.sleep(grace)
-    previous, retiring = rows[0]
+    previous, retiring = _write_and_switch(runner, lock, record, method, write_lists, MAKE_CURRENT, {}, grace)
     if retire_mode == "background" and retire_in_background(runner, method, batch_size):
         return record
     retire(runner, method, record.id, previous=previous, retiring=retiring, batch=batch_size)
@@ -242,28 +225,37 @@ def publish_update(runner, lock, record: RunRecord, runs: list[int], write_chang
     current ones, then, after the grace period, ``drop_superseded(run)`` deletes the marked
     relationships and the runs of writers that died are retired."""
     method = record.key or record.algorithm
+    (retiring,) = _write_and_switch(runner, lock, record, method, write_changes, MAKE_UPDATE_CURRENT,
+                                    {"runs": list(runs)}, grace)
+    drop_superseded(record.id)
+    if retiring:
+        retire(runner, method, [*runs, record.id], retiring=retiring, batch=batch_size)
+    return record
+
+
+def _write_and_switch(runner, lock, record: RunRecord, method: str, write, switch: str, parameters: dict,
+                      grace: float | None):
+    """A new run id for ``record``, ``write(run)`` (how many relationships the lists hold after),
+    the ``switch`` query under the lock (a fencing token: a writer taken for dead and overtaken
+    publishes nothing), then the grace period; returns the switch's row."""
     began = time.monotonic()
     rows, _ = runner.write_returning(ALLOCATE_RUN, {"lock": lock.name, "owner": lock.owner, "algorithm": method})
     if not rows:
         lock.lost.set()
         lock.check()
     record.id = int(rows[0][0])
-    record.written = write_changes(record.id)
+    record.written = write(record.id)
     record.write_millis = int((time.monotonic() - began) * 1000)
     lock.check()
-    rows, _ = runner.write_returning(MAKE_UPDATE_CURRENT, {"run": record_values(record), "algorithm": method,
-                                                           "runs": list(runs), "lock": lock.name, "owner": lock.owner})
+    rows, _ = runner.write_returning(switch, dict(parameters, run=record_values(record), algorithm=method,
+                                                  lock=lock.name, owner=lock.owner))
     if not rows:
         lock.lost.set()
         lock.check()
     grace = RETIRE_GRACE_SECONDS if grace is None else grace
     if grace > 0:
         time.sleep(grace)
-    drop_superseded(record.id)
-    retiring = rows[0][0]
-    if retiring:
-        retire(runner, method, [*runs, record.id], retiring=retiring, batch=batch_size)
-    return record
+    return rows[0]
 
 
 RETIRE_MODES = ("wait", "background")

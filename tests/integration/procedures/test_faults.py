@@ -230,15 +230,9 @@ def test_two_similar_runs_of_one_method(indexed, env) -> None:
     assert runner.run("MATCH ()-[s:SIMILAR_TO]->() RETURN max(s.rank) AS k") == [{"k": 5}]
 
 
-def test_readers_never_see_nothing_or_a_mix_while_runs_switch(indexed, monkeypatch) -> None:
-    """Two readers ask the shipped related-pages query in a loop while five reruns switch the
-    current run between top 10 and top 6 lists; every answer must be a whole list of one of them
-    (a mix or a half-deleted run is neither). The figures go to test-output/faults/readers.json."""
-    runner, root, _ = indexed
-    monkeypatch.setattr(runs, "RETIRE_GRACE_SECONDS", 2.0)  # the shipped default, not the suite's 0.2 s
-    handle = obtain_index(runner, "simrank", root, show_progress=False)
-    urls = sample_urls(runner, "simrank")
-    expected = {url: [rows] for url, rows in answers(runner, "simrank", urls).items()}  # top 10, same index
+def read_while(runner, urls: list[str], work) -> list[tuple[str, list]]:
+    """Two readers ask the shipped related-pages query for random ``urls`` in a loop while
+    ``work()`` runs; every (url, answer) they got."""
     stop = threading.Event()
     seen: list[tuple[str, list]] = []
 
@@ -251,17 +245,34 @@ def test_readers_never_see_nothing_or_a_mix_while_runs_switch(indexed, monkeypat
     readers = [threading.Thread(target=read, args=(seed,)) for seed in range(2)]
     for thread in readers:
         thread.start()
-    began = time.monotonic()
     try:
+        work()
+    finally:
+        stop.set()
+        for thread in readers:
+            thread.join(timeout=30)
+    return seen
+
+
+def test_readers_never_see_nothing_or_a_mix_while_runs_switch(indexed, monkeypatch) -> None:
+    """Two readers ask the shipped related-pages query in a loop while five reruns switch the
+    current run between top 10 and top 6 lists; every answer must be a whole list of one of them
+    (a mix or a half-deleted run is neither). The figures go to test-output/faults/readers.json."""
+    runner, root, _ = indexed
+    monkeypatch.setattr(runs, "RETIRE_GRACE_SECONDS", 2.0)  # the shipped default, not the suite's 0.2 s
+    handle = obtain_index(runner, "simrank", root, show_progress=False)
+    urls = sample_urls(runner, "simrank")
+    expected = {url: [rows] for url, rows in answers(runner, "simrank", urls).items()}  # top 10, same index
+
+    def rerun_five_times() -> None:
         for rerun in range(5):
             write_similar(runner, handle, top_k=(6, 10)[rerun % 2], show_progress=False)
             if rerun == 0:  # the top 6 lists, whole, once the first rerun is current
                 for url, rows in answers(runner, "simrank", urls).items():
                     expected[url].append(rows)
-    finally:
-        stop.set()
-        for thread in readers:
-            thread.join(timeout=30)
+
+    began = time.monotonic()
+    seen = read_while(runner, urls, rerun_five_times)
     counts = {"answers": len(seen), "empty": sum(not rows for _, rows in seen),
               "mixed": sum(bool(rows) and rows not in expected[url] for url, rows in seen)}
     report = Path(__file__).resolve().parents[3] / "test-output" / "faults" / "readers.json"
@@ -375,20 +386,9 @@ def test_readers_never_see_nothing_or_a_mix_while_updates_switch(indexed, monkey
     cutoff = float(np.quantile([row["score"] for row in tenth], 0.25))
     urls = sample_urls(runner, "simrank")
     expected = {url: [rows] for url, rows in answers(runner, "simrank", urls).items()}
-    stop = threading.Event()
-    seen: list[tuple[str, list]] = []
-
-    def read(seed: int) -> None:
-        pick = random.Random(seed)
-        while not stop.is_set():
-            url = pick.choice(urls)
-            seen.append((url, runner.run(QUERY, {"url": url, "method": "simrank", "limit": 10})))
-
-    readers = [threading.Thread(target=read, args=(seed,)) for seed in range(2)]
-    for thread in readers:
-        thread.start()
     rewritten = []
-    try:
+
+    def update_six_times() -> None:
         for rerun in range(6):
             record = write_similar(runner, handle, top_k=10, similarity_cutoff=(cutoff, 0.0)[rerun % 2],
                                    show_progress=False)
@@ -397,10 +397,8 @@ def test_readers_never_see_nothing_or_a_mix_while_updates_switch(indexed, monkey
                 for url, rows in answers(runner, "simrank", urls).items():
                     if rows != expected[url][0]:
                         expected[url].append(rows)
-    finally:
-        stop.set()
-        for thread in readers:
-            thread.join(timeout=30)
+
+    seen = read_while(runner, urls, update_six_times)
     counts = {"answers": len(seen), "empty": sum(not rows for _, rows in seen),
               "mixed": sum(bool(rows) and rows not in expected[url] for url, rows in seen)}
     assert all(0 < count < PAGES / 2 for count in rewritten), rewritten  # updates, every one of them
