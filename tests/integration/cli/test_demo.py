@@ -30,8 +30,10 @@ def test_demo_shows_related_pages_and_reuses_them(runner, cli_env, capsys, monke
         assert runner.run("MATCH (c:LinksimCurrent {algorithm: $m}) MATCH (r:LinksimRun {id: c.run}) "
                           "RETURN count(r) AS n", {"m": method}) == [{"n": 1}]
     assert "[5/5]" in err
-    stored = {p.name for p in (tmp_path / "indexes").iterdir() if p.is_dir() and not p.name.startswith(".")}
+    stored = {p.name for p in (tmp_path / "indexes").iterdir() if any(p.glob("*/meta.json"))}  # index folders
     assert stored == {"spectral", "simrank", "psimrank", "xjaccard", "pagesim"} and not (tmp_path / "home" / "indexes").exists()
+    # and the lists each run made current, kept for the next run's update
+    assert {p.stem for p in (tmp_path / "indexes" / "lists").glob("*.npz")} == stored
     # The Browser style's PageRank tiers are set: :PageRankTop1 holds exactly the top 1 % by rank.
     tier = runner.run("MATCH (p:PageRankTop1) RETURN min(p.pagerank) AS low, count(p) AS n")[0]
     ranked = runner.run("MATCH (p:Page) WHERE p.pagerank IS NOT NULL RETURN count(p) AS n")[0]["n"]
