@@ -118,3 +118,36 @@ class Peak:
         self._stop.set()
         self._thread.join()
         return self.peak
+
+
+def generated_graph(links: str):
+    """The generated crawl of ``links`` links (seed 1) as a :class:`linksim.graph.LinkGraph`, in memory."""
+    import numpy as np
+
+    from linksim.generate import generate_links
+    from linksim.graph import LinkGraph
+    from linksim.parameters import PARAMETERS
+
+    count = PARAMETERS["links"].check(links)
+    source = np.empty(count, np.int32)
+    target = np.empty(count, np.int32)
+    for _ in generate_links(count, seed=1, source=source, target=target):
+        pass
+    return LinkGraph.from_edges(source, target)
+
+
+def recrawled_graph(graph, share: float, rng):
+    """``graph`` after a recrawl of ``share`` of its pages with out-links: each loses each of its
+    links with probability 0.3 and gains as many, to targets of links drawn at random (pages in
+    proportion to their in-degree, as the copying model links); the same pages."""
+    import numpy as np
+
+    from linksim.graph import LinkGraph
+
+    source, target = graph.edges()
+    crawled = np.flatnonzero(graph.out_degree > 0)
+    chosen = rng.choice(crawled, size=max(1, int(round(share * len(crawled)))), replace=False)
+    lost = np.isin(source, chosen) & (rng.random(len(source)) < 0.3)
+    gained = target[rng.integers(0, len(target), int(lost.sum()))]
+    return LinkGraph.from_edges(np.concatenate([source[~lost], source[lost]]), np.concatenate([target[~lost], gained]),
+                                graph.n)

@@ -14,22 +14,15 @@ rebuild's arrays, bit for bit); the lists are ``top_k_all``'s, as ``linksim simi
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-def recrawl(graph, share: float, rng: np.random.Generator):
-    """The graph after a recrawl of ``share`` of its pages with out-links."""
-    from linksim.graph import LinkGraph
-
-    source, target = graph.edges()
-    crawled = np.flatnonzero(graph.out_degree > 0)
-    chosen = rng.choice(crawled, size=max(1, int(round(share * len(crawled)))), replace=False)
-    lost = np.isin(source, chosen) & (rng.random(len(source)) < 0.3)
-    gained = target[rng.integers(0, len(target), int(lost.sum()))]
-    return LinkGraph.from_edges(np.concatenate([source[~lost], source[lost]]), np.concatenate([target[~lost], gained]),
-                                graph.n)
+from _common import generated_graph, recrawled_graph  # noqa: E402
 
 
 def lists_of(index, pages: np.ndarray) -> dict[int, tuple[tuple, tuple]]:
@@ -45,10 +38,7 @@ def lists_of(index, pages: np.ndarray) -> dict[int, tuple[tuple, tuple]]:
 
 
 def main() -> None:
-    from linksim.generate import generate_links
-    from linksim.graph import LinkGraph
     from linksim.methods import method as registered
-    from linksim.parameters import PARAMETERS
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--links", default="1M")
@@ -57,18 +47,12 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=20_000, help="pages whose lists are compared (a seeded sample)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    links = PARAMETERS["links"].check(args.links)
-    source = np.empty(links, np.int32)
-    target = np.empty(links, np.int32)
-    for _ in generate_links(links, seed=1, source=source, target=target):
-        pass
-    first = LinkGraph.from_edges(source, target)
-    del source, target
+    first = generated_graph(args.links)
     rng = np.random.default_rng(args.seed)
     pages = np.sort(rng.choice(first.n, size=min(args.pages, first.n), replace=False))
     graphs = [first]
     for share in args.shares:
-        graphs.append(recrawl(graphs[-1], share, rng))
+        graphs.append(recrawled_graph(graphs[-1], share, rng))
     print(f"generated {args.links}-link crawl: {first.n:,} pages, {first.m:,} links; the lists of {len(pages):,} "
           f"pages compared, top 10")
     rows = []

@@ -16,10 +16,16 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
+from pathlib import Path
 
 import numba
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import generated_graph, recrawled_graph  # noqa: E402
 
 
 @numba.njit(cache=True)
@@ -68,29 +74,15 @@ def push_residual(out_indptr, out_indices, ranks, residual, damping, theta):
 
 
 def main() -> None:
-    from linksim.generate import generate_links
-    from linksim.graph import LinkGraph
     from linksim.pagerank import pagerank
-    from linksim.parameters import PARAMETERS
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--links", default="1M")
     parser.add_argument("--share", type=float, default=0.01)
     args = parser.parse_args()
-    links = PARAMETERS["links"].check(args.links)
-    source = np.empty(links, np.int32)
-    target = np.empty(links, np.int32)
-    for _ in generate_links(links, seed=1, source=source, target=target):
-        pass
-    graph = LinkGraph.from_edges(source, target)
+    graph = generated_graph(args.links)
     before = pagerank(graph, dtype=np.float64).ranks
-    rng = np.random.default_rng(1)
-    s, t = graph.edges()
-    crawled = np.flatnonzero(graph.out_degree > 0)
-    chosen = rng.choice(crawled, size=max(1, int(args.share * len(crawled))), replace=False)
-    lost = np.isin(s, chosen) & (rng.random(len(s)) < 0.3)
-    after = LinkGraph.from_edges(np.concatenate([s[~lost], s[lost]]),
-                                 np.concatenate([t[~lost], t[rng.integers(0, len(t), int(lost.sum()))]]))
+    after = recrawled_graph(graph, args.share, np.random.default_rng(1))
     assert after.n == graph.n
     began = time.perf_counter()
     cold = pagerank(after, dtype=np.float64)
