@@ -136,17 +136,15 @@ def current_runs(runner, method: str) -> list:
 
 
 def assert_clean_rerun(runner, root: Path) -> None:
-    """A rerun (on this host: the dead writer's lock is taken over at once) leaves only the
-    relationships of the current runs, as many as it recorded; a full rerun leaves exactly its run."""
+    """A rerun (on this host: the dead writer's lock is taken over at once; an update of the
+    lists, which retires the dead writer's run) leaves only the relationships of the current runs,
+    as many as it recorded."""
     began = time.monotonic()
     new = similar(runner, "simrank", root, top_k=10, show_progress=False)
     assert time.monotonic() - began < 60
     assert current(runner, "simrank") == new.id
     held = relationships(runner)
     assert set(held) <= set(current_runs(runner, "simrank")) and sum(held.values()) == new.written
-    full = similar(runner, "simrank", root, top_k=10, show_progress=False, rewrite=True)
-    assert relationships(runner) == {full.id: full.written} == {full.id: new.written}
-    assert current_runs(runner, "simrank") == [full.id]
 
 
 def test_linksim_killed_while_writing_similar_to(indexed, env) -> None:
