@@ -411,14 +411,14 @@ def _update_plan(runner, handle: IndexHandle, key: str, new: CodedLists, graph) 
                  handle.root, key)
         return None
     changed, expected = changed_lists(old, new, graph.codes)
+    if len(changed) > UPDATE_LISTS_SHARE * graph.n:  # decided before the count, a scan of every SIMILAR_TO
+        log.info("%s of %s lists changed since the current %s run: writing every list (cheaper than an "
+                 "update beyond %.0f %%)", f"{len(changed):,}", f"{graph.n:,}", key, 100 * UPDATE_LISTS_SHARE)
+        return None
     held = runner.run(COUNT_CURRENT, {"runs": runs})[0]["relationships"]
     if held != expected:
         log.info("the current %s lists hold %s relationships where %s were expected (changed outside this "
                  "run): every list is written", key, f"{held:,}", f"{expected:,}")
-        return None
-    if len(changed) > UPDATE_LISTS_SHARE * graph.n:
-        log.info("%s of %s lists changed since the current %s run: writing every list (cheaper than an "
-                 "update beyond %.0f %%)", f"{len(changed):,}", f"{graph.n:,}", key, 100 * UPDATE_LISTS_SHARE)
         return None
     codes = graph.codes
     order = np.argsort(codes, kind="stable")
