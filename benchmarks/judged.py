@@ -13,7 +13,10 @@ seeded) or cnr-2000, for each fingerprint-tree method at N fingerprints (seed 0)
 
 each judged by an independent index of the same method (``--judge-fingerprints``, another seed):
 a list's worth is the sum of the judge's scores of its pages, its quality that worth over the
-exact list's (:mod:`linksim.evaluation.judged`). Mean and 5th percentile over the sample.
+exact list's (:mod:`linksim.evaluation.judged`). Mean and 5th percentile over the sample, and
+for the fingerprint-tree methods the same **tie-fair** (each listed page that scores the exact
+list's k-th best score counted as the judge's mean over every page scoring it: the index cannot
+tell those apart, and the exact list's choice among them, the smaller page numbers, is arbitrary).
 
     .venv/bin/python benchmarks/judged.py --links 10M --methods simrank psimrank --sample 16 8
     .venv/bin/python benchmarks/judged.py --crawl cnr-2000 --methods simrank psimrank
@@ -121,7 +124,7 @@ def main() -> None:
                         "on huge pages; a memory map reads 4 KiB pages)")
     args = parser.parse_args()
 
-    from linksim.evaluation.judged import index_judge, judged_quality
+    from linksim.evaluation.judged import cut_of, index_judge, judged_quality
     from linksim.ranking.topk import top_k_all
     from linksim.methods import METHODS
 
@@ -133,7 +136,7 @@ def main() -> None:
     pages = np.random.default_rng(2026).choice(with_in_links, min(args.pages, len(with_in_links)), replace=False)
     print(f"{name}: {graph.n:,} pages, {graph.m:,} links; {len(pages)} random pages with in-links, top "
           f"{args.top_k}; judged by N = {args.judge_fingerprints}, seed 2")
-    print(f"{'method':<11}{'lists':<26}{'mean':>7}{'p5':>7}{'pages/s':>10}")
+    print(f"{'method':<11}{'lists':<26}{'mean':>7}{'p5':>7}{'pages/s':>10}   tie-fair: {'mean':>6}{'p5':>7}")
     for method in args.methods:
         entry = METHODS[method]
         build = lambda n, seed: entry.build_index(graph, n_fingerprints=n, seed=seed)  # noqa: E731
@@ -142,20 +145,32 @@ def main() -> None:
         # the 10M-link crawl); its index stores those an HNSW graph found, its all-pages reading.
         exact_reading = (lambda i: scanning(i, pages)) if hasattr(index, "nearest") else (lambda i: i)  # noqa: E731
         exact, rate = lists_for(exact_reading(index), pages, args.top_k)
-        rows = [(f"exact, N = {args.fingerprints}", exact, rate),
-                (f"noise floor (seed 1)", *lists_for(exact_reading(other), pages, args.top_k))]
+        cuts = other_cuts = None
+        if entry.fingerprint_trees:  # each page's k-th best score and the pages tied at it, in both indexes
+            cuts = {int(u): cut_of(index, int(u), args.top_k) for u in pages}
+            other_cuts = {int(u): cut_of(other, int(u), args.top_k) for u in pages}
+            tied = [len(c.tied) for c in cuts.values() if c is not None]
+            print(f"{method:<11}(ties at the cut: {len(tied)} of {len(pages)} pages, median "
+                  f"{np.median(tied) if tied else 0:.0f} pages tied)", flush=True)
+        rows = [(f"exact, N = {args.fingerprints}", exact, rate, cuts),
+                (f"noise floor (seed 1)", *lists_for(exact_reading(other), pages, args.top_k), other_cuts)]
         if hasattr(index, "prepare_all_pages"):  # what `similar` builds first (first-step bands, an HNSW graph)
             began = time.perf_counter()
             index.prepare_all_pages()
             print(f"{method:<11}(prepared for all pages in {time.perf_counter() - began:.1f} s)", flush=True)
         if entry.fingerprint_trees:
             for sample in args.sample:
-                rows.append((f"--sample {sample:,}", *lists_for(index, pages, args.top_k, sample)))
+                rows.append((f"--sample {sample:,}", *lists_for(index, pages, args.top_k, sample), cuts))
         else:
-            rows.append(("all-pages reading", *lists_for(index, pages, args.top_k)))
-        for label, lists, speed in rows:
+            rows.append(("all-pages reading", *lists_for(index, pages, args.top_k), None))
+        for label, lists, speed, list_cuts in rows:
             quality = judged_quality(lists, exact, index_judge(judge), pages.tolist(), args.top_k)
-            print(f"{method:<11}{label:<26}{quality.mean:>7.3f}{quality.p5:>7.3f}{speed:>10.0f}", flush=True)
+            fair = ""
+            if list_cuts is not None:
+                tie_fair = judged_quality(lists, exact, index_judge(judge), pages.tolist(), args.top_k,
+                                          cuts=list_cuts, exact_cuts=cuts)
+                fair = f"   tie-fair: {tie_fair.mean:>6.3f}{tie_fair.p5:>7.3f}"
+            print(f"{method:<11}{label:<26}{quality.mean:>7.3f}{quality.p5:>7.3f}{speed:>10.0f}{fair}", flush=True)
         if args.all_pages:
             del other, judge
             count = min(args.all_pages, graph.n)

@@ -494,6 +494,23 @@ class FingerprintIndex:
         scores = np.bincount(pages, weights=weights, minlength=self.n) / count
         return top_scores(scores, u, top_k, similarity_cutoff), False
 
+    def exact_cut(self, u: int, top_k: int, n_fingerprints: int | None = None) -> tuple[float | None, np.ndarray]:
+        """u's ``top_k``-th best score in the exact reading and every page scoring it within 1e-12
+        (u excluded; int64, increasing): the pages among which an exact top-k list chooses by page
+        number. ``(None, [])`` when the list has no choice to make (no page outside it scores its k-th
+        best score, or at most ``top_k`` pages score above 0)."""
+        check_query(top_k, 0.0, None)
+        count = check_fingerprints_asked(n_fingerprints, self.n_fingerprints)
+        check_page(u, self.n)
+        pages, scores, _ = self._top_k_scan(u, top_k, self.powers(self.decay), 0.0, count)
+        keep = pages != u
+        pages, scores = pages[keep], scores[keep]
+        if len(scores) <= top_k:
+            return None, np.empty(0, dtype=np.int64)
+        kth = float(np.sort(np.round(scores, 12))[::-1][top_k - 1])
+        tied = np.sort(pages[np.abs(np.round(scores, 12) - kth) <= 1e-12]).astype(np.int64)
+        return float(scores[pages == tied[0]][0]), tied
+
     def tree_members(self, u: int, count: int | None = None) -> int:
         """Members of u's trees in the first ``count`` fingerprints (u excluded)."""
         sizes = self.tree_sizes(u)[: self.n_fingerprints if count is None else count]

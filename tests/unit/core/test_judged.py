@@ -64,3 +64,58 @@ def test_an_independent_judge_puts_the_noise_floor_near_one_and_random_lists_far
     index = build_index(graph, "simrank", 30, 6, seed=2)
     pages = np.arange(graph.n)
     assert index_judge(index)(4, pages).tolist() == [index.sim(4, v) for v in pages]
+
+
+def test_the_exact_cut_is_the_kth_best_score_and_every_page_that_scores_it() -> None:
+    graph = random_graph(5, n=120, m=600)
+    index = build_index(graph, "simrank", 12, 6, seed=3)  # few fingerprints: many equal scores
+    pages = np.arange(graph.n)
+    checked_ties = 0
+    for u in range(graph.n):
+        scores = np.round(index.sims(u, pages), 12)
+        scores[u] = 0.0
+        score, tied = index.exact_cut(u, 5)
+        if np.sum(scores > 0) <= 5:
+            assert score is None and len(tied) == 0
+            continue
+        kth = np.sort(scores)[::-1][4]
+        expected = np.flatnonzero(np.abs(scores - kth) <= 1e-12)
+        if score is None:  # no page outside the top five scores the fifth's score: nothing to choose
+            assert np.sum(scores >= kth - 1e-12) == 5
+            continue
+        assert score == pytest.approx(kth, abs=1e-12) and tied.tolist() == expected.tolist()
+        checked_ties += 1
+    assert checked_ties > 20  # the graph has ties at the cut to check
+
+
+def test_the_tie_fair_worth_gives_other_tied_pages_the_same_worth_and_still_punishes_a_worse_page() -> None:
+    from linksim.evaluation.judged import cut_of, fair_worth
+
+    graph = random_graph(5, n=120, m=600)
+    index = build_index(graph, "simrank", 12, 6, seed=3)
+    judge = index_judge(build_index(graph, "simrank", 400, 6, seed=8))
+    exact = lists_of(index, 5, workers=1)
+    u, cut = next((u, c) for u in sorted(exact) if (c := cut_of(index, u, 5)) is not None
+                  and sum(abs(s - c.score) <= 1e-12 for _, s in exact[u]) < len(c.tied))
+    cuts = {u: cut}
+    chosen = [v for v, s in exact[u] if abs(s - cut.score) <= 1e-12]
+    others = [v for v in cut.tied.tolist() if v not in chosen][: len(chosen)]
+    swapped = [(v, s) for v, s in exact[u] if abs(s - cut.score) > 1e-12] + [(v, cut.score) for v in others]
+    plain = judged_quality({u: swapped}, exact, judge, [u], 5)
+    fair = judged_quality({u: swapped}, exact, judge, [u], 5, cuts=cuts)
+    assert fair.mean == pytest.approx(1.0, abs=1e-12)
+    assert plain.mean != pytest.approx(1.0, abs=1e-9)  # the plain worth rewards one arbitrary choice
+    # Every tied page counted at the judge's mean over the group.
+    above = [v for v, s in exact[u] if abs(s - cut.score) > 1e-12]
+    expected = judge(u, np.array(above, dtype=np.int64)).sum() + len(chosen) * judge(u, cut.tied).mean()
+    assert fair_worth(judge, u, exact[u], 5, cut) == pytest.approx(expected, rel=1e-12)
+    # A page below the cut in place of the best page is worth what the judge says, not the mean.
+    below = next(v for v in range(graph.n) if v != u and v not in cut.tied
+                 and index.sim(u, v) < cut.score - 1e-12)
+    worse = [(below, index.sim(u, below))] + exact[u][1:]
+    loss = judge(u, np.array([exact[u][0][0]]))[0] - judge(u, np.array([below]))[0]
+    if abs(exact[u][0][1] - cut.score) <= 1e-12:  # the best page was itself tied: it counted as the mean
+        loss = judge(u, cut.tied).mean() - judge(u, np.array([below]))[0]
+    assert fair_worth(judge, u, worse, 5, cut) == pytest.approx(expected - loss, rel=1e-9)
+    # Without a cut the tie-fair worth is the worth.
+    assert fair_worth(judge, u, exact[u], 5, None) == worth(judge, u, exact[u], 5)
