@@ -86,6 +86,18 @@ def stored(index, method: str, graph):
     return reopened
 
 
+def page_major_ab(index) -> list:
+    """The index without and with its page-major rows (two views of the same arrays), each twice,
+    interleaved: [(label, index)]."""
+    import dataclasses
+
+    from linksim.ranking.treescan import NO_PAGE_MAJOR
+
+    rows = dataclasses.replace(index)
+    rows.use_page_major, rows._page_major = False, NO_PAGE_MAJOR
+    return [("fingerprint rows", rows), ("page-major rows", index)] * 2
+
+
 def scanning(index, pages):
     """The spectral ``index`` with the exact nearest pages of ``pages`` (a scan of every page each)
     in place of the stored ones, which come from an HNSW graph from 100,000 pages on: its exact
@@ -118,6 +130,9 @@ def main() -> None:
                         help="also time the lists of P random pages (all pages: the crawl's count) through "
                         "top_k_all with --workers, linksim's default reading")
     parser.add_argument("--workers", type=int, default=2, help="workers of --all-pages (default 2)")
+    parser.add_argument("--page-major-ab", action="store_true",
+                        help="time --all-pages also without the page-major rows (FingerprintIndex.prepare_all_pages), "
+                        "each reading twice, interleaved, and check that the lists are the same")
     parser.add_argument("--from-store", action="store_true",
                         help="time --all-pages also on the index saved to the index store and opened from it "
                         "memory-mapped, as `linksim similar` reads it (the arrays of a build in memory may sit "
@@ -178,15 +193,22 @@ def main() -> None:
             readings = [("in memory", index)]
             if args.from_store:
                 readings.append(("from the store", stored(index, method, graph)))
+            if args.page_major_ab and entry.fingerprint_trees:
+                readings = page_major_ab(index)
+            answers = {}
             for where, reading in readings:
                 report: dict = {}
                 began = time.perf_counter()
-                top_k_all(reading, top_k=args.top_k, pages=chosen, workers=args.workers, show_progress=False,
-                          report=report)
+                answers.setdefault(where.split(",")[0], []).append(top_k_all(
+                    reading, top_k=args.top_k, pages=chosen, workers=args.workers, show_progress=False, report=report))
                 seconds = time.perf_counter() - began
                 print(f"{method:<11}all pages ({where}): {count:,} random pages in {seconds:.1f} s, "
                       f"{count / seconds:,.0f} pages/s on {args.workers} workers "
                       f"({report.get('lists_sampled', 0):,} lists read from a sample)", flush=True)
+            if args.page_major_ab and len(answers) == 2:
+                first, second = (runs[0] for runs in answers.values())
+                print(f"{method:<11}the same lists with and without the page-major rows: "
+                      f"{all(np.array_equal(a, b) for a, b in zip(first, second))}", flush=True)
 
 
 if __name__ == "__main__":

@@ -201,6 +201,10 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
                 bands = 12 * (n_fingerprints // ROWS) * pages
                 twins += bands
                 parts["first-step bands"] = bands
+        if entry.fingerprint_trees and not on_disk:  # FingerprintIndex.prepare_all_pages
+            rows = 9 * n_fingerprints * pages  # position, parent (int32), label (int8) of each page side by side
+            twins += rows
+            parts["page-major rows"] = rows
         parts["top-k lists"] = results
         stages["top-k"] = (urls[0] + held + index + results + twins, urls[1] + held + index + results + twins)
         stages["write"] = (urls[0] + held + index + results + writing, urls[1] + held + index + results + writing)

@@ -227,7 +227,8 @@ def similar(
         handle = obtain_index(runner, method, root, rebuild=rebuild, crawled_only=crawled_only,
                               show_progress=show_progress, memory_budget=False, on_disk=on_disk, graph=of, **given)
         if on_disk and hasattr(handle.index, "bands"):
-            handle.index.bands = False  # the first-step bands would not fit the budget either
+            # the first-step bands and the page-major copies would not fit the budget either
+            handle.index.bands = handle.index.use_page_major = False
         # A run whose index does not fit in memory writes every list and keeps none (the comparison
         # would hold two sets of lists).
         return write_similar(runner, handle, top_k=top_k, similarity_cutoff=similarity_cutoff, batch_size=batch_size,

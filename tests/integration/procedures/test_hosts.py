@@ -101,14 +101,14 @@ def test_every_method_runs_on_the_host_graph_of_najdisi(runner, cli_env, tmp_pat
         assert list(ranks.top.columns) == ["rank", "host", "pagerank"]
 
         some = [row["url"] for row in runner.run("MATCH (p:Page) WHERE p.crawled RETURN p.url AS url LIMIT 50")]
-        pages_run = ls.similar("simrank").write(n_fingerprints=20, source_pages=some).record  # the pages' run
+        pages_run = ls.similar("simrank").write(n_fingerprints=10, source_pages=some).record  # the pages' run
         linked = runner.run("MATCH (h:Host) WHERE (h)--(:Host) RETURN count(h) AS n")[0]["n"]
         # Small parameters keep the test short: on this host graph, whose neighbourhoods reach most
         # hosts within a few links, extended Jaccard's L = 10 and PageSim's radius 3 take minutes
         # (benchmarks/hosts.py runs the defaults). The default method runs with its defaults.
-        small = {"xjaccard": {"n_fingerprints": 20, "length": 3}, "pagesim": {"radius": 1}, DEFAULT_METHOD: {}}
+        small = {"xjaccard": {"n_fingerprints": 10, "length": 2}, "pagesim": {"radius": 1}, DEFAULT_METHOD: {}}
         for method in METHODS:
-            given = small.get(method, {"n_fingerprints": 20} if METHODS[method].samples else {})
+            given = small.get(method, {"n_fingerprints": 10} if METHODS[method].samples else {})
             record = ls.similar(method, graph="hosts").write(top_k=5, **given).record
             assert record.pages == 14_654 and record.linked == linked
             if method == DEFAULT_METHOD:  # links both ways: every host with a link has a list
@@ -135,7 +135,7 @@ def test_every_method_runs_on_the_host_graph_of_najdisi(runner, cli_env, tmp_pat
         other = printed[0]["host"]
         assert main(["-q", "sim", host, other, "--method", "simrank"]) == 0
         assert float(capsys.readouterr().out) == ls.sim(host, other, method="simrank", graph="hosts") > 0
-        assert main(["-q", "index", "simrank", "--graph", "hosts", "--fingerprints", "20"]) == 0
+        assert main(["-q", "index", "simrank", "--graph", "hosts", "--fingerprints", "10"]) == 0
         assert "already up to date" in capsys.readouterr().out
         cypher = runner.run(linksim.cypher.query("related_pages", "related_hosts"),
                             {"method": "simrank", "host": host, "limit": 5})

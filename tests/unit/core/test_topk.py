@@ -99,3 +99,32 @@ def test_a_bucket_of_the_first_step_bands_holds_the_pages_of_the_same_first_step
             assert bucket == same
             for w in same:  # meeting at step 1 in both fingerprints of the band, by Lemma 2
                 assert w == u or index.meeting_times(u, w)[2 * b : 2 * b + 2].tolist() == [1, 1]
+
+
+@pytest.mark.parametrize("kind", ["simrank", "psimrank"])
+def test_page_major_rows_give_the_same_scores_and_lists_as_the_fingerprint_rows(kind: str) -> None:
+    """prepare_all_pages' page-major copies change where a candidate's rows are read from, not a
+    float: the exact reading, the sampled one and sims agree bit for bit with an index without."""
+    rng = np.random.default_rng(11)
+    graph = LinkGraph.from_edges(rng.integers(0, 300, 2_000), rng.integers(0, 300, 2_000) ** 2 % 300, 300)
+    rows = build_index(graph, kind, 40, seed=4)
+    rows.use_page_major = False
+    paged = build_index(graph, kind, 40, seed=4)
+    for index in (rows, paged):
+        index._exact_members = 0  # this small graph: sampled readings all the same
+        index.prepare_all_pages()
+    assert paged._page_major[0].shape == (300, 40) and rows._page_major[0].shape == (0, 0)
+    assert np.array_equal(paged._page_major[1], rows.parent.T)
+    pages = np.arange(300)
+    for u in range(0, 300, 7):
+        assert np.array_equal(paged.sims(u, pages), rows.sims(u, pages))
+        assert paged.sims(u, pages)[u] == 1.0 and paged.sims(u, pages[u:u + 1])[0] == paged.sim(u, u)
+        for sample in (0, 2):
+            assert paged.related(u, top_k=6, sample=sample) == rows.related(u, top_k=6, sample=sample)
+        assert paged.related(u, top_k=6, sample=0, n_fingerprints=25) == rows.related(
+            u, top_k=6, sample=0, n_fingerprints=25)
+    u = max(range(0, 300, 7), key=lambda w: int((paged.sims(w, pages) > 0).sum()))
+    scores = paged.sims(u, pages)
+    scores[u] = 0.0
+    v = int(np.argmax(scores))
+    assert paged.sims(u, np.array([v]))[0] == paged.sim(u, v) > 0 and len(paged.related(u, top_k=6, sample=2)) == 6
