@@ -54,6 +54,7 @@ class Estimate:
     parts: dict[str, int]
     disk: dict[str, int] = field(default_factory=dict)
     on_disk: bool = False  # the index built in memory-mapped files (only one fingerprint in memory)
+    page_major: bool = False  # the top-k lists scored from page-major copies of the index (prepare_all_pages)
     nodes: str = "pages"  # what the graph's nodes are: pages, or hosts (the host graph)
 
     @property
@@ -78,7 +79,7 @@ class Estimate:
             "bytesMin": self.bytes_min, "bytesMax": self.bytes_max, "peakStage": self.peak_stage,
             "stages": {name: {"bytesMin": low, "bytesMax": high} for name, (low, high) in self.stages.items()},
             "parts": dict(self.parts), "diskBytes": self.disk_bytes, "disk": dict(self.disk),
-            "onDisk": self.on_disk, "nodes": self.nodes,
+            "onDisk": self.on_disk, "pageMajor": self.page_major, "nodes": self.nodes,
         }
 
     def lines(self) -> list[str]:
@@ -156,8 +157,13 @@ def estimate_pagerank(pages: int, links: int) -> Estimate:
 
 
 def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 100, length: int = 10,
-                   top_k: int | None = None, radius: int = 3, on_disk: bool = False) -> Estimate:
+                   top_k: int | None = None, radius: int = 3, on_disk: bool = False,
+                   page_major: bool = True) -> Estimate:
     """``linksim index METHOD`` (``top_k`` None) or ``linksim similar METHOD --top-k K``.
+
+    ``page_major`` (a fingerprint-tree index in memory, with ``top_k``): the lists are scored from
+    page-major copies of the index (:meth:`FingerprintIndex.prepare_all_pages`, 9 bytes a page and
+    fingerprint); a run leaves them out when only that fits.
 
     ``on_disk`` (the fingerprint-tree methods): the fingerprints and their layout built into memory-mapped
     files one fingerprint at a time; memory then holds one fingerprint's rows, and the pages of
@@ -192,6 +198,7 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
             writing += 2 * 16 * lists + 16 * lists
             disk["kept lists"] = 16 * lists + 8 * pages
         twins = 24 * pages + 16 * pages  # the twin classes; the queries' score and seen arrays
+        kept = 0  # what prepare_all_pages adds to the index, held until the run ends
         from linksim.fingerprints.index import FingerprintIndex
 
         if FingerprintIndex._band_candidates_of.get(method):  # the first-step bands (linksim.ranking.bands)
@@ -199,17 +206,21 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
 
             if not on_disk:  # a run whose index is built on disk reads without them
                 bands = 12 * (n_fingerprints // ROWS) * pages
-                twins += bands
+                kept += bands
                 parts["first-step bands"] = bands
-        if entry.fingerprint_trees and not on_disk:  # FingerprintIndex.prepare_all_pages
+        page_major = page_major and entry.fingerprint_trees and not on_disk
+        if page_major:  # FingerprintIndex.prepare_all_pages
             rows = 9 * n_fingerprints * pages  # position, parent (int32), label (int8) of each page side by side
-            twins += rows
+            kept += rows
             parts["page-major rows"] = rows
         parts["top-k lists"] = results
+        index += kept
         stages["top-k"] = (urls[0] + held + index + results + twins, urls[1] + held + index + results + twins)
         stages["write"] = (urls[0] + held + index + results + writing, urls[1] + held + index + results + writing)
+    else:
+        page_major = False
     task = f"{'similar' if top_k is not None else 'index'} {method}"
-    return Estimate(task, pages, links, stages, parts, disk, on_disk)
+    return Estimate(task, pages, links, stages, parts, disk, on_disk, page_major)
 
 
 def parse_bytes(text: str | int | None) -> int | None:

@@ -215,7 +215,8 @@ def similar(
     if retire == "background":
         retirement_log(run_key(method, of))
     source_pages = parse_source_pages(source_pages)
-    on_disk = check_memory(runner, "similar", memory_budget, method, top_k=top_k, graph=of.name, **given).on_disk
+    fits = check_memory(runner, "similar", memory_budget, method, top_k=top_k, graph=of.name, **given)
+    on_disk = fits.on_disk
     from linksim.ranking.treescan import warm_up
 
     warm_up()  # a first compilation of the queries happens here, not while the lock is held
@@ -226,9 +227,10 @@ def similar(
     with acquire(runner, f"similar:{run_key(method, of)}", wait=wait) as lock:
         handle = obtain_index(runner, method, root, rebuild=rebuild, crawled_only=crawled_only,
                               show_progress=show_progress, memory_budget=False, on_disk=on_disk, graph=of, **given)
-        if on_disk and hasattr(handle.index, "bands"):
-            # the first-step bands and the page-major copies would not fit the budget either
-            handle.index.bands = handle.index.use_page_major = False
+        if hasattr(handle.index, "bands"):
+            handle.index.use_page_major = fits.page_major  # the copies where they fit the budget too
+            if on_disk:
+                handle.index.bands = False  # the first-step bands would not fit the budget either
         # A run whose index does not fit in memory writes every list and keeps none (the comparison
         # would hold two sets of lists).
         return write_similar(runner, handle, top_k=top_k, similarity_cutoff=similarity_cutoff, batch_size=batch_size,

@@ -42,6 +42,22 @@ def test_an_index_too_large_for_memory_is_built_on_disk_when_that_fits(recording
         check_memory(runner, "index", check_memory(runner, "index", "none", "xjaccard").bytes_min - 1, "xjaccard")
 
 
+def test_the_page_major_copies_go_first_then_the_index_goes_to_disk(recording) -> None:
+    """A similar run whose page-major copies do not fit scores its lists without them, in memory;
+    only when the index itself does not fit is it built on disk (no copies there)."""
+    runner = recording(_counts(1_000_000, 10_000_000))
+    roomy = check_memory(runner, "similar", "none", "simrank", top_k=10)
+    assert roomy.page_major and not roomy.on_disk and roomy.parts["page-major rows"] == 9 * 100 * 1_000_000
+    squeezed = check_memory(runner, "similar", roomy.bytes_min - 1, "simrank", top_k=10)
+    assert not squeezed.page_major and not squeezed.on_disk and "page-major rows" not in squeezed.parts
+    assert roomy.bytes_min - squeezed.bytes_min == 9 * 100 * 1_000_000
+    tight = check_memory(runner, "similar", squeezed.bytes_min - 1, "simrank", top_k=10)
+    assert tight.on_disk and not tight.page_major
+    assert tight.as_dict()["pageMajor"] is False and roomy.as_dict()["pageMajor"] is True
+    # Extended Jaccard has no fingerprint trees, and no copies.
+    assert not check_memory(runner, "similar", "none", "xjaccard", top_k=10).page_major
+
+
 def test_the_estimate_is_of_the_run_as_the_budget_makes_it(recording, monkeypatch) -> None:
     """`--estimate` under a budget that sends the index to disk estimates the on-disk run (the
     100M-link scale run printed the in-memory 25 GiB for a build that went to disk at 10 GiB)."""
