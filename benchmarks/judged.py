@@ -123,7 +123,7 @@ def main() -> None:
     parser.add_argument("--methods", nargs="+", default=["simrank", "psimrank"])
     parser.add_argument("--fingerprints", type=int, default=100)
     parser.add_argument("--judge-fingerprints", type=int, default=300)
-    parser.add_argument("--pages", type=int, default=150, help="pages with in-links judged")
+    parser.add_argument("--pages", type=int, default=150, help="pages with in-links judged (0: none, --all-pages alone)")
     parser.add_argument("--top-k", type=int, default=10)
     parser.add_argument("--sample", type=int, nargs="*", default=[16], help="sizes of the sampled reading")
     parser.add_argument("--all-pages", type=int, default=0, metavar="P",
@@ -155,41 +155,48 @@ def main() -> None:
     for method in args.methods:
         entry = METHODS[method]
         build = lambda n, seed: entry.build_index(graph, n_fingerprints=n, seed=seed)  # noqa: E731
-        index, other, judge = build(args.fingerprints, 0), build(args.fingerprints, 1), build(args.judge_fingerprints, 2)
-        # The spectral method's exact lists scan every page for the nearest ones (4-5 pages/s on
-        # the 10M-link crawl); its index stores those an HNSW graph found, its all-pages reading.
-        exact_reading = (lambda i: scanning(i, pages)) if hasattr(index, "nearest") else (lambda i: i)  # noqa: E731
-        exact, rate = lists_for(exact_reading(index), pages, args.top_k)
-        cuts = other_cuts = None
-        if entry.fingerprint_trees:  # each page's k-th best score and the pages tied at it, in both indexes
-            cuts = {int(u): cut_of(index, int(u), args.top_k) for u in pages}
-            other_cuts = {int(u): cut_of(other, int(u), args.top_k) for u in pages}
-            tied = [len(c.tied) for c in cuts.values() if c is not None]
-            print(f"{method:<11}(ties at the cut: {len(tied)} of {len(pages)} pages, median "
-                  f"{np.median(tied) if tied else 0:.0f} pages tied)", flush=True)
-        rows = [(f"exact, N = {args.fingerprints}", exact, rate, cuts),
-                (f"noise floor (seed 1)", *lists_for(exact_reading(other), pages, args.top_k), other_cuts)]
-        if hasattr(index, "prepare_all_pages"):  # what `similar` builds first (first-step bands, an HNSW graph)
-            began = time.perf_counter()
-            index.prepare_all_pages()
-            print(f"{method:<11}(prepared for all pages in {time.perf_counter() - began:.1f} s)", flush=True)
-        if entry.fingerprint_trees:
-            for sample in args.sample:
-                rows.append((f"--sample {sample:,}", *lists_for(index, pages, args.top_k, sample), cuts))
-        else:
-            rows.append(("all-pages reading", *lists_for(index, pages, args.top_k), None))
-        for label, lists, speed, list_cuts in rows:
-            quality = judged_quality(lists, exact, index_judge(judge), pages.tolist(), args.top_k)
-            fair = ""
-            if list_cuts is not None:
-                tie_fair = judged_quality(lists, exact, index_judge(judge), pages.tolist(), args.top_k,
-                                          cuts=list_cuts, exact_cuts=cuts)
-                fair = f"   tie-fair: {tie_fair.mean:>6.3f}{tie_fair.p5:>7.3f}"
-            print(f"{method:<11}{label:<26}{quality.mean:>7.3f}{quality.p5:>7.3f}{speed:>10.0f}{fair}", flush=True)
+        index = build(args.fingerprints, 0)
+        other = judge = None
+        if args.pages:  # --pages 0: the all-pages rate alone
+            other, judge = build(args.fingerprints, 1), build(args.judge_fingerprints, 2)
+            # The spectral method's exact lists scan every page for the nearest ones (4-5 pages/s on
+            # the 10M-link crawl); its index stores those an HNSW graph found, its all-pages reading.
+            exact_reading = (lambda i: scanning(i, pages)) if hasattr(index, "nearest") else (lambda i: i)  # noqa: E731
+            exact, rate = lists_for(exact_reading(index), pages, args.top_k)
+            cuts = other_cuts = None
+            if entry.fingerprint_trees:  # each page's k-th best score and the pages tied at it, in both indexes
+                cuts = {int(u): cut_of(index, int(u), args.top_k) for u in pages}
+                other_cuts = {int(u): cut_of(other, int(u), args.top_k) for u in pages}
+                tied = [len(c.tied) for c in cuts.values() if c is not None]
+                print(f"{method:<11}(ties at the cut: {len(tied)} of {len(pages)} pages, median "
+                      f"{np.median(tied) if tied else 0:.0f} pages tied)", flush=True)
+            rows = [(f"exact, N = {args.fingerprints}", exact, rate, cuts),
+                    (f"noise floor (seed 1)", *lists_for(exact_reading(other), pages, args.top_k), other_cuts)]
+            if hasattr(index, "prepare_all_pages"):  # what `similar` builds first (first-step bands, an HNSW graph)
+                began = time.perf_counter()
+                index.prepare_all_pages()
+                print(f"{method:<11}(prepared for all pages in {time.perf_counter() - began:.1f} s)", flush=True)
+            if entry.fingerprint_trees:
+                for sample in args.sample:
+                    rows.append((f"--sample {sample:,}", *lists_for(index, pages, args.top_k, sample), cuts))
+            else:
+                rows.append(("all-pages reading", *lists_for(index, pages, args.top_k), None))
+            for label, lists, speed, list_cuts in rows:
+                quality = judged_quality(lists, exact, index_judge(judge), pages.tolist(), args.top_k)
+                fair = ""
+                if list_cuts is not None:
+                    tie_fair = judged_quality(lists, exact, index_judge(judge), pages.tolist(), args.top_k,
+                                              cuts=list_cuts, exact_cuts=cuts)
+                    fair = f"   tie-fair: {tie_fair.mean:>6.3f}{tie_fair.p5:>7.3f}"
+                print(f"{method:<11}{label:<26}{quality.mean:>7.3f}{quality.p5:>7.3f}{speed:>10.0f}{fair}", flush=True)
         if args.all_pages:
             del other, judge
             count = min(args.all_pages, graph.n)
             chosen = np.sort(np.random.default_rng(3).choice(graph.n, count, replace=False))
+            if hasattr(index, "prepare_all_pages"):  # before the clock, as `similar` does before its lists
+                began = time.perf_counter()
+                index.prepare_all_pages()
+                print(f"{method:<11}(prepared for all pages in {time.perf_counter() - began:.1f} s)", flush=True)
             readings = [("in memory", index)]
             if args.from_store:
                 readings.append(("from the store", stored(index, method, graph)))
