@@ -214,8 +214,8 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
             kept += rows
             parts["page-major rows"] = rows
         parts["top-k lists"] = results
-        # The walk state is stored with the index and let go before the lists (obtain_index): a
-        # similar run's top-k and write stages hold the index without it.
+        # The walk state is stored with the index and let go before the lists (procedures/similarity):
+        # a similar run's top-k and write stages hold the index without it.
         index += kept - own.get("walk state (for updates)", 0)
         stages["top-k"] = (urls[0] + held + index + results + twins, urls[1] + held + index + results + twins)
         stages["write"] = (urls[0] + held + index + results + writing, urls[1] + held + index + results + writing)

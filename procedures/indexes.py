@@ -129,8 +129,6 @@ def obtain_index(
         path = store.save(index, root, method, graph.n, graph.m, extra={"buildSeconds": round(seconds, 3)},
                           urls=streamed.urls, state=streamed.state, crawled_only=crawled_only, graph=graph)
     log.info("built in %.1f s, stored in %s", seconds, path)
-    if getattr(index, "walks", None) is not None:
-        index.walks = None  # stored with the index, where the next update reads it: not held by the queries
     return IndexHandle(method, index, root, True, seconds, streamed, path, of=of)
 
 
@@ -171,8 +169,6 @@ def _updated(entry, root: Path, parameters: dict, streamed: StreamedGraph, crawl
     log.info("updated the stored %s index to the changed graph (%s of %s pages with links changed) in %.1f s "
              "(its build took %s), stored in %s", entry.name, f"{index.changed_pages:,}", f"{graph.n:,}", seconds,
              "?" if rebuilt is None else f"{rebuilt:.1f} s", path)
-    if getattr(index, "walks", None) is not None:
-        index.walks = None  # stored with the index (as after a build)
     return index, seconds, path
 
 

@@ -229,6 +229,8 @@ def similar(
                               show_progress=show_progress, memory_budget=False, on_disk=on_disk, graph=of, **given)
         if hasattr(handle.index, "bands"):
             handle.index.use_page_major = fits.page_major  # the copies where they fit the budget too
+            if getattr(handle.index, "walks", None) is not None:
+                handle.index.walks = None  # stored with the index for the next update; not read by the lists
             if on_disk:
                 handle.index.bands = False  # the first-step bands would not fit the budget either
         # A run whose index does not fit in memory writes every list and keeps none (the comparison
