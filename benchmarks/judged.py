@@ -206,7 +206,7 @@ def main() -> None:
             for where, reading in readings:
                 report: dict = {}
                 began = time.perf_counter()
-                answers.setdefault(where.split(",")[0], []).append(top_k_all(
+                answers.setdefault(where, []).append(top_k_all(
                     reading, top_k=args.top_k, pages=chosen, workers=args.workers, show_progress=False, report=report))
                 seconds = time.perf_counter() - began
                 print(f"{method:<11}all pages ({where}): {count:,} random pages in {seconds:.1f} s, "

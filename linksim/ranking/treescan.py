@@ -130,7 +130,11 @@ def _exact_scores(u, pages, count, length, powers, parent, plabel, position, siz
         for r in range(n):
             c = order[r]
             v = pages[c]
-            times[c, i] = _time_in(v, i, depths[i], position[i, v], parent[i, v], plabel[i, v], never,
+            pv = position[i, v]
+            if pv < starts[i, depths[i]] or pv >= stops[i, depths[i]]:
+                times[c, i] = never  # another tree: its parent and label rows are not read
+                continue
+            times[c, i] = _time_in(v, i, depths[i], pv, parent[i, v], plabel[i, v], never,
                                    parent, plabel, chains, intos, starts, stops)
     for c in range(n):
         scores[c] = _score_of(times[c], count, length, powers)
