@@ -114,6 +114,45 @@ def scanning(index, pages):
     return replace(index, nearest=table)
 
 
+def in_link_classes(graph) -> np.ndarray:
+    """A key per page, equal for pages with the same in-links (a sum of random 64-bit words over
+    the in-links, with the in-degree): pages of one class have the same true score with any page,
+    and differ in an index only by its Monte Carlo noise."""
+    words = np.random.default_rng(7).integers(0, 2**63, graph.n, dtype=np.uint64)
+    sums = np.zeros(graph.m + 1, dtype=np.uint64)
+    np.cumsum(words[graph.in_indices], dtype=np.uint64, out=sums[1:])
+    with np.errstate(over="ignore"):
+        return (sums[graph.in_indptr[1:]] - sums[graph.in_indptr[:-1]]) ^ graph.in_degree.astype(np.uint64)
+
+
+def explain_worst(graph, index, judge, lists, exact, pages, top_k: int, count: int, label: str) -> None:
+    """For the ``count`` pages whose ``lists`` the judge finds worst against the exact lists: the
+    in-link classes (pages with the same in-links) their listed pages come from, how many pages
+    each holds, how the index scores them (mean, the best) and how the judge does (mean over the
+    class, the truth up to the judge's noise)."""
+    from linksim.evaluation.judged import worth
+
+    key = in_link_classes(graph)
+    valued = []
+    for u in pages.tolist():
+        reference = worth(judge, u, exact.get(u, ()), top_k)
+        if reference > 0:
+            valued.append((worth(judge, u, lists.get(u, ()), top_k) / reference, u))
+    for quality, u in sorted(valued)[:count]:
+        print(f"  {label}, page {u} ({graph.in_degree[u]} in-links): judged {quality:.3f}")
+        mine = {v for v, _ in lists.get(u, ())[:top_k]}
+        best = {v for v, _ in exact.get(u, ())[:top_k]}
+        for klass in dict.fromkeys(int(key[v]) for v in [*best, *mine]):
+            members = np.flatnonzero(key == np.uint64(klass))
+            scores = index.sims(u, members)
+            shown = members if len(members) <= 1_000 else members[np.linspace(0, len(members) - 1, 1_000).astype(int)]
+            judge_scores = np.asarray(judge(u, shown))
+            print(f"    class of {len(members):,} pages with {graph.in_degree[members[0]]} in-links: "
+                  f"{sum(int(v) in best for v in members)} in the exact list, {sum(int(v) in mine for v in members)} "
+                  f"in this one; index scores mean {scores.mean():.4f}, best {scores.max():.4f}; judge's mean "
+                  f"{judge_scores.mean():.4f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--crawl", choices=["generated", "cnr-2000"], default="generated")
@@ -133,6 +172,10 @@ def main() -> None:
     parser.add_argument("--page-major-ab", action="store_true",
                         help="time --all-pages also without the page-major rows (FingerprintIndex.prepare_all_pages), "
                         "each reading twice, interleaved, and check that the lists are the same")
+    parser.add_argument("--worst", type=int, default=0, metavar="K",
+                        help="for the K pages whose sampled lists are judged worst: the classes of pages with "
+                        "the same in-links their listed pages come from, and how the index and the judge score "
+                        "each class (where the exact list's advantage comes from)")
     parser.add_argument("--from-store", action="store_true",
                         help="time --all-pages also on the index saved to the index store and opened from it "
                         "memory-mapped, as `linksim similar` reads it (the arrays of a build in memory may sit "
@@ -189,6 +232,9 @@ def main() -> None:
                                               cuts=list_cuts, exact_cuts=cuts)
                     fair = f"   tie-fair: {tie_fair.mean:>6.3f}{tie_fair.p5:>7.3f}"
                 print(f"{method:<11}{label:<26}{quality.mean:>7.3f}{quality.p5:>7.3f}{speed:>10.0f}{fair}", flush=True)
+            if args.worst and entry.fingerprint_trees:
+                for label, lists, _, _ in rows[2:]:
+                    explain_worst(graph, index, index_judge(judge), lists, exact, pages, args.top_k, args.worst, label)
         if args.all_pages:
             del other, judge
             count = min(args.all_pages, graph.n)

@@ -162,8 +162,8 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
     """``linksim index METHOD`` (``top_k`` None) or ``linksim similar METHOD --top-k K``.
 
     ``page_major`` (a fingerprint-tree index in memory, with ``top_k``): the lists are scored from
-    page-major copies of the index (:meth:`FingerprintIndex.prepare_all_pages`, 9 bytes a page and
-    fingerprint); a run leaves them out when only that fits.
+    page-major copies of the index (:meth:`FingerprintIndex.prepare_all_pages`, 6 bytes a page and
+    fingerprint, walks of at most 15 steps); a run leaves them out when only that fits.
 
     ``on_disk`` (the fingerprint-tree methods): the fingerprints and their layout built into memory-mapped
     files one fingerprint at a time; memory then holds one fingerprint's rows, and the pages of
@@ -208,9 +208,11 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
                 bands = 12 * (n_fingerprints // ROWS) * pages
                 kept += bands
                 parts["first-step bands"] = bands
-        page_major = page_major and entry.fingerprint_trees and not on_disk
+        from linksim.ranking.treescan import PAGE_MAJOR_BYTES, PATH_BITS
+
+        page_major = page_major and entry.fingerprint_trees and not on_disk and length <= PATH_BITS
         if page_major:  # FingerprintIndex.prepare_all_pages
-            rows = 9 * n_fingerprints * pages  # position, parent (int32), label (int8) of each page side by side
+            rows = PAGE_MAJOR_BYTES * n_fingerprints * pages  # position (int32), path labels (uint16) side by side
             kept += rows
             parts["page-major rows"] = rows
         parts["top-k lists"] = results

@@ -550,15 +550,17 @@ class FingerprintIndex:
 
     def prepare_all_pages(self) -> None:
         """Before the lists of all pages: what the queries read besides the index, built once
-        before workers fork: the first-step bands, and (``use_page_major``) each page's position,
-        parent and label in every fingerprint side by side, (V, N) copies of 9 bytes a page and
-        fingerprint that halve the time of scoring a candidate exactly (its rows in a few cache
-        lines instead of one miss a fingerprint; the same floats)."""
+        before workers fork: the first-step bands, and (``use_page_major``, walks of at most 15
+        steps) each page's position and path labels (the labels of the edges from it to its root,
+        as bits) in every fingerprint side by side, (V, N) rows of 6 bytes a page and fingerprint:
+        a candidate is scored exactly from its own row, a few cache lines, instead of a miss in
+        every fingerprint and a walk up its ancestors (the same floats)."""
         if self.bands and self._band_candidates_of.get(self.method, 0) and \
                 self.n_fingerprints * self.n > self._exact_members:
             self.first_step_bands()
         if self.use_page_major and self._page_major[0].shape[0] == 0 and self.n_fingerprints * self.n > self._exact_members:
-            self._page_major = page_major(self.parent, self.label, self.layout().position)
+            layout = self.layout()
+            self._page_major = page_major(self.parent, self.label, layout.position, layout.order, self.length)
 
     def _top_k_sample(self, u: int, top_k: int, powers: np.ndarray, similarity_cutoff: float, count: int,
                       sample: int):

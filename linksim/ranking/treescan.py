@@ -99,11 +99,12 @@ def _exact_scores(u, pages, count, length, powers, parent, plabel, position, siz
     """sim(u, v) by Lemma 2 in every fingerprint for each v of ``pages``, terms summed in increasing
     τ (the floats :meth:`FingerprintIndex.sim` gives).
 
-    With ``page_major`` (:func:`page_major` of the index: a page's position, parent and label in
-    every fingerprint side by side) each page is scored in turn, its 100 fingerprints' rows read
-    from a few cache lines: about half the time of reading row by row. Without (its arrays of
-    length 0), read fingerprint by fingerprint over the pages in increasing order: a
-    fingerprint's rows in address order and its chain once."""
+    With ``page_major`` (:func:`page_major` of the index: a page's position and path labels in
+    every fingerprint side by side) each page is scored in turn from its own row alone, a few
+    cache lines: the path labels give the label by which v's path enters u's ancestor, so no
+    ancestor of v is read (:func:`_time_by_path`). Without (its arrays of length 0), read
+    fingerprint by fingerprint over the pages in increasing order: a fingerprint's rows in
+    address order and its chain once, v's ancestors walked up to u's."""
     n = len(pages)
     never = length + 1
     starts = np.empty((count, length + 1), dtype=np.int64)
@@ -114,14 +115,15 @@ def _exact_scores(u, pages, count, length, powers, parent, plabel, position, siz
             starts[i, j] = position[i, a]
             stops[i, j] = starts[i, j] + size[i, a]
     scores = np.empty(n, dtype=np.float64)
-    position_t, parent_t, plabel_t = page_major
+    position_t, path_t = page_major
     if position_t.shape[0] > 0:
+        below = _below(count, depths, intos)
         row = np.empty(count, dtype=np.int64)
         for c in range(n):
             v = pages[c]
             for i in range(count):
-                row[i] = _time_in(v, i, depths[i], position_t[v, i], parent_t[v, i], plabel_t[v, i], never,
-                                  parent, plabel, chains, intos, starts, stops)
+                row[i] = _time_by_path(position_t[v, i], path_t[v, i], i, depths[i], never, intos, below, starts,
+                                       stops)
             scores[c] = _score_of(row, count, length, powers)
         return scores
     order = np.argsort(pages)
@@ -163,14 +165,80 @@ def _time_in(v, i, depth, pv, up, lab, never, parent, plabel, chains, intos, sta
     return never
 
 
-def page_major(index_parent: np.ndarray, index_label: np.ndarray, position: np.ndarray) -> tuple:
-    """(position, parent, label) of every page in every fingerprint, (V, N) each: the rows the
-    exact scoring of a candidate reads, side by side (9 bytes a page and fingerprint)."""
-    return tuple(read_only(np.ascontiguousarray(np.asarray(a).T))
-                 for a in (position, index_parent, index_label))
+@njit(cache=True, nogil=True, inline="always")
+def _high_bit(bits):
+    """The highest set bit's place (0 for none): the largest label of a set of path labels."""
+    place = 0
+    bits >>= 1
+    while bits:
+        bits >>= 1
+        place += 1
+    return place
 
 
-NO_PAGE_MAJOR = tuple(read_only(np.zeros((0, 0), dtype=dtype)) for dtype in (np.int32, np.int32, np.int8))
+@njit(cache=True, nogil=True)
+def _below(count, depths, intos):
+    """Per fingerprint i and ancestor a_j of u: the path labels below the edge a_j -> a_{j+1}
+    (every label for the root). Labels grow towards the root, so the edge by which another page's
+    path enters a_j carries the largest of that page's path labels below it."""
+    below = np.empty((count, intos.shape[1]), dtype=np.int64)
+    for i in range(count):
+        for j in range(depths[i]):
+            below[i, j] = (1 << intos[i, j + 1]) - 1
+        below[i, depths[i]] = -1
+    return below
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _time_by_path(pv, bits, i, depth, never, intos, below, starts, stops):
+    """τ(u, v) in fingerprint i from v's position ``pv`` and path labels ``bits`` alone (what
+    :func:`_time_in` finds by walking v's ancestors): v lies in the subtree of u's ancestor a_j
+    and not of a_{j-1}, and meets u at the later of the time u's walk enters a_j and the label
+    of the edge by which v's path enters a_j, the largest of v's path labels below a_j's own
+    edge (0 when v is a_j)."""
+    if pv < starts[i, depth] or pv >= stops[i, depth]:
+        return never  # another tree
+    for j in range(depth + 1):
+        if starts[i, j] <= pv < stops[i, j]:
+            return max(intos[i, j], _high_bit(np.int64(bits) & below[i, j]))
+    return never
+
+
+PATH_BITS = 15  #: the longest walks whose path labels fit the page-major rows (uint16, labels 1..L)
+PAGE_MAJOR_BYTES = 6  #: of the page-major rows, a page and fingerprint: position (int32), path labels (uint16)
+
+
+@njit(cache=True, nogil=True)
+def _path_labels(parent, label, order, row, i):
+    """Fingerprint i's path labels into ``row``: bit t set when the page's path to its root holds
+    an edge labelled t. In preorder, a page's parent comes first."""
+    for q in range(order.shape[1]):
+        x = order[i, q]
+        up = parent[i, x]
+        row[x] = 0 if up < 0 else row[up] | (1 << label[i, x])
+
+
+def page_major(index_parent: np.ndarray, index_label: np.ndarray, position: np.ndarray, order: np.ndarray,
+               length: int) -> tuple:
+    """(position, path labels) of every page in every fingerprint, (V, N) each: the rows the exact
+    scoring of a candidate reads, side by side (6 bytes a page and fingerprint). The path labels
+    of a page are the labels of the edges from it to its root as bits (uint16: walks of at most
+    ``PATH_BITS`` steps; longer ones get no rows, :data:`NO_PAGE_MAJOR`)."""
+    if length > PATH_BITS:
+        return NO_PAGE_MAJOR
+    parent, label, order = read_only(index_parent), read_only(index_label), read_only(order)
+    count, n = parent.shape
+    paths = np.empty((n, count), dtype=np.uint16)
+    block = np.zeros((min(count, 32), n), dtype=np.uint16)  # 32 fingerprints: a cache line of each page's row
+    for first in range(0, count, len(block)):
+        rows = block[: min(len(block), count - first)]
+        for r in range(len(rows)):
+            _path_labels(parent, label, order, rows[r], first + r)
+        paths[:, first : first + len(rows)] = rows.T
+    return read_only(np.ascontiguousarray(np.asarray(position).T)), read_only(paths)
+
+
+NO_PAGE_MAJOR = tuple(read_only(np.zeros((0, 0), dtype=dtype)) for dtype in (np.int32, np.uint16))
 
 
 @njit(cache=True, nogil=True)
@@ -337,6 +405,10 @@ def top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_
     sampled = False
     for i in range(count):
         depths[i] = _chain(u, i, parent, plabel, length, chains[i], intos[i])
+    path_t = page_major[1]
+    paged = path_t.shape[0] > 0
+    below = _below(count, depths, intos)
+    for i in range(count):
         for s in range(2 * depths[i] + 1):
             start, stop, floor, constant = _segment(i, s, chains[i], intos[i], position, size)
             members = stop - start
@@ -361,11 +433,15 @@ def top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_
                 w = order[i, q]
                 tau = floor
                 if not constant:  # τ: the label into the anchor's child on w's path (labels grow upwards)
-                    x = w
-                    while parent[i, x] != anchor:
-                        x = parent[i, x]
-                    if plabel[i, x] > tau:
-                        tau = plabel[i, x]
+                    if paged:  # the largest of w's path labels below the anchor's own edge
+                        lab = _high_bit(np.int64(path_t[w, i]) & below[i, (s + 1) // 2])
+                    else:
+                        x = w
+                        while parent[i, x] != anchor:
+                            x = parent[i, x]
+                        lab = plabel[i, x]
+                    if lab > tau:
+                        tau = lab
                 n_touched = _meet(w, acc, powers[tau], touched, n_touched)
     # Every member read: the partial sums are the scores (summed in another order), their best are final.
     # (Ties of a sample: the page read first. On a generated 1M-link crawl that judged 0.996 / 0.847,
@@ -521,7 +597,7 @@ def warm_up() -> None:
     size = read_only(np.array([[2, 1]], dtype=np.int32))
     powers = np.array([1.0, 0.5, 0.0])
     acc, seen, touched = np.zeros(2), np.zeros(2, dtype=np.int32), np.zeros(2, dtype=np.int32)
-    for rows in (NO_PAGE_MAJOR, page_major(parent, label, position)):
+    for rows in (NO_PAGE_MAJOR, page_major(parent, label, position, order, 1)):
         top_k_one(0, 1, 1, 1, powers, 0.0, 10, 5.0, parent, label, order, position, size, label, acc, seen, touched,
                   rows)
         bands = read_only(np.zeros((1, 2), dtype=np.int32))

@@ -86,8 +86,10 @@ def test_an_index_built_on_disk_is_estimated_without_its_arrays():
         rows = disk.parts["one fingerprint's rows (the index is on disk)"]
         bands = memory.parts.get("first-step bands", 0)  # PSimRank's, in memory only (none on disk)
         assert (bands > 0) == (name == "psimrank") and "first-step bands" not in disk.parts
-        page_major = memory.parts["page-major rows"]  # in memory only: 9 bytes a page and fingerprint
-        assert page_major == 9 * 100 * pages and "page-major rows" not in disk.parts
+        page_major = memory.parts["page-major rows"]  # in memory only: 6 bytes a page and fingerprint
+        assert page_major == 6 * 100 * pages and "page-major rows" not in disk.parts
+        # walks longer than the path labels' 15 bits: no page-major rows
+        assert "page-major rows" not in estimate_index(name, pages, links, top_k=10, length=16).parts
         # the walk state is stored and let go before the lists: the top-k stage holds the index without it
         assert memory.stages["top-k"][0] - disk.stages["top-k"][0] == held - walks - rows + bands + page_major
         assert rows < held / 20

@@ -114,7 +114,14 @@ def test_page_major_rows_give_the_same_scores_and_lists_as_the_fingerprint_rows(
         index._exact_members = 0  # this small graph: sampled readings all the same
         index.prepare_all_pages()
     assert paged._page_major[0].shape == (300, 40) and rows._page_major[0].shape == (0, 0)
-    assert np.array_equal(paged._page_major[1], rows.parent.T)
+    assert np.array_equal(paged._page_major[0], rows.layout().position.T)
+    for i in range(0, 40, 9):  # path labels: the labels of the edges from a page up to its root, as bits
+        for x in range(300):
+            bits, y = 0, x
+            while rows.parent[i, y] >= 0:
+                bits |= 1 << int(rows.label[i, y])
+                y = rows.parent[i, y]
+            assert paged._page_major[1][x, i] == bits
     pages = np.arange(300)
     for u in range(0, 300, 7):
         assert np.array_equal(paged.sims(u, pages), rows.sims(u, pages))
@@ -128,3 +135,17 @@ def test_page_major_rows_give_the_same_scores_and_lists_as_the_fingerprint_rows(
     scores[u] = 0.0
     v = int(np.argmax(scores))
     assert paged.sims(u, np.array([v]))[0] == paged.sim(u, v) > 0 and len(paged.related(u, top_k=6, sample=2)) == 6
+
+
+def test_walks_longer_than_the_path_labels_are_scored_without_page_major_rows() -> None:
+    """Path labels are 15 bits: an index of longer walks makes no page-major rows and scores from
+    the fingerprint rows, the same lists."""
+    rng = np.random.default_rng(12)
+    graph = LinkGraph.from_edges(rng.integers(0, 200, 1_200), rng.integers(0, 200, 1_200) ** 2 % 200, 200)
+    index = build_index(graph, "simrank", 20, seed=5, length=16)
+    index._exact_members = 0
+    index.prepare_all_pages()
+    assert index._page_major[0].shape == (0, 0)
+    assert index.label.max() > 0
+    for u in range(0, 200, 11):
+        assert index.related(u, top_k=5, sample=2) == [(v, index.sim(u, v)) for v, _ in index.related(u, top_k=5, sample=2)]
