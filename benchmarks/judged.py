@@ -21,6 +21,7 @@ tell those apart, and the exact list's choice among them, the smaller page numbe
     .venv/bin/python benchmarks/judged.py --links 10M --methods simrank psimrank --sample 16 8
     .venv/bin/python benchmarks/judged.py --crawl cnr-2000 --methods simrank psimrank
     .venv/bin/python benchmarks/judged.py --links 10M --methods spectral --all-pages 40000 --from-store
+    .venv/bin/python benchmarks/judged.py --links 10M --pages 0 --all-pages 40000 --batch-ab
 """
 
 from __future__ import annotations
@@ -98,6 +99,24 @@ def page_major_ab(index) -> list:
     return [("fingerprint rows", rows), ("page-major rows", index)] * 2
 
 
+class OnePageACall:
+    """An index as ``top_k_all`` saw it before ``related_many``: every list one ``related`` call."""
+
+    def __init__(self, index) -> None:
+        self._index = index
+
+    def __getattr__(self, name: str):
+        if name == "related_many":
+            raise AttributeError(name)
+        return getattr(self._index, name)
+
+
+def batch_ab(index) -> list:
+    """The index read one page a call and a chunk a call (the same index), each twice,
+    interleaved: [(label, index)]."""
+    return [("one call a page", OnePageACall(index)), ("a chunk a call", index)] * 2
+
+
 def scanning(index, pages):
     """The spectral ``index`` with the exact nearest pages of ``pages`` (a scan of every page each)
     in place of the stored ones, which come from an HNSW graph from 100,000 pages on: its exact
@@ -172,6 +191,10 @@ def main() -> None:
     parser.add_argument("--page-major-ab", action="store_true",
                         help="time --all-pages also without the page-major rows (FingerprintIndex.prepare_all_pages), "
                         "each reading twice, interleaved, and check that the lists are the same")
+    parser.add_argument("--batch-ab", action="store_true",
+                        help="time --all-pages also one related call a page, against a chunk of pages a compiled "
+                        "call (FingerprintIndex.related_many), each twice, interleaved, and check that the lists are "
+                        "the same")
     parser.add_argument("--worst", type=int, default=0, metavar="K",
                         help="for the K pages whose sampled lists are judged worst: the classes of pages with "
                         "the same in-links their listed pages come from, and how the index and the judge score "
@@ -248,6 +271,8 @@ def main() -> None:
                 readings.append(("from the store", stored(index, method, graph)))
             if args.page_major_ab and entry.fingerprint_trees:
                 readings = page_major_ab(index)
+            if args.batch_ab and entry.fingerprint_trees:
+                readings = batch_ab(index)
             answers = {}
             for where, reading in readings:
                 report: dict = {}
@@ -258,9 +283,9 @@ def main() -> None:
                 print(f"{method:<11}all pages ({where}): {count:,} random pages in {seconds:.1f} s, "
                       f"{count / seconds:,.0f} pages/s on {args.workers} workers "
                       f"({report.get('lists_sampled', 0):,} lists read from a sample)", flush=True)
-            if args.page_major_ab and len(answers) == 2:
+            if (args.page_major_ab or args.batch_ab) and len(answers) == 2:
                 first, second = (runs[0] for runs in answers.values())
-                print(f"{method:<11}the same lists with and without the page-major rows: "
+                print(f"{method:<11}the same lists both ways ({' / '.join(answers)}): "
                       f"{all(np.array_equal(a, b) for a, b in zip(first, second))}", flush=True)
 
 

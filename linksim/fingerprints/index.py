@@ -30,7 +30,8 @@ from linksim.parameters import (
     check_fingerprints_asked, check_page, check_parameters, check_query, sampled_parameters,
 )
 from linksim.ranking import top_pairs, top_scores
-from linksim.ranking.treescan import NO_PAGE_MAJOR, page_major, read_only, scores_with, top_k_one, top_k_sampled
+from linksim.ranking.treescan import (NO_PAGE_MAJOR, page_major, read_only, scores_with, top_k_many, top_k_one,
+                                      top_k_sampled)
 
 NO_PARENT = -1
 _NO_BANDS = read_only(np.zeros((0, 0), dtype=np.int32))  # a query without first-step bands
@@ -473,6 +474,43 @@ class FingerprintIndex:
         found, sampled = self._related_one(u, top_k, decay, similarity_cutoff, count, sample)
         self.lists_sampled += sampled
         return found
+
+    def related_many(self, pages: np.ndarray, top_k: int, similarity_cutoff: float = 0.0,
+                     sample: int | None = None) -> list[list[tuple[int, float]]]:
+        """:meth:`related` of each of ``pages`` (all fingerprints, the index's decay): the same
+        lists, the pages outside twin classes answered in one compiled call
+        (:func:`linksim.ranking.treescan.top_k_many`) rather than one call a page."""
+        check_query(top_k, similarity_cutoff, None)
+        sample = self.sample if sample is None else check_parameters(sample=sample)["sample"]
+        pages = np.asarray(pages, dtype=np.int64)
+        for u in pages[:1].tolist() + pages[-1:].tolist():
+            check_page(u, self.n)
+        if len(pages) and (pages.min() < 0 or pages.max() >= self.n):
+            check_page(int(pages.min() if pages.min() < 0 else pages.max()), self.n)
+        count = self.n_fingerprints
+        alone = np.ones(len(pages), dtype=bool)
+        if self._use_twins and similarity_cutoff < self.decay:
+            alone = self.twin_classes(count)[0][pages] < 0
+        lists: list = [None] * len(pages)
+        for r in np.flatnonzero(~alone).tolist():
+            lists[r] = self.related(int(pages[r]), top_k=top_k, similarity_cutoff=similarity_cutoff, sample=sample)
+        if alone.any():
+            scratch = self._query_scratch()
+            banded = self._band_candidates_of.get(self.method, 0) if self.bands and sample else 0
+            bands = self.first_step_bands() if banded else (_NO_BANDS,) * 3
+            lengths, found, scores, sampled = top_k_many(
+                read_only(pages[alone]), int(top_k), int(count), int(self.length), self.powers(self.decay),
+                float(similarity_cutoff), int(sample), int(self._exact_members),
+                int(max(self._sample_candidates, 2 * top_k)), int(max(self._sample_finalists, 2 * top_k)),
+                int(self._candidate_limit), float(self._rescore_cost), *self._query_arrays,
+                read_only(self.layout().root), scratch.acc, scratch.seen, scratch.touched, *bands,
+                int(self._band_cap), int(banded), self._page_major)
+            self.lists_sampled += int(sampled)
+            ends = np.cumsum(lengths)
+            found, scores = found.tolist(), scores.tolist()
+            for r, end, length in zip(np.flatnonzero(alone).tolist(), ends.tolist(), lengths.tolist()):
+                lists[r] = list(zip(found[end - length:end], scores[end - length:end]))
+        return lists
 
     def _related_one(self, u: int, top_k: int | None, decay: float, similarity_cutoff: float,
                      count: int, sample: int = 0) -> tuple[list[tuple[int, float]], bool]:

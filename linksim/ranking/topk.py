@@ -18,8 +18,12 @@ def _run(task: tuple[int, np.ndarray, int, float, dict]):
     index = _SHARED["index"]
     sources, targets, scores = [], [], []
     sampled_before = getattr(index, "lists_sampled", 0)
-    for u in pages.tolist():
-        for v, score in index.related(u, top_k=top_k, similarity_cutoff=similarity_cutoff, **options):
+    if hasattr(index, "related_many"):  # the same lists, a chunk in one compiled call
+        lists = index.related_many(pages, top_k=top_k, similarity_cutoff=similarity_cutoff, **options)
+    else:
+        lists = (index.related(u, top_k=top_k, similarity_cutoff=similarity_cutoff, **options) for u in pages.tolist())
+    for u, found in zip(pages.tolist(), lists):
+        for v, score in found:
             sources.append(u)
             targets.append(v)
             scores.append(score)

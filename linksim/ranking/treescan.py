@@ -471,6 +471,59 @@ def top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_
 
 
 @njit(cache=True, nogil=True)
+def _ranked(pages, scores, u, top_k, similarity_cutoff):
+    """:func:`linksim.ranking.top_pages` compiled: the best ``top_k`` of (page, score) above
+    ``similarity_cutoff``, u excluded, best first, ties (on 12 decimals) by the smaller page."""
+    keep = (scores > similarity_cutoff) & (pages != u)
+    pages, scores = pages[keep], scores[keep]
+    if len(pages) > top_k:
+        kth = np.partition(scores.copy(), len(scores) - top_k)[len(scores) - top_k]
+        keep = scores >= kth - 1e-12
+        pages, scores = pages[keep], scores[keep]
+    by_page = np.argsort(pages, kind="mergesort")
+    keys = -np.round(scores[by_page], 12)
+    ranking = by_page[np.argsort(keys, kind="mergesort")][:top_k]
+    return pages[ranking], scores[ranking]
+
+
+@njit(cache=True, nogil=True)
+def top_k_many(us, top_k, count, length, powers, similarity_cutoff, sample, exact_members, n_candidates,
+               n_finalists, candidate_limit, rescore_cost, parent, plabel, order, position, size, olabel, root,
+               acc, seen, touched, band_order, band_start, band_stop, band_cap, n_band_candidates, page_major):
+    """Each page of ``us``'s list, as :meth:`FingerprintIndex.related` gives it one page at a time
+    (without twin classes): a page whose trees hold more than ``exact_members`` members (u
+    excluded) is read from a sample (``sample`` > 0, :func:`top_k_sampled`), any other exactly
+    (:func:`top_k_one`). Returns (lengths, pages, scores, sampled): the lists one after another,
+    best first, and how many were read from a sample."""
+    lengths = np.zeros(len(us), dtype=np.int64)
+    out_pages = np.empty(len(us) * top_k, dtype=np.int64)
+    out_scores = np.empty(len(us) * top_k, dtype=np.float64)
+    n_out = 0
+    n_sampled = 0
+    for r in range(len(us)):
+        u = us[r]
+        members = 0
+        for i in range(count):
+            members += size[i, root[i, u]] - 1
+        if sample > 0 and members > exact_members:
+            pages, scores, sampled = top_k_sampled(
+                u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists, parent,
+                plabel, order, position, size, olabel, acc, touched, band_order, band_start, band_stop, band_cap,
+                n_band_candidates, page_major)
+            n_sampled += sampled
+        else:
+            pages, scores, _ = top_k_one(u, top_k, count, length, powers, similarity_cutoff, candidate_limit,
+                                         rescore_cost, parent, plabel, order, position, size, olabel, acc, seen,
+                                         touched, page_major)
+        pages, scores = _ranked(pages, scores, u, top_k, similarity_cutoff)
+        lengths[r] = len(pages)
+        out_pages[n_out : n_out + len(pages)] = pages
+        out_scores[n_out : n_out + len(pages)] = scores
+        n_out += len(pages)
+    return lengths, out_pages[:n_out], out_scores[:n_out], n_sampled
+
+
+@njit(cache=True, nogil=True)
 def _band_hits(u, band_order, band_start, band_stop, cap, hits, touched):
     """For each band, the pages of u's bucket (at most ``cap``, a systematic sample of a larger
     one) gain 1 in ``hits``: (pages touched)."""
@@ -604,6 +657,10 @@ def warm_up() -> None:
         top_k_sampled(0, 1, 1, 1, powers, 0.0, 1, 4, 2, parent, label, order, position, size, label, acc, touched,
                       bands, bands, bands, 4, 4, rows)
         scores_with(0, read_only(np.array([1], dtype=np.int64)), 1, 1, powers, parent, label, position, size, rows)
+        for sampled in (0, 1):
+            top_k_many(read_only(np.array([0, 1], dtype=np.int64)), 1, 1, 1, powers, 0.0, sampled, 0, 4, 2, 10, 5.0,
+                       parent, label, order, position, size, label, read_only(np.zeros((1, 2), dtype=np.int32)), acc,
+                       seen, touched, bands, bands, bands, 4, 4, rows)
     sources, values = read_only(np.array([0], dtype=np.int64)), read_only(np.array([0.5]))
     indptr, indices = read_only(np.array([0, 1], dtype=np.int64)), read_only(np.array([1], dtype=np.int32))
     pagesim_scores(sources, values, indptr, indices, values, True, np.zeros(2), np.zeros(2, dtype=np.int32))

@@ -130,6 +130,10 @@ def test_page_major_rows_give_the_same_scores_and_lists_as_the_fingerprint_rows(
             assert paged.related(u, top_k=6, sample=sample) == rows.related(u, top_k=6, sample=sample)
         assert paged.related(u, top_k=6, sample=0, n_fingerprints=25) == rows.related(
             u, top_k=6, sample=0, n_fingerprints=25)
+    for index in (rows, paged):  # a chunk of pages in one compiled call: each page's list as related gives it
+        for sample, top_k, cutoff in ((0, 6, 0.0), (2, 6, 0.0), (2, 3, 0.05), (0, 1, 0.0)):
+            assert index.related_many(pages, top_k=top_k, similarity_cutoff=cutoff, sample=sample) == [
+                index.related(int(u), top_k=top_k, similarity_cutoff=cutoff, sample=sample) for u in pages]
     u = max(range(0, 300, 7), key=lambda w: int((paged.sims(w, pages) > 0).sum()))
     scores = paged.sims(u, pages)
     scores[u] = 0.0
