@@ -190,10 +190,8 @@ class FingerprintIndex:
         """:meth:`sim` of u with each of ``pages`` at once (float64, equal to :meth:`sim` bit for bit:
         the same terms in the same order; compiled, :func:`linksim.ranking.treescan.scores_with`)."""
         count = check_fingerprints_asked(n_fingerprints, self.n_fingerprints)
-        pages = np.asarray(pages, dtype=np.int64)
         check_page(u, self.n)
-        if len(pages) and (pages.min() < 0 or pages.max() >= self.n):
-            check_page(int(pages.min() if pages.min() < 0 else pages.max()), self.n)
+        pages = self._checked_pages(pages)
         self._query_scratch()
         parent, label, _, position, size, _ = self._query_arrays
         return scores_with(int(u), read_only(pages), int(count), int(self.length), self.powers(self.decay),
@@ -482,11 +480,7 @@ class FingerprintIndex:
         (:func:`linksim.ranking.treescan.top_k_many`) rather than one call a page."""
         check_query(top_k, similarity_cutoff, None)
         sample = self.sample if sample is None else check_parameters(sample=sample)["sample"]
-        pages = np.asarray(pages, dtype=np.int64)
-        for u in pages[:1].tolist() + pages[-1:].tolist():
-            check_page(u, self.n)
-        if len(pages) and (pages.min() < 0 or pages.max() >= self.n):
-            check_page(int(pages.min() if pages.min() < 0 else pages.max()), self.n)
+        pages = self._checked_pages(pages)
         count = self.n_fingerprints
         alone = np.ones(len(pages), dtype=bool)
         if self._use_twins and similarity_cutoff < self.decay:
@@ -496,8 +490,7 @@ class FingerprintIndex:
             lists[r] = self.related(int(pages[r]), top_k=top_k, similarity_cutoff=similarity_cutoff, sample=sample)
         if alone.any():
             scratch = self._query_scratch()
-            banded = self._band_candidates_of.get(self.method, 0) if self.bands and sample else 0
-            bands = self.first_step_bands() if banded else (_NO_BANDS,) * 3
+            banded, bands = self._sample_bands() if sample else (0, (_NO_BANDS,) * 3)
             lengths, found, scores, sampled = top_k_many(
                 read_only(pages[alone]), int(top_k), int(count), int(self.length), self.powers(self.decay),
                 float(similarity_cutoff), int(sample), int(self._exact_members),
@@ -600,14 +593,26 @@ class FingerprintIndex:
             layout = self.layout()
             self._page_major = page_major(self.parent, self.label, layout.position, layout.order, self.length)
 
+    def _sample_bands(self) -> tuple[int, tuple]:
+        """(pages a sampled query adds from the first-step bands, the bands' arrays): none for a
+        method without band candidates or an index read without bands."""
+        banded = self._band_candidates_of.get(self.method, 0) if self.bands else 0
+        return banded, self.first_step_bands() if banded else (_NO_BANDS,) * 3
+
+    def _checked_pages(self, pages) -> np.ndarray:
+        """``pages`` as int64, each a page of this index (:func:`check_page` names the first wrong one)."""
+        pages = np.asarray(pages, dtype=np.int64)
+        if len(pages) and (pages.min() < 0 or pages.max() >= self.n):
+            check_page(int(pages.min() if pages.min() < 0 else pages.max()), self.n)
+        return pages
+
     def _top_k_sample(self, u: int, top_k: int, powers: np.ndarray, similarity_cutoff: float, count: int,
                       sample: int):
         """The sampled query (:func:`linksim.ranking.treescan.top_k_sampled`): pages, scores and
         whether a range was sampled. The bands are those of all the fingerprints, also when a query
         asks for fewer (a band is a hash of the walks, not a score)."""
         scratch = self._query_scratch()
-        banded = self._band_candidates_of.get(self.method, 0) if self.bands else 0
-        bands = self.first_step_bands() if banded else (_NO_BANDS,) * 3
+        banded, bands = self._sample_bands()
         return top_k_sampled(int(u), int(top_k), int(count), int(self.length), powers, float(similarity_cutoff),
                              int(sample), int(max(self._sample_candidates, 2 * top_k)),
                              int(max(self._sample_finalists, 2 * top_k)), *self._query_arrays,

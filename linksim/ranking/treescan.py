@@ -149,20 +149,30 @@ def _time_in(v, i, depth, pv, up, lab, never, parent, plabel, chains, intos, sta
     subtree of u's ancestor a_j and not of a_{j-1}; it meets u at the later of the time u's walk
     enters a_j and the label of the edge by which v's path enters a_j. ``pv``, ``up``, ``lab``:
     v's position, parent and label in fingerprint i."""
-    if pv < starts[i, depth] or pv >= stops[i, depth]:
+    j = _ancestor_holding(pv, i, depth, starts, stops)
+    if j < 0:
         return never  # another tree
+    a = chains[i, j]
+    if v == a:
+        return intos[i, j]
+    if up != a:
+        x = up
+        while parent[i, x] != a:
+            x = parent[i, x]
+        lab = plabel[i, x]
+    return max(intos[i, j], lab)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _ancestor_holding(pv, i, depth, starts, stops):
+    """The first j whose ancestor a_j of u holds position ``pv`` in its subtree (u's ancestors'
+    subtrees are nested ranges of the preorder), or -1 if none does: another tree."""
+    if pv < starts[i, depth] or pv >= stops[i, depth]:
+        return -1
     for j in range(depth + 1):
         if starts[i, j] <= pv < stops[i, j]:
-            a = chains[i, j]
-            if v == a:
-                return intos[i, j]
-            if up != a:
-                x = up
-                while parent[i, x] != a:
-                    x = parent[i, x]
-                lab = plabel[i, x]
-            return max(intos[i, j], lab)
-    return never
+            return j
+    return -1
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -196,12 +206,10 @@ def _time_by_path(pv, bits, i, depth, never, intos, below, starts, stops):
     and not of a_{j-1}, and meets u at the later of the time u's walk enters a_j and the label
     of the edge by which v's path enters a_j, the largest of v's path labels below a_j's own
     edge (0 when v is a_j)."""
-    if pv < starts[i, depth] or pv >= stops[i, depth]:
+    j = _ancestor_holding(pv, i, depth, starts, stops)
+    if j < 0:
         return never  # another tree
-    for j in range(depth + 1):
-        if starts[i, j] <= pv < stops[i, j]:
-            return max(intos[i, j], _high_bit(np.int64(bits) & below[i, j]))
-    return never
+    return max(intos[i, j], _high_bit(np.int64(bits) & below[i, j]))
 
 
 PATH_BITS = 15  #: the longest walks whose path labels fit the page-major rows (uint16, labels 1..L)
