@@ -30,8 +30,8 @@ from linksim.parameters import (
     check_fingerprints_asked, check_page, check_parameters, check_query, sampled_parameters,
 )
 from linksim.ranking import top_pairs, top_scores
-from linksim.ranking.treescan import (NO_PAGE_MAJOR, page_major, read_only, scores_with, top_k_many, top_k_one,
-                                      top_k_sampled)
+from linksim.ranking.treescan import (NO_PAGE_MAJOR, label_blocks, page_major, read_only, scores_with, top_k_many,
+                                      top_k_one, top_k_sampled)
 
 NO_PARENT = -1
 _NO_BANDS = read_only(np.zeros((0, 0), dtype=np.int32))  # a query without first-step bands
@@ -74,7 +74,7 @@ class FingerprintIndex:
     _twins: dict = field(default_factory=dict, repr=False, compare=False)
     _twin_memo: tuple = field(default=(), repr=False, compare=False)
     _scratch: threading.local = field(default_factory=threading.local, repr=False, compare=False)
-    _query_arrays: tuple = field(default=(), repr=False, compare=False)  # what top_k_one reads
+    _query_arrays: tuple = field(default=(), repr=False, compare=False)  # preorder and label blocks (_tree)
     _bands: tuple = field(default=(), repr=False, compare=False)  # first-step bands (first_step_bands)
     _page_major: tuple = field(default=NO_PAGE_MAJOR, repr=False, compare=False)  # see prepare_all_pages
     _use_twins = True  # answer a twin class's pages from one query (see twin_classes)
@@ -192,10 +192,8 @@ class FingerprintIndex:
         count = check_fingerprints_asked(n_fingerprints, self.n_fingerprints)
         check_page(u, self.n)
         pages = self._checked_pages(pages)
-        self._query_scratch()
-        parent, label, _, position, size, _ = self._query_arrays
         return scores_with(int(u), read_only(pages), int(count), int(self.length), self.powers(self.decay),
-                           parent, label, position, size, self._page_major)
+                           *self._tree(), self._page_major)
 
     def powers(self, decay: float) -> np.ndarray:
         """c^t for t = 0..length, and 0 at length + 1 (never met): every score's terms."""
@@ -495,8 +493,8 @@ class FingerprintIndex:
                 read_only(pages[alone]), int(top_k), int(count), int(self.length), self.powers(self.decay),
                 float(similarity_cutoff), int(sample), int(self._exact_members),
                 int(max(self._sample_candidates, 2 * top_k)), int(max(self._sample_finalists, 2 * top_k)),
-                int(self._candidate_limit), float(self._rescore_cost), *self._query_arrays,
-                read_only(self.layout().root), scratch.acc, scratch.seen, scratch.touched, *bands,
+                int(self._candidate_limit), float(self._rescore_cost), *self._tree(), scratch.acc, scratch.seen,
+                scratch.touched, *bands,
                 int(self._band_cap), int(banded), self._page_major)
             self.lists_sampled += int(sampled)
             ends = np.cumsum(lengths)
@@ -549,18 +547,27 @@ class FingerprintIndex:
         sizes = self.tree_sizes(u)[: self.n_fingerprints if count is None else count]
         return int(sizes.sum()) - len(sizes)
 
+    def _tree(self) -> tuple[tuple, bool]:
+        """What the compiled queries read of the trees, and whether its positions are page-major:
+        the preorder (pages, labels), the labels' block maxima (:func:`label_blocks`) and each
+        page's position in every fingerprint, the page-major rows' where :meth:`prepare_all_pages`
+        made them (the layout's (N, V) positions are then not read). Parents and subtree sizes are
+        not read: u's ancestors and their subtrees are found from the labels."""
+        if not self._query_arrays:
+            layout = self.layout()
+            self._query_arrays = (read_only(layout.order), read_only(layout.label), *label_blocks(layout.label))
+        by_page = self._page_major[0].shape[0] > 0
+        position = self._page_major[0] if by_page else read_only(self.layout().position)
+        return (*self._query_arrays, position), by_page
+
     def _query_scratch(self):
-        """This thread's scratch arrays and the read-only arrays the compiled queries read."""
-        layout = self.layout()
+        """This thread's scratch arrays."""
         scratch = self._scratch
         if getattr(scratch, "n", None) != self.n:
             scratch.acc = np.zeros(self.n, dtype=np.float64)
             scratch.seen = np.zeros(self.n, dtype=np.int32)
             scratch.touched = np.zeros(self.n, dtype=np.int32)
             scratch.n = self.n
-        if not self._query_arrays:
-            self._query_arrays = tuple(read_only(a) for a in (self.parent, self.label, layout.order,
-                                                               layout.position, layout.size, layout.label))
         return scratch
 
     def _top_k_scan(self, u: int, top_k: int, powers: np.ndarray, similarity_cutoff: float, count: int):
@@ -568,7 +575,7 @@ class FingerprintIndex:
         and the level that proved them."""
         scratch = self._query_scratch()
         return top_k_one(int(u), int(top_k), int(count), int(self.length), powers, float(similarity_cutoff),
-                         int(self._candidate_limit), float(self._rescore_cost), *self._query_arrays,
+                         int(self._candidate_limit), float(self._rescore_cost), *self._tree(),
                          scratch.acc, scratch.seen, scratch.touched, self._page_major)
 
     def first_step_bands(self) -> tuple:
@@ -615,7 +622,7 @@ class FingerprintIndex:
         banded, bands = self._sample_bands()
         return top_k_sampled(int(u), int(top_k), int(count), int(self.length), powers, float(similarity_cutoff),
                              int(sample), int(max(self._sample_candidates, 2 * top_k)),
-                             int(max(self._sample_finalists, 2 * top_k)), *self._query_arrays,
+                             int(max(self._sample_finalists, 2 * top_k)), *self._tree(),
                              scratch.acc, scratch.touched, *bands, int(self._band_cap), int(banded), self._page_major)
 
     def tree_sizes(self, u: int | None = None) -> np.ndarray:

@@ -38,32 +38,138 @@ def read_only(array: np.ndarray) -> np.ndarray:
     return view
 
 
-@njit(cache=True, nogil=True)
-def _chain(u, i, parent, plabel, length, chain, into):
-    """u's ancestors a_0 = u, a_1, ... in fingerprint i and the labels l_j into them; returns J."""
-    chain[0] = u
-    into[0] = 0
-    x = u
-    depth = 0
-    while depth < length and parent[i, x] >= 0:
-        into[depth + 1] = plabel[i, x]
-        x = parent[i, x]
-        depth += 1
-        chain[depth] = x
-    return depth
+BLOCK = 64  #: positions of the preorder a first-level block of label maxima covers
+SUPER = 4096  #: and a second-level block
+
+
+def label_blocks(olabel: np.ndarray) -> tuple:
+    """The largest key of each block of :data:`BLOCK` and of :data:`SUPER` positions of every
+    fingerprint's preorder labels, (N, ceil(V / BLOCK)) and (N, ceil(V / SUPER)) uint8: what lets
+    :func:`_tree_chain` find u's ancestors and their subtrees' ends, and :func:`_range_max` the
+    label by which a page's path enters one of them, in a few block steps rather than a walk up
+    parent pointers (1/64 byte a page and fingerprint). A label's key is the label less one, a
+    root's (label 0) 255: larger than every label."""
+    count, n = olabel.shape
+    width = -(-n // SUPER) * SUPER
+    block = np.zeros((count, width // BLOCK), dtype=np.uint8)
+    top = np.zeros((count, width // SUPER), dtype=np.uint8)
+    row = np.zeros(width, dtype=np.uint8)
+    for i in range(count):
+        row[:n] = np.asarray(olabel[i]).view(np.uint8) - np.uint8(1)  # 0 - 1 wraps to 255: roots
+        row[n:] = 0
+        block[i] = row.reshape(-1, BLOCK).max(axis=1)
+        top[i] = block[i].reshape(-1, SUPER // BLOCK).max(axis=1)
+    return read_only(block), read_only(top)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _key(olabel, i, q):
+    """The label at position q as a key: the label less one, 255 for a root."""
+    lab = olabel[i, q]
+    return 255 if lab == 0 else lab - 1
 
 
 @njit(cache=True, nogil=True)
-def _segment(i, s, chain, into, position, size):
+def _next_at_least(i, q, x, olabel, block, top):
+    """The first position r >= q of fingerprint i whose key is at least x (the preorder's length
+    if none)."""
+    n = olabel.shape[1]
+    r = q
+    while r < n:
+        if r % SUPER == 0 and top[i, r // SUPER] < x:
+            r += SUPER
+        elif r % BLOCK == 0 and block[i, r // BLOCK] < x:
+            r += BLOCK
+        elif _key(olabel, i, r) >= x:
+            return r
+        else:
+            r += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def _last_above(i, q, x, olabel, block, top):
+    """The last position r <= q of fingerprint i whose key is above x (-1 if none)."""
+    r = q
+    while r >= 0:
+        if (r + 1) % SUPER == 0 and top[i, r // SUPER] <= x:
+            r -= SUPER
+        elif (r + 1) % BLOCK == 0 and block[i, r // BLOCK] <= x:
+            r -= BLOCK
+        elif _key(olabel, i, r) > x:
+            return r
+        else:
+            r -= 1
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _range_max(i, a, b, olabel, block, top):
+    """The largest label at positions a+1 .. b of fingerprint i (no root among them): the label of
+    the edge by which the path of the page at b enters the page at a, its ancestor (children are
+    laid out in increasing label order and every label below a child is smaller than its own)."""
+    m = 0
+    r = a + 1
+    while r <= b:
+        if r % SUPER == 0 and r + SUPER - 1 <= b:
+            m = max(m, top[i, r // SUPER])
+            r += SUPER
+        elif r % BLOCK == 0 and r + BLOCK - 1 <= b:
+            m = max(m, block[i, r // BLOCK])
+            r += BLOCK
+        else:
+            m = max(m, _key(olabel, i, r))
+            r += 1
+    return m + 1
+
+
+@njit(cache=True, nogil=True)
+def _where(position, by_page, i, v):
+    """Page v's position in fingerprint i: from (V, N) page-major rows or the (N, V) layout."""
+    return position[v, i] if by_page else position[i, v]
+
+
+@njit(cache=True, nogil=True)
+def _tree_chain(u, count, length, olabel, block, top, position, by_page, starts, stops, intos, depths):
+    """u's ancestors a_0 = u, a_1, ... in each fingerprint as the ranges of the preorder their
+    subtrees hold (``starts``, ``stops``: (count, length + 1)), the labels l_j into them
+    (``intos``) and how many there are (``depths``), from the preorder labels alone. Labels grow
+    strictly towards the root and each page's children are laid out in increasing label order,
+    so every page between a_{j+1} and a_j in the preorder is a descendant of a_{j+1} with a label
+    at most l_{j+1}: a_{j+1} is the last page before a_j labelled above l_{j+1}, a root (label 0)
+    above every label; a_j's subtree ends at the first later page labelled at least a_j's own
+    label. Returns the members of u's trees (u excluded)."""
+    members = 0
+    for i in range(count):
+        p = _where(position, by_page, i, u)
+        starts[i, 0] = p
+        intos[i, 0] = 0
+        lab = olabel[i, p]
+        j = 0
+        while lab != 0 and j < length:
+            q = _last_above(i, starts[i, j] - 1, lab - 1, olabel, block, top)
+            j += 1
+            starts[i, j] = q
+            intos[i, j] = lab
+            lab = olabel[i, q]
+        depths[i] = j
+        r = p + 1
+        for d in range(j + 1):
+            r = _next_at_least(i, r, _key(olabel, i, starts[i, d]), olabel, block, top)
+            stops[i, d] = r
+        members += stops[i, j] - starts[i, j] - 1
+    return members
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _segment(i, s, starts, stops, intos):
     """Segment s of u's members in fingerprint i: (start, stop, floor, constant)."""
     if s == 0:
-        p = position[i, chain[0]]
-        return p + 1, p + size[i, chain[0]], 0, False
+        return starts[i, 0] + 1, stops[i, 0], 0, False
     j = (s + 1) // 2
-    pa, pb = position[i, chain[j]], position[i, chain[j - 1]]
     if s % 2 == 1:  # a_j and its children met before a_{j-1}'s branch: τ = l_j
-        return pa, pb, into[j], True
-    return pb + size[i, chain[j - 1]], pa + size[i, chain[j]], into[j], False
+        return starts[i, j], starts[i, j - 1], intos[i, j], True
+    return stops[i, j - 1], stops[i, j], intos[i, j], False
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -94,26 +200,19 @@ def _score_of(times, count, length, powers):
 
 
 @njit(cache=True, nogil=True)
-def _exact_scores(u, pages, count, length, powers, parent, plabel, position, size, chains, intos, depths,
-                  page_major):
+def _exact_scores(pages, count, length, powers, tree, by_page, starts, stops, intos, depths, page_major):
     """sim(u, v) by Lemma 2 in every fingerprint for each v of ``pages``, terms summed in increasing
-    τ (the floats :meth:`FingerprintIndex.sim` gives).
+    τ (the floats :meth:`FingerprintIndex.sim` gives), u's trees given by :func:`_tree_chain`.
 
     With ``page_major`` (:func:`page_major` of the index: a page's position and path labels in
     every fingerprint side by side) each page is scored in turn from its own row alone, a few
-    cache lines: the path labels give the label by which v's path enters u's ancestor, so no
-    ancestor of v is read (:func:`_time_by_path`). Without (its arrays of length 0), read
-    fingerprint by fingerprint over the pages in increasing order: a fingerprint's rows in
-    address order and its chain once, v's ancestors walked up to u's."""
+    cache lines: the path labels give the label by which v's path enters u's ancestor
+    (:func:`_time_by_path`). Without (its arrays of length 0), read fingerprint by fingerprint
+    over the pages in increasing order, that label the largest between the ancestor and v in
+    the preorder (:func:`_range_max`)."""
+    order, olabel, block, top, position = tree
     n = len(pages)
     never = length + 1
-    starts = np.empty((count, length + 1), dtype=np.int64)
-    stops = np.empty((count, length + 1), dtype=np.int64)
-    for i in range(count):
-        for j in range(depths[i] + 1):
-            a = chains[i, j]
-            starts[i, j] = position[i, a]
-            stops[i, j] = starts[i, j] + size[i, a]
     scores = np.empty(n, dtype=np.float64)
     position_t, path_t = page_major
     if position_t.shape[0] > 0:
@@ -126,41 +225,22 @@ def _exact_scores(u, pages, count, length, powers, parent, plabel, position, siz
                                        stops)
             scores[c] = _score_of(row, count, length, powers)
         return scores
-    order = np.argsort(pages)
+    by_order = np.argsort(pages)
     times = np.empty((n, count), dtype=np.int64)
     for i in range(count):
         for r in range(n):
-            c = order[r]
-            v = pages[c]
-            pv = position[i, v]
-            if pv < starts[i, depths[i]] or pv >= stops[i, depths[i]]:
-                times[c, i] = never  # another tree: its parent and label rows are not read
-                continue
-            times[c, i] = _time_in(v, i, depths[i], pv, parent[i, v], plabel[i, v], never,
-                                   parent, plabel, chains, intos, starts, stops)
+            c = by_order[r]
+            pv = _where(position, by_page, i, pages[c])
+            j = _ancestor_holding(pv, i, depths[i], starts, stops)
+            if j < 0:
+                times[c, i] = never  # another tree
+            elif pv == starts[i, j]:
+                times[c, i] = intos[i, j]  # v is a_j
+            else:
+                times[c, i] = max(intos[i, j], _range_max(i, starts[i, j], pv, olabel, block, top))
     for c in range(n):
         scores[c] = _score_of(times[c], count, length, powers)
     return scores
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _time_in(v, i, depth, pv, up, lab, never, parent, plabel, chains, intos, starts, stops):
-    """τ(u, v) in fingerprint i by Lemma 2 (``never`` if v is outside u's tree): v lies in the
-    subtree of u's ancestor a_j and not of a_{j-1}; it meets u at the later of the time u's walk
-    enters a_j and the label of the edge by which v's path enters a_j. ``pv``, ``up``, ``lab``:
-    v's position, parent and label in fingerprint i."""
-    j = _ancestor_holding(pv, i, depth, starts, stops)
-    if j < 0:
-        return never  # another tree
-    a = chains[i, j]
-    if v == a:
-        return intos[i, j]
-    if up != a:
-        x = up
-        while parent[i, x] != a:
-            x = parent[i, x]
-        lab = plabel[i, x]
-    return max(intos[i, j], lab)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -201,8 +281,7 @@ def _below(count, depths, intos):
 
 @njit(cache=True, nogil=True, inline="always")
 def _time_by_path(pv, bits, i, depth, never, intos, below, starts, stops):
-    """τ(u, v) in fingerprint i from v's position ``pv`` and path labels ``bits`` alone (what
-    :func:`_time_in` finds by walking v's ancestors): v lies in the subtree of u's ancestor a_j
+    """τ(u, v) in fingerprint i from v's position ``pv`` and path labels ``bits`` alone: v lies in the subtree of u's ancestor a_j
     and not of a_{j-1}, and meets u at the later of the time u's walk enters a_j and the label
     of the edge by which v's path enters a_j, the largest of v's path labels below a_j's own
     edge (0 when v is a_j)."""
@@ -250,21 +329,35 @@ NO_PAGE_MAJOR = tuple(read_only(np.zeros((0, 0), dtype=dtype)) for dtype in (np.
 
 
 @njit(cache=True, nogil=True)
-def scores_with(u, pages, count, length, powers, parent, plabel, position, size, page_major):
+def scores_with(u, pages, count, length, powers, tree, by_page, page_major):
     """sim(u, v) for each of ``pages`` by Lemma 2 over the first ``count`` fingerprints (the floats
-    :meth:`FingerprintIndex.sim` gives; u itself scores 1)."""
-    chains = np.empty((count, length + 1), dtype=np.int64)
-    intos = np.zeros((count, length + 1), dtype=np.int64)
-    depths = np.empty(count, dtype=np.int64)
-    for i in range(count):
-        depths[i] = _chain(u, i, parent, plabel, length, chains[i], intos[i])
-    return _exact_scores(u, pages, count, length, powers, parent, plabel, position, size, chains, intos, depths,
-                         page_major)
+    :meth:`FingerprintIndex.sim` gives; u itself scores 1). ``tree``: the arrays the queries read,
+    (order, preorder labels, :func:`label_blocks`, position), the position (V, N) when ``by_page``."""
+    starts, stops, intos, depths = _geometry(count, length)
+    _tree_chain(u, count, length, tree[1], tree[2], tree[3], tree[4], by_page, starts, stops, intos, depths)
+    return _exact_scores(pages, count, length, powers, tree, by_page, starts, stops, intos, depths, page_major)
 
 
 @njit(cache=True, nogil=True)
-def top_k_one(u, top_k, count, length, powers, similarity_cutoff, candidate_limit, rescore_cost,
-              parent, plabel, order, position, size, olabel, acc, seen, touched, page_major):
+def _geometry(count, length):
+    """Scratch of :func:`_tree_chain`: starts, stops, intos (count, length + 1), depths (count)."""
+    return (np.empty((count, length + 1), dtype=np.int64), np.empty((count, length + 1), dtype=np.int64),
+            np.zeros((count, length + 1), dtype=np.int64), np.empty(count, dtype=np.int64))
+
+
+@njit(cache=True, nogil=True)
+def top_k_one(u, top_k, count, length, powers, similarity_cutoff, candidate_limit, rescore_cost, tree, by_page,
+              acc, seen, touched, page_major):
+    """:func:`_top_k_one` of u, its trees found by :func:`_tree_chain`."""
+    starts, stops, intos, depths = _geometry(count, length)
+    members = _tree_chain(u, count, length, tree[1], tree[2], tree[3], tree[4], by_page, starts, stops, intos, depths)
+    return _top_k_one(u, top_k, count, length, powers, similarity_cutoff, candidate_limit, rescore_cost, tree,
+                      by_page, acc, seen, touched, page_major, starts, stops, intos, depths, members)
+
+
+@njit(cache=True, nogil=True)
+def _top_k_one(u, top_k, count, length, powers, similarity_cutoff, candidate_limit, rescore_cost, tree, by_page,
+               acc, seen, touched, page_major, starts, stops, intos, depths, members):
     """The pages that can be among u's ``top_k`` (u excluded) with their exact scores.
 
     Returns (pages, scores, level): every page whose score is above ``similarity_cutoff`` and within 1e-12 of
@@ -273,21 +366,16 @@ def top_k_one(u, top_k, count, length, powers, similarity_cutoff, candidate_limi
     The bound stops the reading when at most ``candidate_limit`` pages can still enter and
     scoring them costs less than reading on (``rescore_cost`` member reads per fingerprint).
     ``acc`` (float64), ``seen`` (int32) and ``touched`` (int32), each of length V, are scratch:
-    zero on entry, zero again on return.
+    zero on entry, zero again on return. ``members``: of u's trees, u excluded.
     """
-    chains = np.empty((count, length + 1), dtype=np.int64)
-    intos = np.zeros((count, length + 1), dtype=np.int64)
-    depths = np.empty(count, dtype=np.int64)
+    order, olabel = tree[0], tree[1]
     seg = np.zeros(count, dtype=np.int64)  # cursor: segment, position, end, running max
     cur = np.empty(count, dtype=np.int64)
     end = np.empty(count, dtype=np.int64)
     run = np.empty(count, dtype=np.int64)
     const = np.zeros(count, dtype=np.bool_)
-    members = 0  # in all of u's trees (u excluded); the root of each is the chain's top
     for i in range(count):
-        depths[i] = _chain(u, i, parent, plabel, length, chains[i], intos[i])
-        members += size[i, chains[i, depths[i]]] - 1
-        start, stop, floor, constant = _segment(i, 0, chains[i], intos[i], position, size)
+        start, stop, floor, constant = _segment(i, 0, starts, stops, intos)
         cur[i], end[i], run[i], const[i] = start, stop, floor, constant
     n_touched = 0
     n_read = 0
@@ -325,7 +413,7 @@ def top_k_one(u, top_k, count, length, powers, similarity_cutoff, candidate_limi
                         break
                 seg[i] += 1
                 if seg[i] <= last_segment:
-                    start, stop, floor, constant = _segment(i, seg[i], chains[i], intos[i], position, size)
+                    start, stop, floor, constant = _segment(i, seg[i], starts, stops, intos)
                     cur[i], end[i], run[i], const[i] = start, stop, floor, constant
         if t == length:
             break
@@ -359,8 +447,8 @@ def top_k_one(u, top_k, count, length, powers, similarity_cutoff, candidate_limi
             if (acc[w] + (count - seen[w]) * bound) / count >= floor_score - MARGIN:
                 cand_pages[c] = w
                 c += 1
-        cand_scores = _exact_scores(u, cand_pages, count, length, powers, parent, plabel, position, size, chains,
-                                    intos, depths, page_major)
+        cand_scores = _exact_scores(cand_pages, count, length, powers, tree, by_page, starts, stops, intos, depths,
+                                    page_major)
         found_pages, found_scores = _best(cand_pages, cand_scores, top_k, similarity_cutoff)
         level = t
         done = True
@@ -389,9 +477,20 @@ def _meet(w, acc, value, touched, n_touched):
 
 
 @njit(cache=True, nogil=True)
-def top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists,
-                  parent, plabel, order, position, size, olabel, acc, touched,
-                  band_order, band_start, band_stop, band_cap, n_band_candidates, page_major):
+def top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists, tree,
+                  by_page, acc, touched, band_order, band_start, band_stop, band_cap, n_band_candidates, page_major):
+    """:func:`_top_k_sampled` of u, its trees found by :func:`_tree_chain`."""
+    starts, stops, intos, depths = _geometry(count, length)
+    _tree_chain(u, count, length, tree[1], tree[2], tree[3], tree[4], by_page, starts, stops, intos, depths)
+    return _top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists, tree,
+                          by_page, acc, touched, band_order, band_start, band_stop, band_cap, n_band_candidates,
+                          page_major, starts, stops, intos, depths)
+
+
+@njit(cache=True, nogil=True)
+def _top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists, tree,
+                   by_page, acc, touched, band_order, band_start, band_stop, band_cap, n_band_candidates, page_major,
+                   starts, stops, intos, depths):
     """u's ``top_k`` from a sample of its large trees' members, each listed page scored exactly.
 
     Each range of u's members (a fingerprint's part of u's tree that meets u from one time t on,
@@ -406,19 +505,15 @@ def top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_
     member was read and the answer is the exact reading's). ``acc`` (float64) and ``touched``
     (int32) of length V are scratch, zero on entry and on return.
     """
-    chains = np.empty((count, length + 1), dtype=np.int64)
-    intos = np.zeros((count, length + 1), dtype=np.int64)
-    depths = np.empty(count, dtype=np.int64)
+    order, olabel, block, top = tree[0], tree[1], tree[2], tree[3]
     n_touched = 0
     sampled = False
-    for i in range(count):
-        depths[i] = _chain(u, i, parent, plabel, length, chains[i], intos[i])
     path_t = page_major[1]
     paged = path_t.shape[0] > 0
     below = _below(count, depths, intos)
     for i in range(count):
         for s in range(2 * depths[i] + 1):
-            start, stop, floor, constant = _segment(i, s, chains[i], intos[i], position, size)
+            start, stop, floor, constant = _segment(i, s, starts, stops, intos)
             members = stop - start
             if members <= 0:
                 continue
@@ -435,19 +530,16 @@ def top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_
             stride = members / quota
             key = _mix(np.uint64(u) * np.uint64(GAMMA) + np.uint64(i * (2 * length + 1) + s))
             offset = (key >> np.uint64(11)) * (1.0 / 9007199254740992.0) * stride  # uniform in [0, stride)
-            anchor = chains[i, (s + 1) // 2]  # the page whose subtree holds the range
+            anchor = (s + 1) // 2  # the ancestor a_j whose subtree holds the range
             for r in range(quota):
                 q = min(start + int(offset + r * stride), stop - 1)
                 w = order[i, q]
                 tau = floor
                 if not constant:  # τ: the label into the anchor's child on w's path (labels grow upwards)
                     if paged:  # the largest of w's path labels below the anchor's own edge
-                        lab = _high_bit(np.int64(path_t[w, i]) & below[i, (s + 1) // 2])
-                    else:
-                        x = w
-                        while parent[i, x] != anchor:
-                            x = parent[i, x]
-                        lab = plabel[i, x]
+                        lab = _high_bit(np.int64(path_t[w, i]) & below[i, anchor])
+                    else:  # the largest label between a_j and w in the preorder
+                        lab = _range_max(i, starts[i, anchor], q, olabel, block, top)
                     if lab > tau:
                         tau = lab
                 n_touched = _meet(w, acc, powers[tau], touched, n_touched)
@@ -472,8 +564,7 @@ def top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_
         for c in range(len(chosen)):
             acc[chosen[c]] = 0.0
         chosen = np.concatenate((chosen, frequent[:extra]))
-    scores = _exact_scores(u, chosen, count, length, powers, parent, plabel, position, size, chains, intos, depths,
-                           page_major)
+    scores = _exact_scores(chosen, count, length, powers, tree, by_page, starts, stops, intos, depths, page_major)
     pages, scores = _best(chosen, scores, top_k, similarity_cutoff)
     return pages, scores, sampled
 
@@ -496,8 +587,8 @@ def _ranked(pages, scores, u, top_k, similarity_cutoff):
 
 @njit(cache=True, nogil=True)
 def top_k_many(us, top_k, count, length, powers, similarity_cutoff, sample, exact_members, n_candidates,
-               n_finalists, candidate_limit, rescore_cost, parent, plabel, order, position, size, olabel, root,
-               acc, seen, touched, band_order, band_start, band_stop, band_cap, n_band_candidates, page_major):
+               n_finalists, candidate_limit, rescore_cost, tree, by_page, acc, seen, touched, band_order, band_start,
+               band_stop, band_cap, n_band_candidates, page_major):
     """Each page of ``us``'s list, as :meth:`FingerprintIndex.related` gives it one page at a time
     (without twin classes): a page whose trees hold more than ``exact_members`` members (u
     excluded) is read from a sample (``sample`` > 0, :func:`top_k_sampled`), any other exactly
@@ -508,21 +599,21 @@ def top_k_many(us, top_k, count, length, powers, similarity_cutoff, sample, exac
     out_scores = np.empty(len(us) * top_k, dtype=np.float64)
     n_out = 0
     n_sampled = 0
+    starts, stops, intos, depths = _geometry(count, length)
     for r in range(len(us)):
         u = us[r]
-        members = 0
-        for i in range(count):
-            members += size[i, root[i, u]] - 1
+        members = _tree_chain(u, count, length, tree[1], tree[2], tree[3], tree[4], by_page, starts, stops, intos,
+                              depths)
         if sample > 0 and members > exact_members:
-            pages, scores, sampled = top_k_sampled(
-                u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists, parent,
-                plabel, order, position, size, olabel, acc, touched, band_order, band_start, band_stop, band_cap,
-                n_band_candidates, page_major)
+            pages, scores, sampled = _top_k_sampled(
+                u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists, tree, by_page,
+                acc, touched, band_order, band_start, band_stop, band_cap, n_band_candidates, page_major, starts,
+                stops, intos, depths)
             n_sampled += sampled
         else:
-            pages, scores, _ = top_k_one(u, top_k, count, length, powers, similarity_cutoff, candidate_limit,
-                                         rescore_cost, parent, plabel, order, position, size, olabel, acc, seen,
-                                         touched, page_major)
+            pages, scores, _ = _top_k_one(u, top_k, count, length, powers, similarity_cutoff, candidate_limit,
+                                          rescore_cost, tree, by_page, acc, seen, touched, page_major, starts, stops,
+                                          intos, depths, members)
         pages, scores = _ranked(pages, scores, u, top_k, similarity_cutoff)
         lengths[r] = len(pages)
         out_pages[n_out : n_out + len(pages)] = pages
@@ -655,20 +746,18 @@ def warm_up() -> None:
     label = read_only(np.array([[0, 1]], dtype=np.int8))
     order = read_only(np.array([[0, 1]], dtype=np.int32))
     position = read_only(np.array([[0, 1]], dtype=np.int32))
-    size = read_only(np.array([[2, 1]], dtype=np.int32))
     powers = np.array([1.0, 0.5, 0.0])
     acc, seen, touched = np.zeros(2), np.zeros(2, dtype=np.int32), np.zeros(2, dtype=np.int32)
+    bands = read_only(np.zeros((1, 2), dtype=np.int32))
     for rows in (NO_PAGE_MAJOR, page_major(parent, label, position, order, 1)):
-        top_k_one(0, 1, 1, 1, powers, 0.0, 10, 5.0, parent, label, order, position, size, label, acc, seen, touched,
-                  rows)
-        bands = read_only(np.zeros((1, 2), dtype=np.int32))
-        top_k_sampled(0, 1, 1, 1, powers, 0.0, 1, 4, 2, parent, label, order, position, size, label, acc, touched,
-                      bands, bands, bands, 4, 4, rows)
-        scores_with(0, read_only(np.array([1], dtype=np.int64)), 1, 1, powers, parent, label, position, size, rows)
+        by_page = rows[0].shape[0] > 0
+        tree = (order, label, *label_blocks(label), rows[0] if by_page else position)
+        top_k_one(0, 1, 1, 1, powers, 0.0, 10, 5.0, tree, by_page, acc, seen, touched, rows)
+        top_k_sampled(0, 1, 1, 1, powers, 0.0, 1, 4, 2, tree, by_page, acc, touched, bands, bands, bands, 4, 4, rows)
+        scores_with(0, read_only(np.array([1], dtype=np.int64)), 1, 1, powers, tree, by_page, rows)
         for sampled in (0, 1):
             top_k_many(read_only(np.array([0, 1], dtype=np.int64)), 1, 1, 1, powers, 0.0, sampled, 0, 4, 2, 10, 5.0,
-                       parent, label, order, position, size, label, read_only(np.zeros((1, 2), dtype=np.int32)), acc,
-                       seen, touched, bands, bands, bands, 4, 4, rows)
+                       tree, by_page, acc, seen, touched, bands, bands, bands, 4, 4, rows)
     sources, values = read_only(np.array([0], dtype=np.int64)), read_only(np.array([0.5]))
     indptr, indices = read_only(np.array([0, 1], dtype=np.int64)), read_only(np.array([1], dtype=np.int32))
     pagesim_scores(sources, values, indptr, indices, values, True, np.zeros(2), np.zeros(2, dtype=np.int32))

@@ -153,3 +153,46 @@ def test_walks_longer_than_the_path_labels_are_scored_without_page_major_rows() 
     assert index.label.max() > 0
     for u in range(0, 200, 11):
         assert index.related(u, top_k=5, sample=2) == [(v, index.sim(u, v)) for v, _ in index.related(u, top_k=5, sample=2)]
+
+
+@pytest.mark.parametrize("kind", ["simrank", "psimrank"])
+def test_ancestors_and_subtrees_found_from_the_preorder_labels_are_the_parents_and_sizes(kind: str) -> None:
+    """The compiled queries read no parent and no subtree size: u's ancestors, their subtrees'
+    ranges and the label by which a page's path enters an ancestor come from the preorder labels
+    and their block maxima. On trees of up to thousands of members (many blocks of 64 and 4,096
+    positions skipped), each equals a walk up the parent pointers."""
+    from linksim.ranking import treescan
+
+    rng = np.random.default_rng(13)
+    n = 9_000  # 8 hubs link to every page: walks meet within a few steps, trees span many blocks
+    source = np.concatenate([rng.integers(0, 8, 4 * n), rng.integers(0, 3, n)])
+    target = np.concatenate([np.repeat(np.arange(n), 4), rng.integers(0, 8, n)])
+    index = build_index(LinkGraph.from_edges(source, target, n), kind, 6, seed=7)
+    layout = index.layout()
+    tree, by_page = index._tree()
+    assert not by_page and layout.size.max() > treescan.SUPER
+    starts, stops, intos, depths = treescan._geometry(6, index.length)
+    order, olabel, block, top, position = tree
+    for u in rng.choice(n, 300, replace=False).tolist():
+        members = treescan._tree_chain(u, 6, index.length, olabel, block, top, position, False, starts, stops, intos,
+                                       depths)
+        assert members == index.tree_members(u)
+        for i in range(6):
+            chain, into, x = [u], [0], u
+            while index.parent[i, x] >= 0:
+                into.append(int(index.label[i, x]))
+                x = int(index.parent[i, x])
+                chain.append(x)
+            assert depths[i] == len(chain) - 1 and intos[i, : len(chain)].tolist() == into
+            assert starts[i, : len(chain)].tolist() == layout.position[i, chain].tolist()
+            assert stops[i, : len(chain)].tolist() == (layout.position[i, chain] + layout.size[i, chain]).tolist()
+            for v in rng.choice(n, 20, replace=False).tolist():  # the label into a_j on v's path
+                j = next((j for j, a in enumerate(chain) if starts[i, j] <= layout.position[i, v] < stops[i, j]),
+                         None)
+                if j is None or v == chain[j]:
+                    continue
+                y = v
+                while index.parent[i, y] != chain[j]:
+                    y = int(index.parent[i, y])
+                got = treescan._range_max(i, int(starts[i, j]), int(layout.position[i, v]), olabel, block, top)
+                assert got == index.label[i, y]
