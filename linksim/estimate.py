@@ -56,6 +56,10 @@ class Estimate:
     on_disk: bool = False  # the index built in memory-mapped files (only one fingerprint in memory)
     page_major: bool = False  # the top-k lists scored from page-major copies of the index (prepare_all_pages)
     nodes: str = "pages"  # what the graph's nodes are: pages, or hosts (the host graph)
+    # Of an index on disk: the bytes of its files a similar run's queries read at random (the
+    # preorder, its labels and the positions): free memory for the kernel's page cache beside the
+    # peak, or those reads go to the disk.
+    random_reads: int = 0
 
     @property
     def peak_stage(self) -> str:
@@ -80,6 +84,7 @@ class Estimate:
             "stages": {name: {"bytesMin": low, "bytesMax": high} for name, (low, high) in self.stages.items()},
             "parts": dict(self.parts), "diskBytes": self.disk_bytes, "disk": dict(self.disk),
             "onDisk": self.on_disk, "pageMajor": self.page_major, "nodes": self.nodes,
+            "randomReadBytes": self.random_reads,
         }
 
     def lines(self) -> list[str]:
@@ -94,6 +99,9 @@ class Estimate:
         if self.disk:
             out.append(f"  disk: {_size(self.disk_bytes)} ("
                        + ", ".join(f"{name} {_size(value)}" for name, value in self.disk.items()) + ")")
+        if self.random_reads:
+            out.append(f"  index files read at random by the queries: {_size(self.random_reads)} (free memory beyond "
+                       "the peak for the page cache, or these reads go to the disk)")
         return out
 
     def check(self, budget: int | None) -> None:
@@ -223,8 +231,13 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
         stages["write"] = (urls[0] + held + index + results + writing, urls[1] + held + index + results + writing)
     else:
         page_major = False
+    random_reads = 0
+    if top_k is not None and on_disk and entry.fingerprint_trees:
+        from linksim.ranking.treescan import QUERY_BYTES
+
+        random_reads = QUERY_BYTES * n_fingerprints * pages
     task = f"{'similar' if top_k is not None else 'index'} {method}"
-    return Estimate(task, pages, links, stages, parts, disk, on_disk, page_major)
+    return Estimate(task, pages, links, stages, parts, disk, on_disk, page_major, random_reads=random_reads)
 
 
 def parse_bytes(text: str | int | None) -> int | None:

@@ -38,6 +38,7 @@ def read_only(array: np.ndarray) -> np.ndarray:
     return view
 
 
+QUERY_BYTES = 9  #: what the compiled queries read of an index, a page and fingerprint: preorder, labels, position
 BLOCK = 64  #: positions of the preorder a first-level block of label maxima covers
 SUPER = 4096  #: and a second-level block
 

@@ -101,3 +101,22 @@ def test_an_index_built_on_disk_is_estimated_without_its_arrays():
         assert "built on disk" in disk.lines()[0]
     with pytest.raises(LinksimError, match="in memory only"):
         estimate_index("xjaccard", pages, links, on_disk=True)
+
+
+def test_the_random_reads_of_an_index_on_disk_are_the_arrays_the_queries_read():
+    """An index on disk: the estimate names the bytes of its files a similar run reads at random,
+    the itemsizes of the arrays the compiled queries take (preorder, labels, positions)."""
+    from linksim.fingerprints.walks import build_index
+
+    rng = np.random.default_rng(3)
+    index = build_index(LinkGraph.from_edges(rng.integers(0, 60, 300), rng.integers(0, 60, 300), 60), "simrank", 4,
+                        seed=1)
+    index.prepare_all_pages()
+    tree, _ = index._tree()
+    read = sum(array.itemsize for array in (tree[0], tree[1], tree[4]))  # the block maxima: 1/64 byte
+    pages = 11_000_000
+    disk = estimate_index("simrank", pages, 100_000_000, top_k=10, on_disk=True)
+    assert disk.random_reads == read * 100 * pages == disk.as_dict()["randomReadBytes"]
+    assert any("read at random" in line for line in disk.lines())
+    assert estimate_index("simrank", pages, 100_000_000, top_k=10).random_reads == 0  # in memory
+    assert estimate_index("simrank", pages, 100_000_000, on_disk=True).random_reads == 0  # an index run
