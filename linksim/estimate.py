@@ -224,9 +224,18 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
             kept += rows
             parts["page-major rows"] = rows
         parts["top-k lists"] = results
-        # The walk state is stored with the index and let go before the lists (procedures/similarity):
-        # a similar run's top-k and write stages hold the index without it.
-        index += kept - own.get("walk state (for updates)", 0)
+        if on_disk or not entry.fingerprint_trees:
+            # The walk state is stored with the index and let go before the lists (procedures/similarity).
+            index += kept - own.get("walk state (for updates)", 0)
+        else:
+            # A similar run reads its index from the store, memory-mapped (obtain_index(reopen=True)):
+            # its top-k and write stages hold the pages they read, the fingerprints (parent, label)
+            # once for the twin classes, the bands and the page-major rows, and what the queries read
+            # (linksim.ranking.treescan: the preorder, its labels and the positions); not the subtree
+            # sizes, the roots or the walk state.
+            from linksim.ranking.treescan import QUERY_BYTES
+
+            index = (5 + QUERY_BYTES) * n_fingerprints * pages + kept
         stages["top-k"] = (urls[0] + held + index + results + twins, urls[1] + held + index + results + twins)
         stages["write"] = (urls[0] + held + index + results + writing, urls[1] + held + index + results + writing)
     else:

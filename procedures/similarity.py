@@ -226,7 +226,8 @@ def similar(
         update.warm_up()  # and of the index updates
     with acquire(runner, f"similar:{run_key(method, of)}", wait=wait) as lock:
         handle = obtain_index(runner, method, root, rebuild=rebuild, crawled_only=crawled_only,
-                              show_progress=show_progress, memory_budget=False, on_disk=on_disk, graph=of, **given)
+                              show_progress=show_progress, memory_budget=False, on_disk=on_disk, graph=of,
+                              reopen=True, **given)
         if hasattr(handle.index, "bands"):
             handle.index.use_page_major = fits.page_major  # the copies where they fit the budget too
             if getattr(handle.index, "walks", None) is not None:

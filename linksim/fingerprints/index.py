@@ -30,8 +30,8 @@ from linksim.parameters import (
     check_fingerprints_asked, check_page, check_parameters, check_query, sampled_parameters,
 )
 from linksim.ranking import top_pairs, top_scores
-from linksim.ranking.treescan import (NO_PAGE_MAJOR, label_blocks, page_major, read_only, scores_with, top_k_many,
-                                      top_k_one, top_k_sampled)
+from linksim.ranking.treescan import (NO_PAGE_MAJOR, _geometry, _tree_chain, label_blocks, page_major, read_only,
+                                      scores_with, top_k_many, top_k_one, top_k_sampled)
 
 NO_PARENT = -1
 _NO_BANDS = read_only(np.zeros((0, 0), dtype=np.int32))  # a query without first-step bands
@@ -543,9 +543,13 @@ class FingerprintIndex:
         return float(scores[pages == tied[0]][0]), tied
 
     def tree_members(self, u: int, count: int | None = None) -> int:
-        """Members of u's trees in the first ``count`` fingerprints (u excluded)."""
-        sizes = self.tree_sizes(u)[: self.n_fingerprints if count is None else count]
-        return int(sizes.sum()) - len(sizes)
+        """Members of u's trees in the first ``count`` fingerprints (u excluded), found as the
+        compiled queries find them (:func:`linksim.ranking.treescan._tree_chain`): no subtree size is read."""
+        count = self.n_fingerprints if count is None else count
+        tree, by_page = self._tree()
+        starts, stops, intos, depths = _geometry(count, self.length)
+        return int(_tree_chain(int(u), count, self.length, tree[1], tree[2], tree[3], tree[4], by_page, starts, stops,
+                               intos, depths))
 
     def _tree(self) -> tuple[tuple, bool]:
         """What the compiled queries read of the trees, and whether its positions are page-major:
