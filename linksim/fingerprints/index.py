@@ -30,7 +30,7 @@ from linksim.parameters import (
     check_fingerprints_asked, check_page, check_parameters, check_query, sampled_parameters,
 )
 from linksim.ranking import top_pairs, top_scores
-from linksim.ranking.treescan import (NO_PAGE_MAJOR, _geometry, _tree_chain, label_blocks, page_major, read_only,
+from linksim.ranking.treescan import (NO_PAGE_MAJOR, _trees_of, label_blocks, page_major, read_only,
                                       scores_with, top_k_many, top_k_one, top_k_sampled)
 
 NO_PARENT = -1
@@ -546,10 +546,7 @@ class FingerprintIndex:
         """Members of u's trees in the first ``count`` fingerprints (u excluded), found as the
         compiled queries find them (:func:`linksim.ranking.treescan._tree_chain`): no subtree size is read."""
         count = self.n_fingerprints if count is None else count
-        tree, by_page = self._tree()
-        starts, stops, intos, depths = _geometry(count, self.length)
-        return int(_tree_chain(int(u), count, self.length, tree[1], tree[2], tree[3], tree[4], by_page, starts, stops,
-                               intos, depths))
+        return int(_trees_of(int(u), count, self.length, *self._tree())[4])
 
     def _tree(self) -> tuple[tuple, bool]:
         """What the compiled queries read of the trees, and whether its positions are page-major:

@@ -131,7 +131,7 @@ def _where(position, by_page, i, v):
 
 
 @njit(cache=True, nogil=True)
-def _tree_chain(u, count, length, olabel, block, top, position, by_page, starts, stops, intos, depths):
+def _tree_chain(u, count, length, tree, by_page, starts, stops, intos, depths):
     """u's ancestors a_0 = u, a_1, ... in each fingerprint as the ranges of the preorder their
     subtrees hold (``starts``, ``stops``: (count, length + 1)), the labels l_j into them
     (``intos``) and how many there are (``depths``), from the preorder labels alone. Labels grow
@@ -140,6 +140,7 @@ def _tree_chain(u, count, length, olabel, block, top, position, by_page, starts,
     at most l_{j+1}: a_{j+1} is the last page before a_j labelled above l_{j+1}, a root (label 0)
     above every label; a_j's subtree ends at the first later page labelled at least a_j's own
     label. Returns the members of u's trees (u excluded)."""
+    _, olabel, block, top, position = tree
     members = 0
     for i in range(count):
         p = _where(position, by_page, i, u)
@@ -334,8 +335,7 @@ def scores_with(u, pages, count, length, powers, tree, by_page, page_major):
     """sim(u, v) for each of ``pages`` by Lemma 2 over the first ``count`` fingerprints (the floats
     :meth:`FingerprintIndex.sim` gives; u itself scores 1). ``tree``: the arrays the queries read,
     (order, preorder labels, :func:`label_blocks`, position), the position (V, N) when ``by_page``."""
-    starts, stops, intos, depths = _geometry(count, length)
-    _tree_chain(u, count, length, tree[1], tree[2], tree[3], tree[4], by_page, starts, stops, intos, depths)
+    starts, stops, intos, depths, _ = _trees_of(u, count, length, tree, by_page)
     return _exact_scores(pages, count, length, powers, tree, by_page, starts, stops, intos, depths, page_major)
 
 
@@ -347,11 +347,18 @@ def _geometry(count, length):
 
 
 @njit(cache=True, nogil=True)
+def _trees_of(u, count, length, tree, by_page):
+    """:func:`_tree_chain` of u into new arrays: (starts, stops, intos, depths, members)."""
+    starts, stops, intos, depths = _geometry(count, length)
+    members = _tree_chain(u, count, length, tree, by_page, starts, stops, intos, depths)
+    return starts, stops, intos, depths, members
+
+
+@njit(cache=True, nogil=True)
 def top_k_one(u, top_k, count, length, powers, similarity_cutoff, candidate_limit, rescore_cost, tree, by_page,
               acc, seen, touched, page_major):
     """:func:`_top_k_one` of u, its trees found by :func:`_tree_chain`."""
-    starts, stops, intos, depths = _geometry(count, length)
-    members = _tree_chain(u, count, length, tree[1], tree[2], tree[3], tree[4], by_page, starts, stops, intos, depths)
+    starts, stops, intos, depths, members = _trees_of(u, count, length, tree, by_page)
     return _top_k_one(u, top_k, count, length, powers, similarity_cutoff, candidate_limit, rescore_cost, tree,
                       by_page, acc, seen, touched, page_major, starts, stops, intos, depths, members)
 
@@ -481,8 +488,7 @@ def _meet(w, acc, value, touched, n_touched):
 def top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists, tree,
                   by_page, acc, touched, band_order, band_start, band_stop, band_cap, n_band_candidates, page_major):
     """:func:`_top_k_sampled` of u, its trees found by :func:`_tree_chain`."""
-    starts, stops, intos, depths = _geometry(count, length)
-    _tree_chain(u, count, length, tree[1], tree[2], tree[3], tree[4], by_page, starts, stops, intos, depths)
+    starts, stops, intos, depths, _ = _trees_of(u, count, length, tree, by_page)
     return _top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists, tree,
                           by_page, acc, touched, band_order, band_start, band_stop, band_cap, n_band_candidates,
                           page_major, starts, stops, intos, depths)
@@ -603,8 +609,7 @@ def top_k_many(us, top_k, count, length, powers, similarity_cutoff, sample, exac
     starts, stops, intos, depths = _geometry(count, length)
     for r in range(len(us)):
         u = us[r]
-        members = _tree_chain(u, count, length, tree[1], tree[2], tree[3], tree[4], by_page, starts, stops, intos,
-                              depths)
+        members = _tree_chain(u, count, length, tree, by_page, starts, stops, intos, depths)
         if sample > 0 and members > exact_members:
             pages, scores, sampled = _top_k_sampled(
                 u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists, tree, by_page,

@@ -174,8 +174,7 @@ def test_ancestors_and_subtrees_found_from_the_preorder_labels_are_the_parents_a
     starts, stops, intos, depths = treescan._geometry(6, index.length)
     order, olabel, block, top, position = tree
     for u in rng.choice(n, 300, replace=False).tolist():
-        members = treescan._tree_chain(u, 6, index.length, olabel, block, top, position, False, starts, stops, intos,
-                                       depths)
+        members = treescan._tree_chain(u, 6, index.length, tree, False, starts, stops, intos, depths)
         assert members == int(layout.size[np.arange(6), layout.root[:, u]].sum()) - 6 == index.tree_members(u)
         for i in range(6):
             chain, into, x = [u], [0], u
