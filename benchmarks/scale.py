@@ -127,6 +127,11 @@ def main() -> None:
                 subprocess.run([linksim, "-q", "neo4j", "start"], env=env, check=True, cwd="/")
                 started = True
             print(f"{label} {stage}: running ...", flush=True)
+            # Every attempt's start, saved before it runs: a stage cut short (the session's end) and
+            # run again (`similar` resumes from the lists it had finished) shows what it took in all.
+            attempts = done.setdefault("attempts", {}).setdefault(stage, [])
+            attempts.append({"began": time.time()})
+            save()
             if stage == "generate":
                 result = run_stage([linksim, "generate", str(crawl), "--links", str(links), "--seed",
                                     str(args.seed), "--json"], env, log) if not crawl.exists() else {
@@ -156,6 +161,7 @@ def main() -> None:
             result["neo4jRss"] = neo4j_rss(home, instance)
             result["storeBytes"] = folder_bytes(home / "instances" / instance / "data")
             result["indexBytes"] = folder_bytes(folder / f"indexes-{label}")
+            attempts[-1]["seconds"] = result["seconds"]
             done[stage] = result
             save()
             print(f"{label} {stage}: exit {result['exit']}, {result['seconds']:.0f} s, peak RSS "
@@ -192,6 +198,19 @@ def report(results: dict, heap: str, pagecache: str) -> None:
             print(f"{label:>6} {stage:>9} {r['exit']:>4} {r['seconds']:>8.0f} {r['peakRss'] / gib:>8.2f}G "
                   f"{r.get('peakPss', 0) / gib:>6.2f}G {r.get('peakAnon', 0) / gib:>6.2f}G {r.get('peakOwn', 0) / gib:>6.2f}G {estimate:>23} {r.get('neo4jRss', 0) / gib:>8.2f}G {r.get('storeBytes', 0) / gib:>7.2f}G "
                   f"{r.get('indexBytes', 0) / gib:>7.2f}G")
+    for label, stages in results.items():
+        try:
+            run = json.loads(stages["similar"]["output"])
+        except (KeyError, ValueError):
+            continue
+        computed = run["pages"] - run.get("lists_resumed", 0)
+        tries = stages.get("attempts", {}).get("similar", [])
+        print(f"{label} similar: {run['pages']:,} pages' lists, {computed:,} computed in this attempt at "
+              f"{computed / max(run['compute_millis'] / 1000, 1e-9):,.0f} pages/s, {run.get('lists_resumed', 0):,} read "
+              f"back from the attempts before"
+              + (f" ({len(tries)} attempts, begun " + ", ".join(time.strftime("%H:%M", time.localtime(t["began"]))
+                                                           for t in tries) + ")" if tries else "") + "; "
+              f"{run['written']:,} SIMILAR_TO written at {run['written'] / max(run['write_millis'] / 1000, 1e-9):,.0f}/s")
     print("\ngrowth: seconds ~ links^b (log-log least squares over the sizes that succeeded)")
     for stage in STAGES[1:]:
         points = [(parse_size(label), stages[stage]["seconds"]) for label, stages in results.items()

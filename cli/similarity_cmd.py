@@ -245,6 +245,8 @@ def _similar(args: argparse.Namespace) -> int:
            f"({record.coverage:.1%})." if record.coverage is not None else "")
         + (f" {record.lists_sampled:,} lists were read from a sample of large fingerprint trees (exact "
            "scores; --sample 0 for exact lists)." if record.lists_sampled else "")
+        + (f" {record.lists_resumed:,} lists were read back from the run of the same lists cut short before, "
+           "not computed again." if record.lists_resumed else "")
     )
     return 0
 

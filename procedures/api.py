@@ -181,7 +181,7 @@ class Similar:
         -------
         SimilarWriteResult
             ``run_id``, ``relationships_written`` (the relationships the method's lists now hold),
-            ``lists_rewritten``, ``lists_sampled``, ``*_millis``, ``configuration``.
+            ``lists_rewritten``, ``lists_sampled``, ``lists_resumed``, ``*_millis``, ``configuration``.
 
         Examples
         --------

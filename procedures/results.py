@@ -76,6 +76,8 @@ class SimilarWriteResult(_Timed):
     method = _recorded("algorithm")
     relationships_written = _recorded("written")
     lists_sampled = _recorded("lists_sampled", "Lists read from a sample of the fingerprint trees, not proven exact (``sample``).")
+    lists_resumed = _recorded("lists_resumed", "Lists read back from a run of the same lists cut short "
+                              "(their pages were not computed again).")
     coverage = _recorded("coverage", "The share of the pages with a link (of those asked for) that got a list.")
     lists_rewritten = _recorded("lists_rewritten", "Of an update: the lists that changed since the current run, "
                                 "the only ones written (None: every list was written).")

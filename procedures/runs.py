@@ -72,6 +72,7 @@ class RunRecord:
     compute_millis: int = 0
     write_millis: int = 0
     lists_sampled: int = 0  # top-k lists read from a sample of the trees (similar --sample)
+    lists_resumed: int = 0  # SIMILAR_TO runs: lists read back from a run of the same lists cut short
     answered: int | None = None  # SIMILAR_TO runs: pages given a non-empty list
     linked: int | None = None  # ... of the pages asked for that have a link (self-links aside)
     key: str | None = None  # SIMILAR_TO runs: the method's key on its graph (procedures.graphs.run_key)
@@ -105,7 +106,7 @@ def record_values(run: RunRecord) -> dict[str, object]:
         "pages": run.pages, "links": run.links, "written": run.written,
         "started": datetime.fromisoformat(run.started), "millis": run.millis,
         "streamMillis": run.stream_millis, "computeMillis": run.compute_millis, "writeMillis": run.write_millis,
-        "listsSampled": run.lists_sampled, "answered": run.answered, "linked": run.linked,
+        "listsSampled": run.lists_sampled, "listsResumed": run.lists_resumed, "answered": run.answered, "linked": run.linked,
         "listsRewritten": run.lists_rewritten,
     }
 

@@ -300,12 +300,14 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, worker
     record.stream_millis = int(handle.streamed.seconds * 1000)
     began = time.monotonic()
     counts: dict = {}
+    checkpoint = _checkpoint(handle, record)
     with answering(handle):
         source, target, score, rank = top_k_all(
             handle.index, top_k=top_k, similarity_cutoff=similarity_cutoff, pages=pages, workers=workers,
-            show_progress=show_progress, sample=sample, report=counts,
+            show_progress=show_progress, sample=sample, report=counts, checkpoint=checkpoint,
         )
     record.lists_sampled = counts.get("lists_sampled", 0)
+    record.lists_resumed = counts.get("lists_resumed", 0)
     linked = graph.linked()
     record.answered = int(len(np.unique(source)))
     record.linked = int(linked.sum() if pages is None else linked[np.asarray(pages, dtype=np.int64)].sum())
@@ -326,6 +328,8 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, worker
 
         record = publish_run(runner, lock, record, write_lists, grace, retire_mode, retire_batch)
         _keep_lists(handle, record.key, coded, [record.id], record.written)
+        if checkpoint is not None:
+            checkpoint.discard()
         return record
 
     changed = np.isin(source, plan.pages)
@@ -351,7 +355,29 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, worker
 
     record = publish_update(runner, lock, record, plan.runs, write_changes, drop_superseded, grace, retire_batch)
     _keep_lists(handle, record.key, coded, [*plan.runs, record.id], record.written)
+    if checkpoint is not None:
+        checkpoint.discard()
     return record
+
+
+def _checkpoint(handle: IndexHandle, record: RunRecord):
+    """Where the run keeps its finished lists until they are written (:mod:`linksim.store.partial`):
+    a run cut short (killed, a crash, the server gone) and started again with the same index and
+    parameters computes only the lists it had not finished. None for an index not in the store."""
+    import hashlib
+
+    from linksim import __version__
+    from linksim.store.partial import Checkpoint
+
+    if handle.path is None:
+        return None
+    try:
+        meta = (Path(handle.path) / "meta.json").read_bytes()
+    except OSError:
+        return None
+    identity = {"index": hashlib.blake2b(meta, digest_size=16).hexdigest(), "linksim": __version__,
+                "parameters": record.parameters}
+    return Checkpoint(Path(handle.root) / "lists" / f".{record.key}.partial", identity)
 
 
 def _write_lists(runner, lists: "_Lists", method: str, run: int, batch_size: int, lock, key: str,

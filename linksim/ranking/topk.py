@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 
@@ -9,6 +10,8 @@ import numpy as np
 
 from linksim.errors import ConfigurationError
 from linksim.progress import Progress
+
+log = logging.getLogger(__name__)
 
 _SHARED: dict = {}  # the index, inherited by forked workers (copy-on-write, never pickled)
 
@@ -41,6 +44,7 @@ def top_k_all(
     show_progress: bool = True,
     sample: int | None = None,
     report: dict | None = None,
+    checkpoint=None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every page's ``top_k`` related pages with a score above ``similarity_cutoff``.
 
@@ -54,7 +58,12 @@ def top_k_all(
     ``sample`` (the fingerprint-tree methods; None: the index's default, 0: exact lists): how
     many members of a large range of a page's trees its list reads (see
     :meth:`linksim.fingerprints.index.FingerprintIndex.related`); ``report``, if given, receives
-    ``lists_sampled``, the lists read from a sample (not proven exact).
+    ``lists_sampled``, the lists read from a sample (not proven exact), and ``lists_resumed``, the
+    pages whose lists came from ``checkpoint``.
+
+    ``checkpoint`` (a :class:`linksim.store.partial.Checkpoint`): finished chunks are kept there as
+    they come, and those an earlier run of the same identity finished are read back instead of
+    computed (the same lists: a chunk's lists depend only on its pages).
     """
     if top_k < 1:
         raise ValueError(f"top_k must be at least 1, got {top_k}")
@@ -78,28 +87,50 @@ def top_k_all(
     tasks = [(number, queue[start : start + chunk], top_k, similarity_cutoff, options)
              for number, start in enumerate(range(0, len(queue), chunk))]
     parts: list = [None] * len(tasks)
-    sampled = 0
+    sampled = resumed = 0
+    if checkpoint is not None:
+        from linksim.store.partial import pages_digest
+
+        scope = {"chunk": chunk, "queue": pages_digest(queue)}
+        for number, (lists_sampled, *arrays) in checkpoint.finished(**scope).items():
+            if number < len(tasks):
+                parts[number] = arrays
+                sampled += lists_sampled
+                resumed += len(tasks[number][1])
+        tasks = [task for task in tasks if parts[task[0]] is None]
+        if resumed:
+            log.info("%s of %s pages' lists read back from the run cut short before (%s)", f"{resumed:,}",
+                     f"{len(pages):,}", checkpoint.folder)
+
+    def finished(number: int, lists_sampled: int, arrays: list) -> None:
+        nonlocal sampled
+        parts[number] = arrays
+        sampled += lists_sampled
+        if checkpoint is not None:
+            checkpoint.add(number, lists_sampled, *arrays)
+
     _SHARED["index"] = index
     try:
-        with Progress(len(pages), "top related pages", "pages", enabled=show_progress) as progress:
+        with Progress(len(pages) - resumed, "top related pages", "pages", enabled=show_progress) as progress:
             if workers > 1 and len(tasks) > 1 and "fork" in multiprocessing.get_all_start_methods():
                 with multiprocessing.get_context("fork").Pool(workers) as pool:
                     # Chunks as they finish (progress counts every finished chunk, also while an
                     # earlier, slower one runs), put back in their order.
                     for number, done, lists_sampled, *arrays in pool.imap_unordered(_run, tasks):
-                        parts[number] = arrays
-                        sampled += lists_sampled
+                        finished(number, lists_sampled, arrays)
                         progress.update(done)
             else:
                 for task in tasks:
                     number, done, lists_sampled, *arrays = _run(task)
-                    parts[number] = arrays
-                    sampled += lists_sampled
+                    finished(number, lists_sampled, arrays)
                     progress.update(done)
     finally:
         _SHARED.clear()
+        if checkpoint is not None:
+            checkpoint.flush()
     if report is not None:
         report["lists_sampled"] = sampled
+        report["lists_resumed"] = resumed
     source = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
     target = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
     score = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0)

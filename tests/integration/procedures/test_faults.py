@@ -161,6 +161,32 @@ def test_linksim_killed_while_writing_similar_to(indexed, env) -> None:
     assert_clean_rerun(runner, root)
 
 
+def similar_json(env, *args: str) -> dict:
+    done = subprocess.run([LINKSIM, "-q", "similar", "simrank", "--top-k", "5", "--batch-size", "100", "--json", *args],
+                          env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def run_lists(runner, run: int) -> set:
+    return {tuple(row.values()) for row in runner.run(
+        "MATCH (a)-[s:SIMILAR_TO {run: $run}]->(b) RETURN a.url, b.url, s.rank, s.score", {"run": run})}
+
+
+def test_a_similar_run_killed_while_writing_resumes_from_the_lists_it_had_finished(indexed, env) -> None:
+    runner, root, old = indexed
+    kill(start_writing(runner, env, old))
+    partial = root / "lists" / ".simrank.partial"
+    assert list(partial.glob("part-*.npz"))  # every list was finished before the write began
+    resumed = similar_json(env)
+    assert resumed["lists_resumed"] == resumed["pages"] == PAGES  # read back, none computed again
+    assert not partial.exists()  # written: the finished lists are let go
+    lists = run_lists(runner, resumed["id"])  # before the next run retires them
+    fresh = similar_json(env, "--rewrite")  # the same lists computed from the index, start to end
+    assert fresh["lists_resumed"] == 0
+    assert lists == run_lists(runner, fresh["id"]) and len(lists) == fresh["written"] == PAGES * 5
+
+
 def test_linksim_killed_while_retiring_the_old_run(indexed, env) -> None:
     runner, root, old = indexed
     urls = sample_urls(runner, "simrank")

@@ -195,3 +195,64 @@ def test_ancestors_and_subtrees_found_from_the_preorder_labels_are_the_parents_a
                     y = int(index.parent[i, y])
                 got = treescan._range_max(i, int(starts[i, j]), int(layout.position[i, v]), olabel, block, top)
                 assert got == index.label[i, y]
+
+
+def test_a_run_cut_short_resumes_from_its_finished_chunks_and_gives_the_same_lists(tmp_path) -> None:
+    from linksim.store.partial import Checkpoint
+
+    graph = graph_with_twins(3)
+    index = build_index(graph, "simrank", 30, seed=1)
+    index._exact_members = 0
+    counted: dict = {}
+    reference = top_k_all(index, top_k=4, workers=1, chunk=9, show_progress=False, sample=2, report=counted)
+    assert counted["lists_sampled"] > 0
+    chunks = -(-graph.n // 9)
+    folder = tmp_path / "partial"
+    compute = index.related_many
+    calls = []
+
+    def cut_short(pages, **options):
+        if len(calls) >= 4:
+            raise RuntimeError("killed")
+        calls.append(len(pages))
+        return compute(pages, **options)
+
+    index.related_many = cut_short
+    with pytest.raises(RuntimeError, match="killed"):
+        top_k_all(index, top_k=4, workers=1, chunk=9, show_progress=False, sample=2,
+                  checkpoint=Checkpoint(folder, {"run": 1}, flush_seconds=3600))
+    assert len(list(folder.glob("part-*.npz"))) == 1  # what was finished, written as the run ended
+
+    del index.related_many
+    report: dict = {}
+    resumed = top_k_all(index, top_k=4, workers=2, chunk=9, show_progress=False, sample=2, report=report,
+                        checkpoint=Checkpoint(folder, {"run": 1}))
+    assert report["lists_resumed"] == sum(calls) == 4 * 9
+    assert report["lists_sampled"] == counted["lists_sampled"]  # those of the chunks read back too
+    assert all((a == b).all() and a.dtype == b.dtype for a, b in zip(resumed, reference))
+    assert len(list(folder.glob("part-*.npz"))) == 2  # the resumed run kept the chunks it computed
+
+    # Every chunk finished (a run whose write was cut short): nothing is computed again.
+    index.related_many = cut_short
+    report = {}
+    resumed = top_k_all(index, top_k=4, workers=1, chunk=9, show_progress=False, sample=2, report=report,
+                        checkpoint=Checkpoint(folder, {"run": 1}))
+    assert report["lists_resumed"] == graph.n and all((a == b).all() for a, b in zip(resumed, reference))
+    del index.related_many
+
+    # A part that cannot be read: its chunks are computed again, the lists are the same.
+    sorted(folder.glob("part-*.npz"))[1].write_bytes(b"not a part")
+    report = {}
+    resumed = top_k_all(index, top_k=4, workers=1, chunk=9, show_progress=False, sample=2, report=report,
+                        checkpoint=Checkpoint(folder, {"run": 1}))
+    assert report["lists_resumed"] == 36 and all((a == b).all() for a, b in zip(resumed, reference))
+
+    # Another run (other parameters, or other chunks) reads nothing back and starts the folder again.
+    for identity, chunk in (({"run": 2}, 9), ({"run": 1}, 7)):
+        report = {}
+        other = top_k_all(index, top_k=4, workers=1, chunk=chunk, show_progress=False, sample=2, report=report,
+                          checkpoint=Checkpoint(folder, identity))
+        assert report["lists_resumed"] == 0 and all((a == b).all() for a, b in zip(other, reference))
+    assert len(list(folder.glob("part-*.npz"))) == 1 and chunks > 4
+    Checkpoint(folder, {"run": 1}).discard()
+    assert not folder.exists()
