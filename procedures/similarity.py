@@ -11,6 +11,7 @@ mix or nothing) is :mod:`linksim.procedures.runs`; index handles are
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from dataclasses import dataclass
@@ -372,11 +373,12 @@ def _checkpoint(handle: IndexHandle, record: RunRecord):
     if handle.path is None:
         return None
     try:
-        meta = (Path(handle.path) / "meta.json").read_bytes()
-    except OSError:
+        meta = json.loads((Path(handle.path) / "meta.json").read_text())
+    except (OSError, ValueError):
         return None
-    identity = {"index": hashlib.blake2b(meta, digest_size=16).hexdigest(), "linksim": __version__,
-                "parameters": record.parameters}
+    meta.pop("graphState", None)  # where the database was when the index was last used: not the index
+    digest = hashlib.blake2b(json.dumps(meta, sort_keys=True).encode(), digest_size=16).hexdigest()
+    identity = {"index": digest, "linksim": __version__, "parameters": record.parameters}
     return Checkpoint(Path(handle.root) / "lists" / f".{record.key}.partial", identity)
 
 
