@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from linksim.errors import LinksimError
+from linksim.store.atomic import replaced
 
 log = logging.getLogger(__name__)
 
@@ -542,12 +543,8 @@ def record_state(path: Path, state: dict) -> None:
     under a newer version, e.g. after a load that changed nothing): meta.json replaced atomically."""
     meta = json.loads((path / "meta.json").read_text())
     meta["graphState"] = state
-    fd, temporary = tempfile.mkstemp(prefix=".meta-", dir=path)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(json.dumps(meta, indent=2) + "\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path / "meta.json")
+    with replaced(path / "meta.json") as handle:
+        handle.write((json.dumps(meta, indent=2) + "\n").encode())
 
 
 def load(root: Path, method: str, graph_fingerprint: str | None = None, mmap: bool = True,

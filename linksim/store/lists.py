@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from linksim.ranking.lists import CodedLists
+from linksim.store.atomic import replaced
 
 log = logging.getLogger(__name__)
 
@@ -35,17 +34,9 @@ def save_lists(root: Path, method: str, lists: CodedLists, description: dict) ->
     """Keep ``lists`` as the method's last written lists, described by ``description`` (JSON)."""
     path = lists_path(root, method)
     path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, scratch = tempfile.mkstemp(prefix=f".{method}-", suffix=".npz", dir=path.parent)
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            np.savez(handle, description=np.array(json.dumps(description, sort_keys=True)),
-                     **{name: getattr(lists, name) for name in _ARRAYS})
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(scratch, path)
-    except BaseException:
-        Path(scratch).unlink(missing_ok=True)
-        raise
+    with replaced(path) as handle:
+        np.savez(handle, description=np.array(json.dumps(description, sort_keys=True)),
+                 **{name: getattr(lists, name) for name in _ARRAYS})
     return path
 
 

@@ -19,12 +19,13 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 import time
 import zipfile
 from pathlib import Path
 
 import numpy as np
+
+from linksim.store.atomic import replaced
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +91,8 @@ class Checkpoint:
     def _start(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
         self.folder.mkdir(parents=True, exist_ok=True)
-        _write_atomically(self.folder / _IDENTITY, json.dumps(self.identity, sort_keys=True).encode())
+        with replaced(self.folder / _IDENTITY) as handle:
+            handle.write(json.dumps(self.identity, sort_keys=True).encode())
 
     def add(self, number: int, sampled: int, source: np.ndarray, target: np.ndarray, score: np.ndarray) -> None:
         """One finished chunk; written with others once ``flush_seconds`` have passed."""
@@ -116,18 +118,9 @@ class Checkpoint:
             "target": np.concatenate([chunk[2] for chunk in chunks]).astype(np.int64, copy=False),
             "score": np.concatenate([chunk[3] for chunk in chunks]).astype(np.float64, copy=False),
         }
-        path = self.folder / f"part-{self._parts:06d}-{os.getpid()}.npz"
         try:
-            descriptor, scratch = tempfile.mkstemp(prefix=".part-", suffix=".npz", dir=self.folder)
-            try:
-                with os.fdopen(descriptor, "wb") as handle:
-                    np.savez(handle, **arrays)
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                os.replace(scratch, path)
-            except BaseException:
-                Path(scratch).unlink(missing_ok=True)
-                raise
+            with replaced(self.folder / f"part-{self._parts:06d}-{os.getpid()}.npz") as handle:
+                np.savez(handle, **arrays)
         except OSError as error:
             log.warning("cannot keep finished lists in %s (%s): a run cut short computes them again",
                         self.folder, error)
@@ -140,15 +133,3 @@ class Checkpoint:
         self._pending.clear()
         shutil.rmtree(self.folder, ignore_errors=True)
 
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    descriptor, scratch = tempfile.mkstemp(prefix=".", dir=path.parent)
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(scratch, path)
-    except BaseException:
-        Path(scratch).unlink(missing_ok=True)
-        raise
