@@ -55,10 +55,11 @@ class Estimate:
     disk: dict[str, int] = field(default_factory=dict)
     on_disk: bool = False  # the index built in memory-mapped files (only one fingerprint in memory)
     page_major: bool = False  # the top-k lists scored from page-major copies of the index (prepare_all_pages)
+    rows_on_disk: bool = False  # ... copies written to memory-mapped files (the budget does not hold them)
     nodes: str = "pages"  # what the graph's nodes are: pages, or hosts (the host graph)
-    # Of an index on disk: the bytes of its files a similar run's queries read at random (the
-    # preorder, its labels and the positions): free memory for the kernel's page cache beside the
-    # peak, or those reads go to the disk.
+    # Of an index or page-major rows on disk: the bytes of their files a similar run's queries read
+    # at random (the preorder and its labels, the positions or the rows): free memory for the
+    # kernel's page cache beside the peak, or those reads go to the disk.
     random_reads: int = 0
 
     @property
@@ -83,7 +84,7 @@ class Estimate:
             "bytesMin": self.bytes_min, "bytesMax": self.bytes_max, "peakStage": self.peak_stage,
             "stages": {name: {"bytesMin": low, "bytesMax": high} for name, (low, high) in self.stages.items()},
             "parts": dict(self.parts), "diskBytes": self.disk_bytes, "disk": dict(self.disk),
-            "onDisk": self.on_disk, "pageMajor": self.page_major, "nodes": self.nodes,
+            "onDisk": self.on_disk, "pageMajor": self.page_major, "rowsOnDisk": self.rows_on_disk, "nodes": self.nodes,
             "randomReadBytes": self.random_reads,
         }
 
@@ -100,7 +101,7 @@ class Estimate:
             out.append(f"  disk: {_size(self.disk_bytes)} ("
                        + ", ".join(f"{name} {_size(value)}" for name, value in self.disk.items()) + ")")
         if self.random_reads:
-            out.append(f"  index files read at random by the queries: {_size(self.random_reads)} (free memory beyond "
+            out.append(f"  files read at random by the queries: {_size(self.random_reads)} (free memory beyond "
                        "the peak for the page cache, or these reads go to the disk)")
         return out
 
@@ -166,12 +167,13 @@ def estimate_pagerank(pages: int, links: int) -> Estimate:
 
 def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 100, length: int = 10,
                    top_k: int | None = None, radius: int = 3, on_disk: bool = False,
-                   page_major: bool = True) -> Estimate:
+                   page_major: bool = True, rows_on_disk: bool = False) -> Estimate:
     """``linksim index METHOD`` (``top_k`` None) or ``linksim similar METHOD --top-k K``.
 
-    ``page_major`` (a fingerprint-tree index in memory, with ``top_k``): the lists are scored from
-    page-major copies of the index (:meth:`FingerprintIndex.prepare_all_pages`, 6 bytes a page and
-    fingerprint, walks of at most 15 steps); a run leaves them out when only that fits.
+    ``page_major`` (a fingerprint-tree index, with ``top_k``): the lists are scored from page-major
+    copies of the index (:meth:`FingerprintIndex.prepare_all_pages`, 6 bytes a page and
+    fingerprint, walks of at most 15 steps), in memory or, ``rows_on_disk`` (always with the index
+    on disk), in memory-mapped files the queries read through the page cache.
 
     ``on_disk`` (the fingerprint-tree methods): the fingerprints and their layout built into memory-mapped
     files one fingerprint at a time; memory then holds one fingerprint's rows, and the pages of
@@ -218,9 +220,12 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
                 parts["first-step bands"] = bands
         from linksim.ranking.treescan import PAGE_MAJOR_BYTES, PATH_BITS
 
-        page_major = page_major and entry.fingerprint_trees and not on_disk and length <= PATH_BITS
-        if page_major:  # FingerprintIndex.prepare_all_pages
-            rows = PAGE_MAJOR_BYTES * n_fingerprints * pages  # position (int32), path labels (uint16) side by side
+        page_major = page_major and entry.fingerprint_trees and length <= PATH_BITS
+        rows_on_disk = page_major and (rows_on_disk or on_disk)
+        rows = PAGE_MAJOR_BYTES * n_fingerprints * pages if page_major else 0  # position (int32), path labels (uint16)
+        if rows_on_disk:  # FingerprintIndex.page_major_folder: a scratch folder of the store while the run lasts
+            disk["page-major rows (while the run lasts)"] = rows
+        elif page_major:  # FingerprintIndex.prepare_all_pages
             kept += rows
             parts["page-major rows"] = rows
         parts["top-k lists"] = results
@@ -231,22 +236,27 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
             # A similar run reads its index from the store, memory-mapped (obtain_index(reopen=True)):
             # its top-k and write stages hold the pages they read, the fingerprints (parent, label)
             # once for the twin classes, the bands and the page-major rows, and what the queries read
-            # (linksim.ranking.treescan: the preorder, its labels and the positions); not the subtree
-            # sizes, the roots or the walk state.
-            from linksim.ranking.treescan import QUERY_BYTES
-
-            index = (5 + QUERY_BYTES) * n_fingerprints * pages + kept
+            # (linksim.ranking.treescan: the preorder, its labels and the positions, those of the
+            # page-major rows where they are made); not the subtree sizes, the roots or the walk state.
+            index = (5 + _query_bytes(page_major)) * n_fingerprints * pages + kept
         stages["top-k"] = (urls[0] + held + index + results + twins, urls[1] + held + index + results + twins)
         stages["write"] = (urls[0] + held + index + results + writing, urls[1] + held + index + results + writing)
+        random_reads = (_query_bytes(page_major) * n_fingerprints * pages if on_disk and entry.fingerprint_trees
+                        else 0) + (rows if rows_on_disk else 0)
     else:
-        page_major = False
-    random_reads = 0
-    if top_k is not None and on_disk and entry.fingerprint_trees:
-        from linksim.ranking.treescan import QUERY_BYTES
-
-        random_reads = QUERY_BYTES * n_fingerprints * pages
+        page_major = rows_on_disk = False
+        random_reads = 0
     task = f"{'similar' if top_k is not None else 'index'} {method}"
-    return Estimate(task, pages, links, stages, parts, disk, on_disk, page_major, random_reads=random_reads)
+    return Estimate(task, pages, links, stages, parts, disk, on_disk, page_major, rows_on_disk,
+                    random_reads=random_reads)
+
+
+def _query_bytes(page_major: bool) -> int:
+    """What the compiled queries read of the index, a page and fingerprint: the preorder, its labels
+    and the positions, which they read from the page-major rows instead where those are made."""
+    from linksim.ranking.treescan import QUERY_BYTES, QUERY_POSITION_BYTES
+
+    return QUERY_BYTES - (QUERY_POSITION_BYTES if page_major else 0)
 
 
 def parse_bytes(text: str | int | None) -> int | None:

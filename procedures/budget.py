@@ -51,22 +51,23 @@ def estimate_run(runner, task: str, method: str | None = None, top_k: int | None
 def _as_run(counts: tuple[int, int], task: str, method: str | None, top_k: int | None, limit: int | None,
             **parameters) -> Estimate:
     """The estimate of the run as it would go under ``limit``: the lists of a fingerprint-tree index
-    are scored from page-major copies of it (``page_major``) when those fit too, an index that does
-    not fit in memory is built on disk."""
+    are scored from page-major copies of it (``page_major``), in memory when those fit too, else
+    in files the queries read through the page cache (``rows_on_disk``); an index that does not
+    fit in memory is built (and read) on disk."""
     from linksim.methods import method as registered
 
     estimate = _estimate(*counts, task, method, top_k, **parameters)
     if limit is None or estimate.bytes_min <= limit or task == "pagerank" or not registered(method).fingerprint_trees:
         return estimate
     if estimate.page_major:
-        estimate = _estimate(*counts, task, method, top_k, page_major=False, **parameters)
+        estimate = _estimate(*counts, task, method, top_k, rows_on_disk=True, **parameters)
         if estimate.bytes_min <= limit:
             return estimate
     return _estimate(*counts, task, method, top_k, on_disk=True, **parameters)
 
 
 def _estimate(pages: int, links: int, task: str, method: str | None, top_k: int | None, on_disk: bool = False,
-              page_major: bool = True, **parameters) -> Estimate:
+              rows_on_disk: bool = False, **parameters) -> Estimate:
     if task == "pagerank":
         return estimate_pagerank(pages, links)
     from linksim.methods import method as registered
@@ -74,7 +75,7 @@ def _estimate(pages: int, links: int, task: str, method: str | None, top_k: int 
     values = registered(method).parameters_for(**parameters)
     sized = {k: values[k] for k in ("n_fingerprints", "length", "radius") if k in values}
     return estimate_index(method, pages, links, top_k=top_k if task == "similar" else None, on_disk=on_disk,
-                          page_major=page_major, **sized)
+                          rows_on_disk=rows_on_disk, **sized)
 
 
 def check_memory(runner, task: str, budget: str | int | None = None, method: str | None = None,

@@ -11,6 +11,7 @@ mix or nothing) is :mod:`linksim.procedures.runs`; index handles are
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
@@ -229,17 +230,22 @@ def similar(
         handle = obtain_index(runner, method, root, rebuild=rebuild, crawled_only=crawled_only,
                               show_progress=show_progress, memory_budget=False, on_disk=on_disk, graph=of,
                               reopen=True, **given)
-        if hasattr(handle.index, "bands"):
-            handle.index.use_page_major = fits.page_major  # the copies where they fit the budget too
-            if getattr(handle.index, "walks", None) is not None:
-                handle.index.walks = None  # stored with the index for the next update; not read by the lists
-            if on_disk:
-                handle.index.bands = False  # the first-step bands would not fit the budget either
-        # A run whose index does not fit in memory writes every list and keeps none (the comparison
-        # would hold two sets of lists).
-        return write_similar(runner, handle, top_k=top_k, similarity_cutoff=similarity_cutoff, batch_size=batch_size,
-                             show_progress=show_progress, lock=lock, retire=retire, source_pages=source_pages,
-                             sample=sample, rewrite=rewrite, keep_lists=not on_disk)
+        # The page-major copies, where they do not fit the budget, go to a scratch folder of the
+        # store for the run (removed after it, or by the next save or load if the run is killed).
+        rows = store.build_directory(handle.root, method) if fits.rows_on_disk else contextlib.nullcontext()
+        with rows as folder:
+            if hasattr(handle.index, "bands"):
+                handle.index.use_page_major = fits.page_major
+                handle.index.page_major_folder = folder
+                if getattr(handle.index, "walks", None) is not None:
+                    handle.index.walks = None  # stored with the index for the next update; not read by the lists
+                if on_disk:
+                    handle.index.bands = False  # the first-step bands would not fit the budget either
+            # A run whose index does not fit in memory writes every list and keeps none (the
+            # comparison would hold two sets of lists).
+            return write_similar(runner, handle, top_k=top_k, similarity_cutoff=similarity_cutoff,
+                                 batch_size=batch_size, show_progress=show_progress, lock=lock, retire=retire,
+                                 source_pages=source_pages, sample=sample, rewrite=rewrite, keep_lists=not on_disk)
 
 
 def write_similar(

@@ -95,7 +95,8 @@ class FingerprintIndex:
     # pages/s there. P-PSimRank (unmeasured) keeps the reading alone.
     _band_candidates_of = {"psimrank": 128}
     bands = True  # False: sampled queries without the bands (a run whose index is built on disk)
-    use_page_major = True  # False: prepare_all_pages makes no page-major copies (a run whose index is on disk)
+    use_page_major = True  # False: prepare_all_pages makes no page-major copies
+    page_major_folder = None  # a Path: where prepare_all_pages writes them, when not into memory
     _few_members = 16  # members below n / this are summed by sorting, not over all pages
     walks = None  # where the walks stood after each step (build_index(keep_walks=True)), for updates
     changed_pages = 0  # of an updated index: the pages whose links the update found changed
@@ -593,13 +594,15 @@ class FingerprintIndex:
         steps) each page's position and path labels (the labels of the edges from it to its root,
         as bits) in every fingerprint side by side, (V, N) rows of 6 bytes a page and fingerprint:
         a candidate is scored exactly from its own row, a few cache lines, instead of a miss in
-        every fingerprint and a walk up its ancestors (the same floats)."""
+        every fingerprint and a walk up its ancestors (the same floats); into memory-mapped files
+        in ``page_major_folder`` where that is set (a run whose budget does not hold them)."""
         if self.bands and self._band_candidates_of.get(self.method, 0) and \
                 self.n_fingerprints * self.n > self._exact_members:
             self.first_step_bands()
         if self.use_page_major and self._page_major[0].shape[0] == 0 and self.n_fingerprints * self.n > self._exact_members:
             layout = self.layout()
-            self._page_major = page_major(self.parent, self.label, layout.position, layout.order, self.length)
+            self._page_major = page_major(self.parent, self.label, layout.position, layout.order, self.length,
+                                          self.page_major_folder)
 
     def _sample_bands(self) -> tuple[int, tuple]:
         """(pages a sampled query adds from the first-step bands, the bands' arrays): none for a

@@ -20,6 +20,8 @@ how its terms were found: the same page pair gets the same float from every path
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 from numba import njit
 
@@ -39,6 +41,7 @@ def read_only(array: np.ndarray) -> np.ndarray:
 
 
 QUERY_BYTES = 9  #: what the compiled queries read of an index, a page and fingerprint: preorder, labels, position
+QUERY_POSITION_BYTES = 4  #: of which the position, read from the page-major rows where they are made
 BLOCK = 64  #: positions of the preorder a first-level block of label maxima covers
 SUPER = 4096  #: and a second-level block
 
@@ -307,24 +310,45 @@ def _path_labels(parent, label, order, row, i):
         row[x] = 0 if up < 0 else row[up] | (1 << label[i, x])
 
 
+#: Pages a step of the transposition of the positions into page-major rows (64 MiB of int32 rows of
+#: 100 fingerprints): bounded memory when the rows go to disk.
+TRANSPOSE_PAGES = 1 << 18
+
+
 def page_major(index_parent: np.ndarray, index_label: np.ndarray, position: np.ndarray, order: np.ndarray,
-               length: int) -> tuple:
+               length: int, directory: Path | None = None) -> tuple:
     """(position, path labels) of every page in every fingerprint, (V, N) each: the rows the exact
     scoring of a candidate reads, side by side (6 bytes a page and fingerprint). The path labels
     of a page are the labels of the edges from it to its root as bits (uint16: walks of at most
-    ``PATH_BITS`` steps; longer ones get no rows, :data:`NO_PAGE_MAJOR`)."""
+    ``PATH_BITS`` steps; longer ones get no rows, :data:`NO_PAGE_MAJOR`).
+
+    ``directory``: the rows go to memory-mapped files there (the same values), built with the
+    memory of 32 fingerprints' path labels and a step of the transposition; the queries then read
+    them through the page cache, a candidate's row a page or two instead of a miss in every
+    fingerprint."""
+    from linksim.fingerprints.index import new_array
+
     if length > PATH_BITS:
         return NO_PAGE_MAJOR
     parent, label, order = read_only(index_parent), read_only(index_label), read_only(order)
     count, n = parent.shape
-    paths = np.empty((n, count), dtype=np.uint16)
+    paths = new_array(directory, "page_major_paths", (n, count), np.uint16)
     block = np.zeros((min(count, 32), n), dtype=np.uint16)  # 32 fingerprints: a cache line of each page's row
     for first in range(0, count, len(block)):
         rows = block[: min(len(block), count - first)]
         for r in range(len(rows)):
             _path_labels(parent, label, order, rows[r], first + r)
         paths[:, first : first + len(rows)] = rows.T
-    return read_only(np.ascontiguousarray(np.asarray(position).T)), read_only(paths)
+    del block
+    rows = new_array(directory, "page_major_position", (n, count), np.int32)
+    for first in range(0, n, TRANSPOSE_PAGES):
+        rows[first : first + TRANSPOSE_PAGES] = position[:, first : first + TRANSPOSE_PAGES].T
+    if directory is not None:  # written: read them back as the store's arrays are, read-only maps
+        rows.flush()
+        paths.flush()
+        rows, paths = (np.load(Path(directory) / f"{name}.npy", mmap_mode="r")
+                       for name in ("page_major_position", "page_major_paths"))
+    return read_only(rows), read_only(paths)
 
 
 NO_PAGE_MAJOR = tuple(read_only(np.zeros((0, 0), dtype=dtype)) for dtype in (np.int32, np.uint16))

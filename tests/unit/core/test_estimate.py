@@ -37,7 +37,9 @@ def test_estimates_grow_with_the_work_and_name_the_peak():
     assert estimate_index("simrank", 100_000, 1_000_000, n_fingerprints=200).bytes_min > small.bytes_min
     assert estimate_index("simrank", 200_000, 1_000_000).bytes_min > small.bytes_min
     similar = estimate_index("simrank", 100_000, 1_000_000, top_k=10)
-    assert similar.bytes_min > small.bytes_min and similar.peak_stage in ("top-k", "write")
+    assert similar.stages["build"] == small.stages["build"] and similar.bytes_min >= small.bytes_min
+    assert similar.stages["write"][0] > similar.stages["top-k"][0] > similar.stages["stream"][0]
+    assert estimate_index("simrank", 100_000, 1_000_000, top_k=50).peak_stage == "write"
     pagerank = estimate_pagerank(100_000, 1_000_000)
     assert BASE_BYTES < pagerank.bytes_min < small.bytes_min
     assert small.disk_bytes >= small.parts["fingerprints (parent, label)"] + small.parts["tree layout"]
@@ -86,16 +88,21 @@ def test_an_index_built_on_disk_is_estimated_without_its_arrays():
         rows = disk.parts["one fingerprint's rows (the index is on disk)"]
         bands = memory.parts.get("first-step bands", 0)  # PSimRank's, in memory only (none on disk)
         assert (bands > 0) == (name == "psimrank") and "first-step bands" not in disk.parts
-        page_major = memory.parts["page-major rows"]  # in memory only: 6 bytes a page and fingerprint
+        page_major = memory.parts["page-major rows"]  # 6 bytes a page and fingerprint
         assert page_major == 6 * 100 * pages and "page-major rows" not in disk.parts
+        assert disk.page_major and disk.rows_on_disk and not memory.rows_on_disk  # on disk, with the index
+        assert disk.disk["page-major rows (while the run lasts)"] == page_major
         # walks longer than the path labels' 15 bits: no page-major rows
-        assert "page-major rows" not in estimate_index(name, pages, links, top_k=10, length=16).parts
+        longer = estimate_index(name, pages, links, top_k=10, length=16)
+        assert "page-major rows" not in longer.parts and not longer.page_major
         # a similar run reads the stored index, memory-mapped: its top-k stage holds what it reads,
-        # parent and label (5 bytes), the preorder, its labels and the positions (9), not the
-        # subtree sizes, the roots or the walk state
-        read = (5 + 9) * 100 * pages
+        # parent and label (5 bytes), the preorder and its labels (5; the positions, 4 more, are
+        # the page-major rows'), not the subtree sizes, the roots or the walk state
+        read = (5 + 5) * 100 * pages
         assert read < held - walks
         assert memory.stages["top-k"][0] - disk.stages["top-k"][0] == read - rows + bands + page_major
+        assert longer.stages["top-k"][0] - memory.stages["top-k"][0] == 4 * 100 * pages - page_major - bands * (
+            name == "psimrank") + (longer.parts.get("first-step bands", 0) if name == "psimrank" else 0)
         assert rows < held / 20
         assert memory.stages["build"][0] - disk.stages["build"][0] == held - rows
         # The same files on disk, but for the walk state and the link graph an update reads.
@@ -109,18 +116,26 @@ def test_an_index_built_on_disk_is_estimated_without_its_arrays():
 
 def test_the_random_reads_of_an_index_on_disk_are_the_arrays_the_queries_read():
     """An index on disk: the estimate names the bytes of its files a similar run reads at random,
-    the itemsizes of the arrays the compiled queries take (preorder, labels, positions)."""
+    the itemsizes of the arrays the compiled queries take (preorder, labels, and the page-major
+    rows, which hold the positions)."""
     from linksim.fingerprints.walks import build_index
 
     rng = np.random.default_rng(3)
     index = build_index(LinkGraph.from_edges(rng.integers(0, 60, 300), rng.integers(0, 60, 300), 60), "simrank", 4,
                         seed=1)
+    index._exact_members = 0  # a small graph: page-major rows all the same
     index.prepare_all_pages()
-    tree, _ = index._tree()
-    read = sum(array.itemsize for array in (tree[0], tree[1], tree[4]))  # the block maxima: 1/64 byte
+    tree, by_page = index._tree()
+    assert by_page  # the positions are the page-major rows'
+    read = sum(array.itemsize for array in (tree[0], tree[1], *index._page_major))  # the block maxima: 1/64 byte
     pages = 11_000_000
     disk = estimate_index("simrank", pages, 100_000_000, top_k=10, on_disk=True)
     assert disk.random_reads == read * 100 * pages == disk.as_dict()["randomReadBytes"]
     assert any("read at random" in line for line in disk.lines())
+    # without page-major rows (walks of 16 steps), the layout's positions
+    longer = estimate_index("simrank", pages, 100_000_000, top_k=10, on_disk=True, length=16)
+    assert longer.random_reads == sum(array.itemsize for array in (tree[0], tree[1], index.layout().position)) * 100 * pages
+    rows = estimate_index("simrank", pages, 100_000_000, top_k=10, rows_on_disk=True)  # the index in memory
+    assert rows.random_reads == 6 * 100 * pages and rows.as_dict()["rowsOnDisk"] and not rows.on_disk
     assert estimate_index("simrank", pages, 100_000_000, top_k=10).random_reads == 0  # in memory
     assert estimate_index("simrank", pages, 100_000_000, on_disk=True).random_reads == 0  # an index run

@@ -101,20 +101,45 @@ def test_a_bucket_of_the_first_step_bands_holds_the_pages_of_the_same_first_step
                 assert w == u or index.meeting_times(u, w)[2 * b : 2 * b + 2].tolist() == [1, 1]
 
 
+def mapped(array) -> bool:
+    """Whether the array's memory is a file's, memory-mapped."""
+    import mmap
+
+    while array is not None:
+        if isinstance(array, (np.memmap, mmap.mmap)):
+            return True
+        array = getattr(array, "base", None)
+    return False
+
+
 @pytest.mark.parametrize("kind", ["simrank", "psimrank"])
-def test_page_major_rows_give_the_same_scores_and_lists_as_the_fingerprint_rows(kind: str) -> None:
+def test_page_major_rows_give_the_same_scores_and_lists_as_the_fingerprint_rows(kind: str, tmp_path,
+                                                                               monkeypatch) -> None:
     """prepare_all_pages' page-major copies change where a candidate's rows are read from, not a
-    float: the exact reading, the sampled one and sims agree bit for bit with an index without."""
+    float: the exact reading, the sampled one and sims agree bit for bit with an index without,
+    and so do copies written to memory-mapped files (page_major_folder), built step by step."""
+    from linksim.ranking import treescan
+
     rng = np.random.default_rng(11)
     graph = LinkGraph.from_edges(rng.integers(0, 300, 2_000), rng.integers(0, 300, 2_000) ** 2 % 300, 300)
     rows = build_index(graph, kind, 40, seed=4)
     rows.use_page_major = False
     paged = build_index(graph, kind, 40, seed=4)
-    for index in (rows, paged):
+    on_disk = build_index(graph, kind, 40, seed=4)
+    on_disk.page_major_folder = tmp_path
+    monkeypatch.setattr(treescan, "TRANSPOSE_PAGES", 64)  # five steps of the transposition
+    for index in (rows, paged, on_disk):
         index._exact_members = 0  # this small graph: sampled readings all the same
         index.prepare_all_pages()
     assert paged._page_major[0].shape == (300, 40) and rows._page_major[0].shape == (0, 0)
     assert np.array_equal(paged._page_major[0], rows.layout().position.T)
+    for mine, theirs in zip(on_disk._page_major, paged._page_major):
+        assert np.array_equal(mine, theirs) and mine.dtype == theirs.dtype and not mine.flags.writeable
+        assert mapped(mine) and not mapped(theirs)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["page_major_paths.npy", "page_major_position.npy"]
+    pages = np.arange(300)
+    for sample in (0, 2):
+        assert on_disk.related_many(pages, top_k=6, sample=sample) == paged.related_many(pages, top_k=6, sample=sample)
     for i in range(0, 40, 9):  # path labels: the labels of the edges from a page up to its root, as bits
         for x in range(300):
             bits, y = 0, x

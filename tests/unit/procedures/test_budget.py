@@ -42,18 +42,21 @@ def test_an_index_too_large_for_memory_is_built_on_disk_when_that_fits(recording
         check_memory(runner, "index", check_memory(runner, "index", "none", "xjaccard").bytes_min - 1, "xjaccard")
 
 
-def test_the_page_major_copies_go_first_then_the_index_goes_to_disk(recording) -> None:
-    """A similar run whose page-major copies do not fit scores its lists without them, in memory;
-    only when the index itself does not fit is it built on disk (no copies there)."""
+def test_the_page_major_copies_go_to_disk_first_then_the_index(recording) -> None:
+    """A similar run whose page-major copies do not fit in memory writes them to files the queries
+    read through the page cache, the index in memory; only when the index itself does not fit is
+    it built (and read) on disk, the copies too."""
     runner = recording(_counts(1_000_000, 10_000_000))
-    roomy = check_memory(runner, "similar", "none", "simrank", top_k=10)
-    assert roomy.page_major and not roomy.on_disk and roomy.parts["page-major rows"] == 6 * 100 * 1_000_000
-    squeezed = check_memory(runner, "similar", roomy.bytes_min - 1, "simrank", top_k=10)
-    assert not squeezed.page_major and not squeezed.on_disk and "page-major rows" not in squeezed.parts
-    assert roomy.stages["top-k"][0] - squeezed.stages["top-k"][0] == 6 * 100 * 1_000_000
-    tight = check_memory(runner, "similar", squeezed.bytes_min - 1, "simrank", top_k=10)
-    assert tight.on_disk and not tight.page_major
-    assert tight.as_dict()["pageMajor"] is False and roomy.as_dict()["pageMajor"] is True
+    rows = 6 * 100 * 1_000_000
+    roomy = check_memory(runner, "similar", "none", "simrank", top_k=50)  # the lists' stages the peak
+    assert roomy.peak_stage == "write" and roomy.page_major and not roomy.rows_on_disk and not roomy.on_disk and roomy.parts["page-major rows"] == rows
+    squeezed = check_memory(runner, "similar", roomy.bytes_min - 1, "simrank", top_k=50)
+    assert squeezed.page_major and squeezed.rows_on_disk and not squeezed.on_disk
+    assert "page-major rows" not in squeezed.parts and squeezed.disk["page-major rows (while the run lasts)"] == rows
+    assert roomy.stages["top-k"][0] - squeezed.stages["top-k"][0] == rows and squeezed.random_reads == rows
+    tight = check_memory(runner, "similar", squeezed.bytes_min - 1, "simrank", top_k=50)
+    assert tight.on_disk and tight.page_major and tight.rows_on_disk
+    assert tight.as_dict()["rowsOnDisk"] is True and roomy.as_dict()["rowsOnDisk"] is False
     # Extended Jaccard has no fingerprint trees, and no copies.
     assert not check_memory(runner, "similar", "none", "xjaccard", top_k=10).page_major
 
