@@ -54,7 +54,7 @@ class Progress:
             eta = (self.total - self.done) / rate if rate > 0 else float("nan")
             log.info("%s: %s of %s %s (%.0f%%), %s %s/s, ETA %.0f s", self.description,
                      f"{self.done:,}", f"{self.total:,}", self.unit,
-                     100.0 * self.done / max(self.total, 1), f"{rate:,.0f}", self.unit, eta)
+                     100.0 * self.done / max(self.total, 1), _rate(rate), self.unit, eta)
 
     def close(self) -> None:
         if self._bar is not None:
@@ -66,3 +66,8 @@ class Progress:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _rate(rate: float) -> str:
+    """A rate with the digits that say something: 0.14 fingerprints/s, not 0."""
+    return f"{rate:,.0f}" if rate >= 10 else f"{rate:.2g}"
