@@ -678,6 +678,10 @@ class _Members:
     step: int
 
 
+#: Pages times fingerprints from which the layout's build shows progress (some seconds and up).
+LAYOUT_PROGRESS = 50_000_000
+
+
 @dataclass
 class TreeLayout:
     """Every fingerprint's forest in preorder, each page's children in increasing label order.
@@ -699,8 +703,15 @@ class TreeLayout:
 
     @classmethod
     def build(cls, parent: np.ndarray, label: np.ndarray, length: int, directory=None) -> "TreeLayout":
-        """One fingerprint at a time; with ``directory``, into memory-mapped files there."""
+        """One fingerprint at a time; with ``directory``, into memory-mapped files there. A layout
+        of many pages (minutes at 100M links) shows its progress where linksim logs at info level."""
+        import logging
+
+        from linksim.progress import Progress
+
         count, n = parent.shape
+        progress = Progress(count, "tree layout", "fingerprints", enabled=count * n >= LAYOUT_PROGRESS
+                            and logging.getLogger("linksim").isEnabledFor(logging.INFO))
         shape = (count, n)
         order, position = new_array(directory, "layout_order", shape, np.int32), new_array(
             directory, "layout_position", shape, np.int32)
@@ -747,4 +758,6 @@ class TreeLayout:
             row_order[where] = pages
             position[i], order[i], size[i] = where, row_order, sub
             ordered_label[i] = row_label[row_order]
+            progress.update(1)
+        progress.close()
         return cls(order, position, size, ordered_label, roots)

@@ -18,3 +18,36 @@ def test_a_slow_rate_is_shown_with_its_digits_and_a_fast_one_whole(caplog) -> No
     slow, fast = (record.getMessage() for record in caplog.records)
     assert "7 of 100 fingerprints (7%), 0.14 fingerprints/s, ETA 6" in slow  # was "0 fingerprints/s"
     assert "5,000 of 1,000,000 pages (0%), 2,500 pages/s, ETA 39" in fast
+
+
+def test_the_tree_layout_of_many_pages_shows_its_progress_unless_linksim_is_quiet(caplog, monkeypatch) -> None:
+    import numpy as np
+
+    from linksim.fingerprints import index as fingerprints
+    from linksim.fingerprints.walks import build_index
+    from linksim.graph import LinkGraph
+
+    rng = np.random.default_rng(1)
+    built = build_index(LinkGraph.from_edges(rng.integers(0, 50, 200), rng.integers(0, 50, 200), 50), "simrank", 8,
+                        seed=1)
+    monkeypatch.setattr(fingerprints, "LAYOUT_PROGRESS", 8 * 50)  # this layout counts as a large one
+    monkeypatch.setattr(Progress, "__init__", _logging_every_update(Progress.__init__))
+    caplog.set_level(logging.INFO, logger="linksim")
+    fingerprints.TreeLayout.build(built.parent, built.label, built.length)
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("tree layout")]
+    assert lines[-1].startswith("tree layout: 8 of 8 fingerprints (100%)")
+    caplog.clear()
+    caplog.set_level(logging.WARNING, logger="linksim")  # linksim -q
+    fingerprints.TreeLayout.build(built.parent, built.label, built.length)
+    monkeypatch.setattr(fingerprints, "LAYOUT_PROGRESS", 8 * 50 + 1)  # one page-fingerprint short: none
+    caplog.set_level(logging.INFO, logger="linksim")
+    fingerprints.TreeLayout.build(built.parent, built.label, built.length)
+    assert not caplog.records
+
+
+def _logging_every_update(init):
+    def every_update(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.interval = 0.0
+
+    return every_update
