@@ -41,6 +41,16 @@ def driver_error(error: Exception, connection: Connection | None = None) -> Link
             f"cannot reach {where}: the server is not running, or closed the connection "
             f"({type(error).__name__}). {hint}, then run the command again."
         )
+    if isinstance(error, exceptions.Neo4jError) and "MemoryPoolOutOfMemoryError" in (error.code or ""):
+        # The server's transaction memory (dbms.memory.transaction.total.max, 70 % of the heap by
+        # default) was too small for a query: its heap, not linksim's budget, is what to raise.
+        local = connection is None or connection.source == "local"
+        return ServerUnreachable(
+            f"Neo4j error {error.code}: {error.message} The server's heap is too small for this graph: "
+            + ("restart the local server with a larger heap (`linksim neo4j stop`, then `linksim neo4j start "
+               "--heap 4g` or LINKSIM_HEAP)" if local else "raise its server.memory.heap.max_size (or "
+               "dbms.memory.transaction.total.max)") + ", then run the command again."
+        )
     if isinstance(error, exceptions.Neo4jError):
         return ServerUnreachable(f"Neo4j error {error.code}: {error.message}")
     if isinstance(error, exceptions.ConfigurationError):

@@ -46,3 +46,22 @@ def test_writes_give_up_together_one_retry_time_after_the_server_went_away(monke
         runner.write("CREATE (:X)")
     assert time.monotonic() - late < 0.5
     runner.driver.close()
+
+
+def test_a_query_over_the_servers_transaction_memory_says_to_raise_its_heap() -> None:
+    """The server's own limit (dbms.memory.transaction.total.max, 70 % of its heap), met by the
+    page stream of the 100M-link crawl under a 3 GiB heap: the message names the heap to raise, for
+    the local server the command that does, not linksim's memory budget."""
+    from neo4j.exceptions import Neo4jError
+
+    from linksim.procedures.runner import driver_error
+
+    error = Neo4jError._hydrate_neo4j(
+        code="Neo.TransientError.General.MemoryPoolOutOfMemoryError",
+        message="The allocation of an extra 2.0 MiB would use more than the limit 2.1 GiB. Currently using 2.1 GiB. "
+                "dbms.memory.transaction.total.max threshold reached")
+    worded = str(driver_error(error))
+    assert worded.startswith("Neo4j error Neo.TransientError.General.MemoryPoolOutOfMemoryError: The allocation")
+    assert "linksim neo4j start --heap 4g" in worded and "budget" not in worded
+    other = str(driver_error(Neo4jError._hydrate_neo4j(code="Neo.ClientError.Statement.SyntaxError", message="x")))
+    assert other == "Neo4j error Neo.ClientError.Statement.SyntaxError: x"
