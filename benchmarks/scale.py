@@ -191,7 +191,7 @@ def report(results: dict, heap: str, pagecache: str) -> None:
             # The estimate counts what the run holds: the PSS of its processes (forked workers share
             # the index), less the file pages of an index built on disk (page cache: its anonymous memory).
             measured = r.get("peakAnon", 0) if est and est.get("onDisk") else r.get("peakPss", 0)
-            if est and measured:
+            if est and measured and r["exit"] == 0:  # a stage that failed early says nothing of its peak
                 middle = (est["bytesMin"] + est["bytesMax"]) / 2
                 off = middle / measured - 1
                 estimate += f" {off:+.0%}{'!' if abs(off) > 0.25 else ''}"
@@ -210,7 +210,9 @@ def report(results: dict, heap: str, pagecache: str) -> None:
               f"back from the attempts before"
               + (f" ({len(tries)} attempts, begun " + ", ".join(time.strftime("%H:%M", time.localtime(t["began"]))
                                                            for t in tries) + ")" if tries else "") + "; "
-              f"{run['written']:,} SIMILAR_TO written at {run['written'] / max(run['write_millis'] / 1000, 1e-9):,.0f}/s")
+              + (f"{run['written']:,} SIMILAR_TO written at {run['written'] / max(run['write_millis'] / 1000, 1e-9):,.0f}/s"
+                 if run.get("lists_rewritten") is None else
+                 f"an update: {run['lists_rewritten']:,} lists changed and were written again"))
     print("\ngrowth: seconds ~ links^b (log-log least squares over the sizes that succeeded)")
     for stage in STAGES[1:]:
         points = [(parse_size(label), stages[stage]["seconds"]) for label, stages in results.items()
