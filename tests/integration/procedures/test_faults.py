@@ -228,27 +228,34 @@ def test_server_killed_while_writing_similar_to(indexed, env, neo4j_server, test
 
 
 def test_two_similar_runs_of_one_method(indexed, env) -> None:
+    """While a writer holds the method's lock (this test, through the protocol every writer uses:
+    a writer run in a subprocess finished before a second one had started under a loaded machine),
+    a second run is refused at once naming it, and one given --wait waits, then runs once the lock
+    is let go."""
     runner, root, _ = indexed
-    first = start(env, "similar", "simrank", "--top-k", "10", "--batch-size", "500")
-    try:
-        wait_for(lambda: runner.run("MATCH (l:LinksimLock {name: 'similar:simrank'}) RETURN l.pid AS pid")
-                 == [{"pid": first.pid}], 60, "the first writer's lock")
+    with acquire(runner, "similar:simrank"):
         refused = subprocess.run([LINKSIM, "-q", "similar", "simrank", "--top-k", "5"], env=env,
-                                 capture_output=True, text=True, timeout=60)
+                                 capture_output=True, text=True, timeout=120)
         assert refused.returncode == 7
-        assert f"another linksim run holds the lock 'similar:simrank': pid {first.pid} on " in refused.stderr
+        assert f"another linksim run holds the lock 'similar:simrank': pid {os.getpid()} on " in refused.stderr
         assert "--wait SECONDS" in refused.stderr and "Traceback" not in refused.stderr
-        waiting = start(env, "similar", "simrank", "--top-k", "5", "--wait", "180", "--json")
-        out, err = waiting.communicate(timeout=240)
-        assert waiting.returncode == 0, err
-        assert first.wait(timeout=60) == 0
-    finally:
-        for process in (first,):
-            if process.poll() is None:
-                kill(process)
+        waiting = subprocess.Popen([LINKSIM, "similar", "simrank", "--top-k", "5", "--wait", "180", "--json"], env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # its log: stderr
+        lines: list[str] = []
+        reader = threading.Thread(target=lambda: lines.extend(waiting.stderr), daemon=True)
+        reader.start()
+        try:
+            wait_for(lambda: any("waiting for the lock similar:simrank" in line for line in lines), 120,
+                     "the second run to wait for the lock")
+        except BaseException:
+            kill(waiting)
+            raise
+        assert waiting.poll() is None  # still waiting while the lock is held
+    out = waiting.stdout.read()
+    assert waiting.wait(timeout=240) == 0, "".join(lines)
     second = json.loads(out)
-    # The waiting writer ran after the first: it is current, and only its relationships are left,
-    # as many as it recorded.
+    # The waiting writer ran after the lock was let go: it is current, and only its relationships
+    # are left, as many as it recorded.
     assert current(runner, "simrank") == second["id"]
     assert relationships(runner) == {second["id"]: second["written"]} and recorded(runner, second["id"]) == second["written"]
     assert runner.run("MATCH ()-[s:SIMILAR_TO]->() RETURN max(s.rank) AS k") == [{"k": 5}]
