@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from filelock import FileLock
+
 from linksim.errors import LinksimError
 from linksim.server.credentials import generate_password, read_password_file, write_password_file
 from linksim.home import home_folder
@@ -193,10 +195,20 @@ class LocalServer:
         return (self.settings.lib_dir / _READY_MARKER).is_file()
 
     def ensure_jars(self) -> Path:
-        """Resolve the Neo4j jars from Maven Central into the cache unless already there."""
+        """Resolve the Neo4j jars from Maven Central into the cache unless already there. Two
+        processes that start instances at once (the test workers, two users) fetch them once:
+        the second waits for the first and finds them ready."""
         s = self.settings
         if self.jars_ready():
             return s.lib_dir
+        s.dist_dir.mkdir(parents=True, exist_ok=True)
+        with FileLock(s.dist_dir / ".fetch.lock"):
+            if self.jars_ready():
+                return s.lib_dir
+            return self._fetch_jars()
+
+    def _fetch_jars(self) -> Path:
+        s = self.settings
         mvn = shutil.which("mvn")
         if mvn is None:
             raise ServerError(
@@ -260,11 +272,18 @@ class LocalServer:
         folder = s.gds_dir / "plugins"
         if (folder / _READY_MARKER).is_file():
             return folder
+        self.ensure_jars()
+        s.gds_dir.mkdir(parents=True, exist_ok=True)
+        with FileLock(s.gds_dir / ".fetch.lock"):
+            if (folder / _READY_MARKER).is_file():
+                return folder
+            return self._fetch_gds(folder)
+
+    def _fetch_gds(self, folder: Path) -> Path:
+        s = self.settings
         mvn = shutil.which("mvn")
         if mvn is None:
             raise ServerError("Maven (`mvn`) was not found on PATH; it is needed once to fetch GDS")
-        self.ensure_jars()
-        s.gds_dir.mkdir(parents=True, exist_ok=True)
         modules = ("proc", "proc-sysinfo", "open-write-services", "opengds-extension")
         dependencies = "".join(
             f"<dependency><groupId>org.neo4j.gds</groupId><artifactId>{m}</artifactId>"
