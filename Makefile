@@ -31,12 +31,8 @@ browser:
 	  { apt-get update -q >/dev/null && apt-get install -y -q chromium chromium-driver >/dev/null; }; \
 	else echo "no chromium: the browser test will say so (install chromium and chromium-driver)"; fi
 
-# Two pytest-xdist workers (one per core here): each its own Neo4j instance; the Spark tests
-# share one worker (tests/conftest.py). The suite waits on servers, JVMs and subprocesses for
-# much of its time, which the other worker fills. TEST_WORKERS=0 runs it in one process.
-TEST_WORKERS ?= 2
 test: install browser
-	$(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(VENV)/bin/pytest
 
 unit: install
 	$(VENV)/bin/pytest tests/unit

@@ -9,14 +9,9 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # Under pytest-xdist (`make test`: two workers, --dist loadgroup) the Spark tests share one
-    # worker: one Spark session, and one resolution of the connector's jars into the Ivy cache.
-    spread = config.pluginmanager.hasplugin("xdist")
     for item in items:
         if "integration" in Path(str(item.fspath)).parts:
             item.add_marker(pytest.mark.integration)
-        if spread and Path(str(item.fspath)).name == "test_spark.py":
-            item.add_marker(pytest.mark.xdist_group("spark"))
 
 
 @pytest.fixture(scope="session")

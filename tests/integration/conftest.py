@@ -22,9 +22,7 @@ from linksim.procedures import QueryRunner
 from linksim.procedures.maintenance import clear_database
 from linksim.server import LocalServer, Provisioned, ServerSettings, provision
 
-# One instance a pytest-xdist worker (``make test`` runs two): every worker its own server, data
-# and index store, so that tests that clear the database or stop the server never meet.
-TEST_INSTANCE = "pytest" + (f"-{os.environ['PYTEST_XDIST_WORKER']}" if os.environ.get("PYTEST_XDIST_WORKER") else "")
+TEST_INSTANCE = "pytest"
 
 
 def free_port() -> int:
