@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import urllib.request
 import uuid
+from pathlib import Path
 
 import pytest
 from neo4j.exceptions import ConstraintError
@@ -105,6 +106,21 @@ def test_stop_start_keeps_data(neo4j_server, runner) -> None:
     with QueryRunner.connect(neo4j_server.connection) as fresh:
         found = fresh.run("MATCH (p:Page {url: $url}) RETURN count(p) AS n", {"url": marker})
     assert found == [{"n": 1}]
+
+
+def test_a_restarted_server_maps_its_class_data_archive(neo4j_server) -> None:
+    """A class path's second start writes the JVM's class-data archive when the server exits; the
+    starts after it load the server's classes from it (the JVM maps the file)."""
+    server = _local(neo4j_server)
+    archive = server.class_data(server.java())
+    for _ in range(3):  # the session's server has started once at least; this ends its dump
+        server.stop()
+        server.start()
+        if archive.exists():
+            break
+    assert archive.stat().st_size > 10_000_000  # a whole archive, not a cut file
+    mapped = {line.split()[-1] for line in Path(f"/proc/{server.pid()}/maps").read_text().splitlines()}
+    assert str(archive) in mapped
 
 
 def test_start_when_running_says_so(neo4j_server, monkeypatch, capsys) -> None:

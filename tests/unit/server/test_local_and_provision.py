@@ -202,3 +202,51 @@ def test_the_initial_password_never_reaches_a_command_line(settings: ServerSetti
     assert password not in argv and argv.startswith("argv: @")
     assert "mode: 600" in seen and f'"{password}"' in seen and '"set-initial-password"' in seen
     assert not Path(argv.split("@", 1)[1]).exists()  # removed once the tool ran
+
+
+def test_the_class_data_archive_is_named_by_the_class_path(tmp_path: Path) -> None:
+    """Two instances of one class path share an archive; a plugin jar, a changed jar or another
+    Java makes another; it is written at a class path's second start, kept after a clean stop only
+    when none is in place, and a dump left for an hour by a killed server is removed."""
+    java = tmp_path / "java"
+    java.write_text("")
+    first, second = (LocalServer(ServerSettings(home=tmp_path / "home", instance=name)) for name in ("a", "b"))
+    lib = first.settings.lib_dir
+    lib.mkdir(parents=True)
+    (lib / "neo4j-kernel.jar").write_bytes(b"k")
+    (lib / "notes.txt").write_text("not on the class path")
+    archive = first.class_data(str(java))
+    assert archive == second.class_data(str(java)) and archive.parent == first.settings.dist_dir / "class-data"
+
+    second.settings.plugins_dir.mkdir(parents=True)
+    (second.settings.plugins_dir / "gds.jar").write_bytes(b"g")
+    assert second.class_data(str(java)) != archive
+    (lib / "neo4j-kernel.jar").write_bytes(b"k2")
+    assert first.class_data(str(java)) != archive
+    other_java = tmp_path / "java2"
+    other_java.write_text("")
+    assert first.class_data(str(other_java)) != first.class_data(str(java))
+
+    archive = first.class_data(str(java))
+    assert first._class_data_options(str(java)) == ([], None)  # first start: nothing
+    options, dump = first._class_data_options(str(java))  # second start: written at exit
+    assert options == [f"-XX:ArchiveClassesAtExit={dump}"] and dump.parent == archive.parent
+    first._keep_class_data({"class_data_dump": str(dump)})  # killed before it wrote: nothing kept
+    assert not archive.exists()
+    dump.write_bytes(b"archive")
+    first._keep_class_data({"class_data_dump": str(dump)})
+    assert archive.read_bytes() == b"archive" and not dump.exists()
+    assert first._class_data_options(str(java)) == ([f"-XX:SharedArchiveFile={archive}"], None)
+
+    again = archive.with_name(archive.name + ".partial-1-2")  # a second server's dump: the first stays
+    again.write_bytes(b"later")
+    first._keep_class_data({"class_data_dump": str(again)})
+    assert archive.read_bytes() == b"archive" and not again.exists()
+
+    archive.unlink()
+    stale, fresh = (archive.with_name(archive.name + f".partial-{n}") for n in ("old", "new"))
+    stale.write_bytes(b"x")
+    fresh.write_bytes(b"y")
+    os.utime(stale, (0, 0))
+    first._class_data_options(str(java))
+    assert not stale.exists() and fresh.exists()
