@@ -200,7 +200,7 @@ class LocalServer:
 
     def ensure_jars(self) -> Path:
         """Resolve the Neo4j jars from Maven Central into the cache unless already there. Two
-        processes that start instances at once (the test workers, two users) fetch them once:
+        processes that start instances at once (two instances of one home) fetch them once:
         the second waits for the first and finds them ready."""
         s = self.settings
         if self.jars_ready():
