@@ -9,6 +9,7 @@ and a generated password kept in an owner-only file.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import hashlib
 import json
@@ -38,6 +39,8 @@ _READY_MARKER = ".complete"
 # A dump of class data not renamed into place within this long was left by a server that was
 # killed while it wrote it (or before): removed at the next start.
 _STALE_DUMP_SECONDS = 3600.0
+# The transaction-log volume between checkpoints (db.checkpoint=VOLUME).
+CHECKPOINT_VOLUME = "1GiB"
 
 
 class ServerError(LinksimError):
@@ -171,6 +174,12 @@ def _neo4j_conf(settings: ServerSettings) -> str:
         "dbms.security.procedures.unrestricted": "gds.*,apoc.*",
         # Keep transaction logs small: this is an analysis database, not a system of record.
         "db.tx_log.rotation.retention_policy": "2 files",
+        # ... and prune them as they grow: the default policy checkpoints every 15 minutes or
+        # 100,000 transactions, which let the write of 82M SIMILAR_TO relationships (about 800
+        # bytes of log each) pile up 12 GB of logs in 5 minutes and fill the disk. A checkpoint
+        # every GiB of logs bounds them to about 2 GiB (CHECKPOINT_LOG_VOLUME, linksim.estimate).
+        "db.checkpoint": "VOLUME",
+        "db.checkpoint.interval.volume": CHECKPOINT_VOLUME,
         # Bolt waits 5 s for idle connections and 5 s more for its thread pool at shutdown; on a
         # single-user local server that doubles every stop (bulk imports stop and start it).
         "internal.server.bolt.connection_shutdown_wait_time": "1s",
@@ -178,6 +187,33 @@ def _neo4j_conf(settings: ServerSettings) -> str:
     }
     header = "# Written by linksim at every start; edit the linksim settings, not this file.\n"
     return header + "".join(f"{key}={value}\n" for key, value in lines.items())
+
+
+def _recovery_progress(debug_log: Path, since: int) -> tuple[float, str] | None:
+    """When a server's debug log, from byte ``since``, shows it recovering its store and not done:
+    the time of the last progress line (or the recovery's start) and what it says."""
+    try:
+        with open(debug_log, "rb") as opened:
+            opened.seek(since)
+            text = opened.read().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    last = None
+    for line in text.splitlines():
+        if "Recovery completed" in line:
+            return None
+        if "[o.n.k.r.Recovery]" in line or "Transaction logs recovery is required" in line:
+            last = line
+    if last is None:
+        return None
+    from datetime import datetime
+
+    try:
+        stamp = datetime.strptime(last[:28], "%Y-%m-%d %H:%M:%S.%f%z").timestamp()
+    except ValueError:
+        stamp = debug_log.stat().st_mtime
+    said = last.split("] ", 2)[-1].strip() if "] " in last else last
+    return stamp, said
 
 
 def _tail(path: Path, lines: int = 15) -> str:
@@ -516,6 +552,18 @@ class LocalServer:
     def is_running(self) -> bool:
         return self.pid() is not None
 
+    def _instance_on_port(self, port: int) -> str | None:
+        """The name of another instance of this home whose running server was started on ``port``."""
+        for state_file in sorted((self.settings.home / "instances").glob("*/state.json")):
+            name = state_file.parent.name
+            if name == self.settings.instance:
+                continue
+            other = LocalServer(dataclasses.replace(self.settings, instance=name))
+            state = other._read_state()
+            if port in (state.get("bolt_port"), state.get("http_port")) and other.is_running():
+                return name
+        return None
+
     def running_settings(self) -> ServerSettings:
         """Settings the running server was started with (ports may differ from the current)."""
         state = self._read_state()
@@ -586,6 +634,15 @@ class LocalServer:
                     f"port {port} on 127.0.0.1 (for {what}) is already in use by another "
                     f"process; choose another port with {option}"
                 )
+            # A server still recovering its store after a crash listens only when recovery ends
+            # (minutes for a large store): its port looks free, and two servers would share it.
+            other = self._instance_on_port(port)
+            if other is not None:
+                raise ServerError(
+                    f"port {port} on 127.0.0.1 (for {what}) belongs to the linksim instance {other!r}, "
+                    f"which is starting (it listens once its store is recovered); choose another port "
+                    f"with {option}"
+                )
         java = self.java()
         self.ensure_jars()
         self._write_conf()
@@ -619,10 +676,29 @@ class LocalServer:
         return self.status(), True
 
     def _wait_ready(self, process: subprocess.Popen, timeout: float) -> None:
+        """Wait for Bolt to answer, ``timeout`` seconds, and longer while the server recovers its
+        store after an unclean stop (the logs of a large write take minutes to replay, and the
+        server listens only after): as long as its debug log shows recovery progress within
+        ``timeout`` seconds. A server stopped in the middle would replay it all again."""
         s = self.settings
+        debug_log = s.logs_dir / "debug.log"
+        try:
+            since = debug_log.stat().st_size
+        except OSError:
+            since = 0
         deadline = time.monotonic() + timeout
         last_error: Exception | None = None
-        while time.monotonic() < deadline:
+        told = False
+        while True:
+            if time.monotonic() >= deadline:
+                progress = _recovery_progress(debug_log, since)
+                if progress is None or time.time() - progress[0] >= timeout:
+                    break
+                if not told:
+                    log.info("the server recovers its store after an unclean stop (%s); waiting while it "
+                             "progresses", progress[1])
+                    told = True
+                deadline = time.monotonic() + timeout - (time.time() - progress[0])
             code = process.poll()
             if code is not None:
                 raise ServerError(

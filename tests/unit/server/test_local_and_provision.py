@@ -8,6 +8,7 @@ import os
 import socket
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -250,3 +251,75 @@ def test_the_class_data_archive_is_named_by_the_class_path(tmp_path: Path) -> No
     os.utime(stale, (0, 0))
     first._class_data_options(str(java))
     assert not stale.exists() and fresh.exists()
+
+
+def test_a_port_of_an_instance_still_recovering_is_not_taken(settings, tmp_path) -> None:
+    """A server recovering its store listens only once recovery ends: its port looks free, and a
+    second instance started meanwhile on the same port would share it (both then fail, or one
+    answers for the other). The start is refused, naming the instance, before Java is looked for."""
+    import dataclasses
+    import json
+    import subprocess
+
+    other = dataclasses.replace(settings, instance="recovering")
+    other.instance_dir.mkdir(parents=True)
+    # A process whose command line is that of the other instance's server (not listening).
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "CommunityEntryPoint",
+                                f"--home-dir={other.instance_dir}"])
+    try:
+        other.state_file.write_text(json.dumps({"pid": process.pid, "bolt_port": settings.bolt_port,
+                                                "http_port": settings.bolt_port + 1}))
+        deadline = time.monotonic() + 10  # its command line shows once the process has started
+        while not LocalServer(other).is_running() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert LocalServer(other).is_running()
+        with pytest.raises(ServerError, match=r"belongs to the linksim instance 'recovering'.*--bolt-port"):
+            LocalServer(settings).start(timeout=5)
+        moved = dataclasses.replace(settings, bolt_port=settings.http_port + 1 if settings.http_port < 65535 else 1024)
+        assert LocalServer(moved)._instance_on_port(moved.bolt_port) is None
+    finally:
+        process.kill()
+        process.wait()
+    assert LocalServer(settings)._instance_on_port(settings.bolt_port) is None  # it stopped
+
+
+def test_the_start_waits_while_the_store_recovers(settings, tmp_path, monkeypatch) -> None:
+    """A server replaying the logs of a large write after a crash listens only when it is done: the
+    start waits beyond its timeout while the debug log shows recovery progress (it stopped the
+    server at 180 s before, which made the next start replay everything again), and no longer."""
+    log_file = settings.logs_dir / "debug.log"
+    line = "$(date -u +'%Y-%m-%d %H:%M:%S.%3N+0000') INFO  [o.n.k.r.Recovery] [neo4j/a8aab0e9]"
+    body = (f"mkdir -p '{settings.logs_dir}'; "
+            f"echo \"{line} Transaction logs recovery is required\" >> '{log_file}'; "
+            f"for i in 1 2 3 4 5 6 7 8; do sleep 0.5; echo \"{line}  ${{i}}0% completed\" >> '{log_file}'; done; "
+            "echo 'recovered, then a bad setting'; exit 1")
+    monkeypatch.setenv("JAVA_HOME", str(fake_java(tmp_path, body)))
+    pretend_jars(settings)
+    started = time.monotonic()
+    with pytest.raises(ServerError, match="exited during start"):  # not "did not answer within 2 s"
+        LocalServer(settings).start(timeout=2)
+    assert time.monotonic() - started >= 4.0
+
+    # Progress that stops: the start gives up one timeout after the last progress line.
+    stalled = (f"mkdir -p '{settings.logs_dir}'; "
+               f"echo \"{line} Transaction logs recovery is required\" >> '{log_file}'; sleep 30")
+    monkeypatch.setenv("JAVA_HOME", str(fake_java(tmp_path / "stalled", stalled)))
+    started = time.monotonic()
+    with pytest.raises(ServerError, match="did not answer"):
+        LocalServer(settings).start(timeout=1.5)
+    assert time.monotonic() - started < 10
+
+
+def test_recovery_progress_is_read_from_the_debug_log(tmp_path) -> None:
+    log_file = tmp_path / "debug.log"
+    log_file.write_text("2026-11-27 10:00:00.000+0000 INFO  [o.n.k.r.Recovery] [neo4j/x]  90% completed\n")
+    since = log_file.stat().st_size
+    assert local_module._recovery_progress(log_file, since) is None  # before this start
+    with open(log_file, "a") as opened:
+        opened.write("2026-11-27 10:49:30.353+0000 INFO  [o.n.k.r.Recovery] [neo4j/a8aab0e9]  10% completed\n")
+    stamp, said = local_module._recovery_progress(log_file, since)
+    assert said == "10% completed" and stamp == 1795776570.353
+    with open(log_file, "a") as opened:
+        opened.write('2026-11-27 10:52:00.000+0000 INFO  [o.n.k.i.t.l.c.CheckPointerImpl] [neo4j/x] Checkpoint '
+                     'triggered by "Recovery completed." @ txId: 1755\n')
+    assert local_module._recovery_progress(log_file, since) is None
