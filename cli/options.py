@@ -19,7 +19,7 @@ EXIT_CODES = {
     5: "a write failed half-way; what was current stays current",
     6: "no stored index fits, or the one stored is stale or corrupt",
     7: "another writer holds the lock",
-    8: "the run does not fit the memory budget",
+    8: "the run does not fit the memory budget or the free disk",
     130: "interrupted",
 }
 EXIT_CODES_HELP = "Exit codes: " + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_CODES.items()) + "."

@@ -24,6 +24,48 @@ URL_OVERHEAD = 49 + 8
 URL_CHARS_MIN, URL_CHARS_MAX = 40, 100
 #: The streamed page ids (a list of Python ints before they become an array).
 PAGE_ID_BYTES = 32 + 8
+#: What a SIMILAR_TO relationship adds to Neo4j's store (record format "aligned"): its relationship
+#: record (34 bytes) and two property records (41 bytes each: score, method, rank, run), with the
+#: id files and the dense pages' relationship groups.
+STORE_BYTES_PER_SIMILAR = 120
+#: What writing one takes of Neo4j's transaction logs (measured on the 100M-link crawl: 12.1 GB of
+#: logs for 26.9M relationships). The logs are pruned at checkpoints: how much of them the disk
+#: holds at once depends on the server's checkpoint policy (linksim.procedures.budget).
+LOG_BYTES_PER_SIMILAR = 450
+
+
+class DiskSpaceExceeded(LinksimError):
+    """A run would write more than the free space of a file system: refused before it writes."""
+
+    exit_code = 8
+
+
+def check_free_space(needs: list[tuple[str, object, int]], what: str, after: str = "") -> None:
+    """Refuse (:class:`DiskSpaceExceeded`) when what ``needs`` writes (``(name, folder, bytes)``
+    triples; folders on one file system add up) exceeds the free space of a file system.
+    ``what``: the run, for the message; ``after``: what the message adds (what to do)."""
+    import os
+
+    by_device: dict[int, tuple[str, list[tuple[str, int]]]] = {}
+    for name, folder, size in needs:
+        if size <= 0:
+            continue
+        path = os.fspath(folder)
+        while not os.path.exists(path):  # a folder the run creates: the file system it will be on
+            parent = os.path.dirname(path)
+            if parent == path:
+                break
+            path = parent
+        device = os.stat(path).st_dev
+        by_device.setdefault(device, (path, []))[1].append((name, size))
+    for path, parts in by_device.values():
+        usage = os.statvfs(path)
+        free = usage.f_bavail * usage.f_frsize
+        total = sum(size for _, size in parts)
+        if total > free:
+            listed = ", ".join(f"{name} {_size(size)}" for name, size in parts)
+            raise DiskSpaceExceeded(f"{what} needs {_size(total)} of disk on the file system of {path} "
+                                    f"({listed}), which has {_size(free)} free{after}")
 
 
 class MemoryBudgetExceeded(LinksimError):
@@ -200,6 +242,7 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
     if top_k is not None:
         lists = top_k * pages
         results = 32 * lists  # source, target (int64), score (float64), rank (int64)
+        disk["Neo4j store (SIMILAR_TO)"] = STORE_BYTES_PER_SIMILAR * lists
         writing = 24 * lists + 2 * 50_000 * 200  # ids and rounded scores; two batches in flight
         if not on_disk:
             # The lists by page code, this run's and the kept ones it is compared with (an update,

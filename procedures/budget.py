@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import os
 
-from linksim.estimate import Estimate, estimate_index, estimate_pagerank, parse_bytes
+import logging
+from pathlib import Path
+
+from linksim.estimate import (LOG_BYTES_PER_SIMILAR, STORE_BYTES_PER_SIMILAR, Estimate, estimate_index,
+                              estimate_pagerank, parse_bytes)
+
+log = logging.getLogger(__name__)
 
 ENV = "LINKSIM_MEMORY_BUDGET"
 
@@ -88,3 +94,60 @@ def check_memory(runner, task: str, budget: str | int | None = None, method: str
     estimate = _as_run(_counts(runner, graph), task, method, top_k, limit, **parameters)
     estimate.check(limit)
     return estimate
+
+
+# Where the server keeps its store and its transaction logs, and when it prunes the logs.
+SERVER_DISK_SETTINGS = """
+SHOW SETTINGS YIELD name, value WHERE name IN $names
+RETURN name, value
+"""
+_DISK_SETTINGS = ["server.directories.data", "server.directories.transaction.logs.root", "db.checkpoint",
+                  "db.checkpoint.interval.volume", "db.tx_log.rotation.size", "db.tx_log.rotation.retention_policy"]
+_LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def server_folders(runner) -> dict[str, str] | None:
+    """The disk settings of the server (:data:`_DISK_SETTINGS`, by name) when it runs on this
+    machine and shows them; None for a server elsewhere (its disk is not this machine's to check)
+    or a user not allowed to list settings."""
+    from urllib.parse import urlsplit
+
+    connection = getattr(runner, "connection", None)
+    if connection is not None and urlsplit(connection.uri).hostname not in _LOOPBACK:
+        return None
+    try:
+        rows = runner.run(SERVER_DISK_SETTINGS, {"names": _DISK_SETTINGS})
+    except Exception as error:  # noqa: BLE001 - SHOW SETTINGS refused: the disk is not checked
+        log.debug("the server's settings cannot be listed (%s): its free disk is not checked", error)
+        return None
+    settings = {row["name"]: str(row["value"]) for row in rows}
+    data = settings.get("server.directories.data")
+    if not data or not Path(data).is_absolute() or not Path(data).is_dir():
+        return None  # a server on this host whose folders this process does not see (a container)
+    return settings
+
+
+def write_disk(runner, relationships: int) -> list[tuple[str, Path, int]]:
+    """What writing ``relationships`` SIMILAR_TO takes of the server's disk, where the server is on
+    this machine (else nothing): the store's growth and the transaction logs held at once. A
+    server whose checkpoints come by log volume (``db.checkpoint=VOLUME``, as linksim's local
+    server runs) prunes its logs as they grow: it holds at most the volume between checkpoints, the
+    files its retention policy keeps and the file being written (with one more for the checkpoint
+    under way); any other server (checkpoints every 15 minutes or 100,000 transactions by default)
+    may hold the logs of the whole write."""
+    settings = server_folders(runner)
+    if settings is None or relationships <= 0:
+        return []
+    data = Path(settings["server.directories.data"])
+    logs = LOG_BYTES_PER_SIMILAR * relationships
+    if settings.get("db.checkpoint", "").upper() in ("VOLUME", "VOLUMETRIC"):
+        rotation = parse_bytes(settings.get("db.tx_log.rotation.size") or "256MiB") or 0
+        volume = parse_bytes(settings.get("db.checkpoint.interval.volume") or "250MiB") or 0
+        retention = settings.get("db.tx_log.rotation.retention_policy", "").split()
+        kept = int(retention[0]) if len(retention) == 2 and retention[1] == "files" and retention[0].isdigit() else None
+        if kept is not None:
+            logs = min(logs, volume + (kept + 2) * rotation)
+    database = getattr(runner, "database", None) or "neo4j"
+    logs_root = Path(settings.get("server.directories.transaction.logs.root") or data / "transactions")
+    return [("Neo4j store (SIMILAR_TO)", data / "databases" / database, STORE_BYTES_PER_SIMILAR * relationships),
+            ("Neo4j transaction logs", logs_root / database, logs)]

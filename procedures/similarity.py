@@ -26,7 +26,7 @@ from linksim.errors import ConfigurationError, LinksimError
 from linksim.inflight import in_flight
 from linksim.parameters import SIMILAR_WRITE_BATCH
 from linksim.methods import method as registered
-from linksim.procedures.graphs import graph_of, refuse_crawled_only, run_key
+from linksim.procedures.graphs import graph_of, index_root_of, refuse_crawled_only, run_key
 from linksim.procedures.indexes import IndexHandle, answering, obtain_index
 from linksim.procedures.runs import RETIRE_MODES, RunRecord, publish_run, publish_update, retirement_log
 from linksim.ranking.lists import CodedLists
@@ -219,6 +219,7 @@ def similar(
     source_pages = parse_source_pages(source_pages)
     fits = check_memory(runner, "similar", memory_budget, method, top_k=top_k, graph=of.name, **given)
     on_disk = fits.on_disk
+    _check_disk(runner, fits, index_root_of(root, of), method, top_k)
     from linksim.ranking.treescan import warm_up
 
     warm_up()  # a first compilation of the queries happens here, not while the lock is held
@@ -329,6 +330,7 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, worker
     plan = None if rewrite else _update_plan(runner, handle, record.key, coded, graph)
     if plan is None:
         lists = _Lists(ids[source], ids[target], score)
+        _check_write_disk(runner, len(lists.source), checkpoint)
 
         def write_lists(run: int) -> int:
             return _write_lists(runner, lists, method, run, batch_size, lock, record.key, show_progress)
@@ -341,6 +343,7 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, worker
 
     changed = np.isin(source, plan.pages)
     lists = _Lists(ids[source[changed]], ids[target[changed]], score[changed])
+    _check_write_disk(runner, len(lists.source), checkpoint)
     sources = ids[plan.pages].tolist()
     record.lists_rewritten = len(plan.pages)
     log.info("%s of %s lists changed since the current %s run: writing those only", f"{len(plan.pages):,}",
@@ -365,6 +368,35 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, worker
     if checkpoint is not None:
         checkpoint.discard()
     return record
+
+
+def _check_disk(runner, fits, root, method: str, top_k: int) -> None:
+    """Before anything starts: refuse a run whose scratch files and write do not fit the free disk.
+    Counted: the page-major rows it writes beside its index, and, for a run that writes every list
+    (its index built on disk keeps no lists to compare), the store's growth and the transaction
+    logs of the write where the server is on this machine. The write of an update is checked when
+    its size is known (:func:`_check_write_disk`)."""
+    from linksim.estimate import check_free_space
+    from linksim.procedures.budget import write_disk
+
+    needs = [(name, Path(root), size) for name, size in fits.disk.items() if name.startswith("page-major")]
+    if fits.on_disk:
+        needs += write_disk(runner, top_k * fits.pages)
+    check_free_space(needs, f"similar {method} on {fits.pages:,} pages",
+                     "; nothing was started. Free that space, and run it again.")
+
+
+def _check_write_disk(runner, relationships: int, checkpoint) -> None:
+    """Before the first relationship is written: refuse a write that the server's disk cannot hold
+    (the store's growth and the transaction logs, :func:`linksim.procedures.budget.write_disk`);
+    it would fail half-way, and a full disk stops the server's other work too."""
+    from linksim.estimate import check_free_space
+    from linksim.procedures.budget import write_disk
+
+    kept = (f" The lists are kept in {checkpoint.folder}: the same command, run again, reads them back and only "
+            "writes." if checkpoint is not None else "")
+    check_free_space(write_disk(runner, relationships), f"writing {relationships:,} SIMILAR_TO relationships",
+                     f"; nothing was written.{kept}")
 
 
 def _checkpoint(handle: IndexHandle, record: RunRecord):

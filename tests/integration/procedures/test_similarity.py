@@ -310,6 +310,33 @@ def test_a_run_over_the_memory_budget_is_refused_and_writes_nothing(runner, cli_
     assert "Estimate for pagerank" in capsys.readouterr().out
 
 
+def test_a_write_the_disk_cannot_hold_is_refused_before_it_begins(runner, cli_env, tmp_path, capsys, monkeypatch):
+    """The server's own settings (SHOW SETTINGS: its folders, its checkpoint policy) place the
+    store's growth and the transaction logs of the write on this machine's file systems; a write
+    they cannot hold exits 8 with nothing written, where it would have failed half-way (the 100M
+    crawl's write filled the disk). With the real sizes, the same run writes."""
+    from linksim.procedures import budget
+
+    load([DATA / "webkb" / "texas.cites"], runner, show_progress=False)
+    monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
+    settings = budget.server_folders(runner)
+    if settings is None:
+        pytest.skip("the test server's folders are not on this machine: its disk is not linksim's to check")
+    assert settings["db.checkpoint"] == "VOLUME"  # linksim's local server prunes its logs as they grow
+    before = runner.run("MATCH (n) RETURN count(n) AS n")
+    real = budget.STORE_BYTES_PER_SIMILAR
+    monkeypatch.setattr(budget, "STORE_BYTES_PER_SIMILAR", 1 << 50)
+    assert main(["-q", "similar", "psimrank", "--top-k", "5"]) == 8
+    message = capsys.readouterr().err
+    assert "SIMILAR_TO relationships needs" in message and "Neo4j store (SIMILAR_TO)" in message
+    assert "nothing was written" in message and "run again, reads them back" in message
+    assert runner.run("MATCH ()-[s:SIMILAR_TO]->() RETURN count(s) AS n") == [{"n": 0}]
+    assert current_runs(runner) == {} and runner.run("MATCH (n) RETURN count(n) AS n") == before
+    monkeypatch.setattr(budget, "STORE_BYTES_PER_SIMILAR", real)
+    assert main(["-q", "similar", "psimrank", "--top-k", "5"]) == 0
+    assert runner.run("MATCH ()-[s:SIMILAR_TO]->() RETURN count(s) AS n")[0]["n"] > 100
+
+
 def test_an_index_over_the_budget_is_built_on_disk_with_the_same_results(runner, cli_env, tmp_path, capsys,
                                                                          monkeypatch):
     """A budget below the in-memory estimate but above the on-disk one: `similar` builds the index

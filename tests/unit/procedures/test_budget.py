@@ -88,3 +88,51 @@ def test_the_host_graph_is_estimated_from_its_own_counts_and_says_hosts(recordin
     assert on_hosts.lines()[0].startswith("Estimate for similar ppsimrank on 14,654 hosts and 104,223 links")
     assert on_pages.lines()[0].startswith("Estimate for similar ppsimrank on 1,000,000 pages")
     assert on_hosts.as_dict()["nodes"] == "hosts"
+
+
+def _settings(data, policy: str = "VOLUME", retention: str = "2 files"):
+    rows = [{"name": "server.directories.data", "value": str(data)},
+            {"name": "server.directories.transaction.logs.root", "value": str(data / "transactions")},
+            {"name": "db.checkpoint", "value": policy}, {"name": "db.checkpoint.interval.volume", "value": "1.00GiB"},
+            {"name": "db.tx_log.rotation.size", "value": "256.00MiB"},
+            {"name": "db.tx_log.rotation.retention_policy", "value": retention}]
+    return {"SHOW SETTINGS": rows}
+
+
+def test_a_write_takes_the_store_growth_and_the_logs_held_between_checkpoints(recording, tmp_path) -> None:
+    from types import SimpleNamespace
+
+    from linksim.estimate import LOG_BYTES_PER_SIMILAR, STORE_BYTES_PER_SIMILAR
+    from linksim.procedures.budget import write_disk
+
+    n = 80_000_000
+    runner = recording(_settings(tmp_path))
+    (store, store_dir, store_bytes), (logs, logs_dir, log_bytes) = write_disk(runner, n)
+    assert store_dir == tmp_path / "databases" / "neo4j" and store_bytes == STORE_BYTES_PER_SIMILAR * n
+    # Checkpoints by volume: 1 GiB of logs, the 2 files kept, the one written and one more.
+    assert logs_dir == tmp_path / "transactions" / "neo4j" and log_bytes == (1 << 30) + 4 * (256 << 20)
+    assert write_disk(runner, 1_000)[1][2] == LOG_BYTES_PER_SIMILAR * 1_000  # fewer logs than that bound
+    # Neo4j's default policy (every 15 minutes or 100,000 transactions) may hold the whole write's.
+    assert write_disk(recording(_settings(tmp_path, "PERIODIC")), n)[1][2] == LOG_BYTES_PER_SIMILAR * n
+    assert write_disk(recording(_settings(tmp_path, retention="2 days")), n)[1][2] == LOG_BYTES_PER_SIMILAR * n
+    # A server elsewhere, or one whose folders this machine does not have: nothing to check here.
+    remote = recording(_settings(tmp_path))
+    remote.connection = SimpleNamespace(uri="neo4j://db.example.org:7687")
+    assert write_disk(remote, n) == [] and not remote.sent
+    assert write_disk(recording(_settings(tmp_path / "absent")), n) == []
+    assert write_disk(recording({}), n) == []  # SHOW SETTINGS gave nothing (not allowed)
+
+
+def test_needs_on_one_file_system_add_up_against_its_free_space(tmp_path) -> None:
+    import os
+
+    from linksim.estimate import DiskSpaceExceeded, check_free_space
+
+    usage = os.statvfs(tmp_path)
+    free = usage.f_bavail * usage.f_frsize
+    check_free_space([("a", tmp_path, free // 3), ("b", tmp_path / "made later" / "deeper", free // 3)], "the run")
+    with pytest.raises(DiskSpaceExceeded, match=r"the run needs .* of disk on the file system of .*\(a .*, b .*\), "
+                                                r"which has .* free; do this") as refused:
+        check_free_space([("a", tmp_path, free // 3 * 2), ("b", tmp_path / "made later", free // 3 * 2)], "the run",
+                         "; do this")
+    assert refused.value.exit_code == 8
