@@ -112,13 +112,93 @@ def cli_env(neo4j_server: Provisioned, monkeypatch: pytest.MonkeyPatch, tmp_path
     return conn
 
 
+# What a test sees of the crawl: linksim changes pages and links only through its loader, which
+# records each change on the graph's LinksimGraph and LinksimChange nodes; their properties, the
+# counts of every label and type, aggregates of the pages' properties and of the links' ends, and
+# the schema. Server-side aggregates: reading every node and link into the test takes seconds.
+_STATE_QUERIES = (
+    "MATCH (n) WHERE n:LinksimGraph OR n:LinksimChange "
+    "RETURN labels(n) AS labels, properties(n) AS props",
+    "MATCH (n) UNWIND labels(n) AS label RETURN label, count(*) AS n ORDER BY label",
+    "MATCH ()-[r]->() RETURN type(r) AS type, count(*) AS n ORDER BY type",
+    "MATCH (p:Page) RETURN sum(size(keys(p))) AS keys, sum(size(p.url)) AS url, sum(size(coalesce(p.title, ''))) AS "
+    "title, sum(size(coalesce(p.categories, []))) AS categories, count(p.crawled) AS crawled, "
+    "min(p.lastCrawled) AS first, max(p.lastCrawled) AS last, sum(coalesce(p.pagerank, 0.0)) AS pagerank",
+    "MATCH (a)-[r:LINKS_TO]->(b) RETURN sum(id(a) % 1009 * (id(b) % 1013)) AS ends, sum(size(keys(r))) AS keys",
+    "SHOW CONSTRAINTS YIELD name, type, labelsOrTypes, properties RETURN * ORDER BY name",
+    "SHOW INDEXES YIELD name, type, labelsOrTypes, properties, state RETURN * ORDER BY name",
+)
+
+
+def database_state(runner: QueryRunner) -> list:
+    """What :data:`_STATE_QUERIES` find, to compare with the state after the load."""
+    import json
+
+    return [sorted(json.dumps(row, sort_keys=True, default=str) for row in runner.run(query)) for query in _STATE_QUERIES]
+
+
+# The Wikispeedia database as loaded: its digest, the labels, relationship types and page
+# properties the load made. Many tests read it and write only their own results beside it.
+_LOADED: dict = {}
+
+
+def _counts(runner: QueryRunner) -> tuple[int, int]:
+    return (runner.run("MATCH (p:Page) RETURN count(p) AS n")[0]["n"],
+            runner.run("MATCH ()-[r:LINKS_TO]->() RETURN count(r) AS n")[0]["n"])
+
+
+def _back_to_the_load(runner: QueryRunner) -> bool:
+    """Delete what a test added beside the loaded crawl (other relationship types, nodes of other
+    labels, PageRank, schema) and say whether the database is then the load's again."""
+    if not _LOADED:
+        return False
+    loaded = _LOADED
+    if _counts(runner) != loaded["counts"]:  # another crawl, or pages or links changed (Neo4j's count store)
+        return False
+    types = [row["t"] for row in runner.run("CALL db.relationshipTypes() YIELD relationshipType AS t RETURN t")]
+    for extra in sorted(set(types) - loaded["types"]):
+        runner.write_autocommit("MATCH ()-[r]->() WHERE type(r) = $type CALL (r) { DELETE r } "
+                                "IN TRANSACTIONS OF 20000 ROWS", {"type": extra})
+    runner.write_autocommit("MATCH (n) WHERE NOT any(label IN labels(n) WHERE label IN $labels) "
+                            "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 20000 ROWS", {"labels": sorted(loaded["labels"])})
+    if "pagerank" not in loaded["keys"]:  # PageRank written by a test (any other page property: a new load)
+        runner.write_autocommit("MATCH (p:Page) WHERE p.pagerank IS NOT NULL "
+                                "CALL (p) { SET p.pagerank = null } IN TRANSACTIONS OF 20000 ROWS")
+    for row in runner.run("SHOW CONSTRAINTS YIELD name RETURN name"):
+        if row["name"] not in loaded["constraints"]:
+            runner.write_autocommit("DROP CONSTRAINT $name IF EXISTS", {"name": row["name"]})
+    for row in runner.run("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' RETURN name"):
+        if row["name"] not in loaded["indexes"]:
+            runner.write_autocommit("DROP INDEX $name IF EXISTS", {"name": row["name"]})
+    return database_state(runner) == loaded["state"]
+
+
 @pytest.fixture
-def wikispeedia(runner: QueryRunner) -> QueryRunner:
-    """The runner, on a database holding the shared Wikispeedia crawl (loaded online)."""
+def wikispeedia(session_runner: QueryRunner, neo4j_server: Provisioned, request) -> QueryRunner:
+    """The runner, on a database holding the shared Wikispeedia crawl (loaded online).
+
+    A test that leaves the crawl as loaded and adds only its own results (SIMILAR_TO, runs,
+    PageRank, schema) hands the next one the same database once those are deleted: that is checked
+    against the state after the load (:func:`database_state`), and anything else (a recrawl, a
+    page changed) loads the crawl again into an empty database."""
     from linksim.procedures.load import load
 
     folder = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "wikispeedia"
     if not folder.exists():
         pytest.fail(f"shared data set missing: {folder}")
+    if _back_to_the_load(session_runner):
+        return session_runner
+    _LOADED.clear()
+    runner = request.getfixturevalue("runner")  # an empty database
     load([folder], runner, mode="online", show_progress=False)
+    _LOADED.update(
+        state=database_state(runner), counts=_counts(runner),
+        # What the nodes and relationships hold (db.labels() also names the labels of deleted nodes).
+        types={row["t"] for row in runner.run("MATCH ()-[r]->() RETURN DISTINCT type(r) AS t")},
+        labels={row["l"] for row in runner.run("MATCH (n) UNWIND labels(n) AS l RETURN DISTINCT l")},
+        keys={row["key"] for row in runner.run("MATCH (p:Page) UNWIND keys(p) AS key RETURN DISTINCT key")},
+        constraints={row["name"] for row in runner.run("SHOW CONSTRAINTS YIELD name RETURN name")},
+        indexes={row["name"] for row in runner.run("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' RETURN name")},
+    )
     return runner
+
