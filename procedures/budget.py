@@ -7,9 +7,8 @@ machine has available when the run starts (psutil's ``available``: free plus rec
 
 from __future__ import annotations
 
-import os
-
 import logging
+import os
 from pathlib import Path
 
 from linksim.estimate import (LOG_BYTES_PER_SIMILAR, STORE_BYTES_PER_SIMILAR, Estimate, estimate_index,

@@ -175,9 +175,10 @@ def _neo4j_conf(settings: ServerSettings) -> str:
         # Keep transaction logs small: this is an analysis database, not a system of record.
         "db.tx_log.rotation.retention_policy": "2 files",
         # ... and prune them as they grow: the default policy checkpoints every 15 minutes or
-        # 100,000 transactions, which let the write of 82M SIMILAR_TO relationships (about 800
-        # bytes of log each) pile up 12 GB of logs in 5 minutes and fill the disk. A checkpoint
-        # every GiB of logs bounds them to about 2 GiB (CHECKPOINT_LOG_VOLUME, linksim.estimate).
+        # 100,000 transactions, which let a write of SIMILAR_TO relationships (about 450 bytes of
+        # log each) pile up 12 GB of logs in 5 minutes on the 100M-link crawl and fill the disk. A
+        # checkpoint every GiB of logs bounds them to about 2 GiB (what the disk check of a write
+        # counts, linksim.procedures.budget.write_disk; 1.6 GB at most in that write since).
         "db.checkpoint": "VOLUME",
         "db.checkpoint.interval.volume": CHECKPOINT_VOLUME,
         # Bolt waits 5 s for idle connections and 5 s more for its thread pool at shutdown; on a
