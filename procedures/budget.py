@@ -150,3 +150,13 @@ def write_disk(runner, relationships: int) -> list[tuple[str, Path, int]]:
     logs_root = Path(settings.get("server.directories.transaction.logs.root") or data / "transactions")
     return [("Neo4j store (SIMILAR_TO)", data / "databases" / database, STORE_BYTES_PER_SIMILAR * relationships),
             ("Neo4j transaction logs", logs_root / database, logs)]
+
+
+def check_write_disk(runner, relationships: int, kept: str = "") -> None:
+    """Before the first relationship is written: refuse (exit 8) a write of ``relationships``
+    SIMILAR_TO that the server's disk cannot hold (:func:`write_disk`); it would fail half-way,
+    and a full disk stops the server's other work too. ``kept``: what the message adds."""
+    from linksim.estimate import check_free_space
+
+    check_free_space(write_disk(runner, relationships), f"writing {relationships:,} SIMILAR_TO relationships",
+                     f"; nothing was written.{kept}")

@@ -387,16 +387,11 @@ def _check_disk(runner, fits, root, method: str, top_k: int) -> None:
 
 
 def _check_write_disk(runner, relationships: int, checkpoint) -> None:
-    """Before the first relationship is written: refuse a write that the server's disk cannot hold
-    (the store's growth and the transaction logs, :func:`linksim.procedures.budget.write_disk`);
-    it would fail half-way, and a full disk stops the server's other work too."""
-    from linksim.estimate import check_free_space
-    from linksim.procedures.budget import write_disk
+    """Before the first relationship is written (:func:`linksim.procedures.budget.check_write_disk`)."""
+    from linksim.procedures.budget import check_write_disk
 
-    kept = (f" The lists are kept in {checkpoint.folder}: the same command, run again, reads them back and only "
-            "writes." if checkpoint is not None else "")
-    check_free_space(write_disk(runner, relationships), f"writing {relationships:,} SIMILAR_TO relationships",
-                     f"; nothing was written.{kept}")
+    check_write_disk(runner, relationships, f" The lists are kept in {checkpoint.folder}: the same command, run "
+                     "again, reads them back and only writes." if checkpoint is not None else "")
 
 
 def _checkpoint(handle: IndexHandle, record: RunRecord):

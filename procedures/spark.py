@@ -291,6 +291,7 @@ def spark_similar(runner, connection, root, method: str, master: str = "local[2]
     from linksim.procedures.locks import acquire
     from linksim.procedures.runs import RunRecord
     from linksim.procedures.schema import apply_schema
+    from linksim.procedures.budget import check_write_disk
     from linksim.procedures.runs import publish_run
     from linksim.procedures.stream import graph_state
 
@@ -344,6 +345,7 @@ def spark_similar(runner, connection, root, method: str, master: str = "local[2]
                                    "pages were deleted while linksim ran; run it again (the current run is untouched)")
             return written
 
+        check_write_disk(runner, expected, " The index is stored: a rerun computes the lists again and writes them.")
         return publish_run(runner, lock, record, write_lists, retire_mode=retire)
 
 
