@@ -1,4 +1,6 @@
-"""Shared test set-up: tests under tests/integration/ are marked `integration` automatically."""
+"""Shared test set-up: tests under tests/integration/ are marked `integration` automatically, and
+put in one pytest-xdist group: `make test` runs them, in order, on one worker (they share one Neo4j
+server and the database the last test left), while the other worker runs the unit tests."""
 
 from pathlib import Path
 
@@ -8,10 +10,12 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (--dist loadgroup)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if "integration" in Path(str(item.fspath)).parts:
             item.add_marker(pytest.mark.integration)
+            item.add_marker(pytest.mark.xdist_group("neo4j"))
 
 
 @pytest.fixture(scope="session")
