@@ -117,6 +117,16 @@ def batch_ab(index) -> list:
     return [("one call a page", OnePageACall(index)), ("a chunk a call", index)] * 2
 
 
+def twins_ab(index) -> list:
+    """The index read with every twin its own candidate and with a twin class one candidate
+    (:func:`linksim.ranking.treescan._top_k_sampled`), each twice, interleaved: [(label, index)]."""
+    import dataclasses
+
+    apart = dataclasses.replace(index)
+    apart._twin_candidates = False
+    return [("twins apart", apart), ("a twin class one candidate", index)] * 2
+
+
 def scanning(index, pages):
     """The spectral ``index`` with the exact nearest pages of ``pages`` (a scan of every page each)
     in place of the stored ones, which come from an HNSW graph from 100,000 pages on: its exact
@@ -195,6 +205,10 @@ def main() -> None:
                         help="time --all-pages also one related call a page, against a chunk of pages a compiled "
                         "call (FingerprintIndex.related_many), each twice, interleaved, and check that the lists are "
                         "the same")
+    parser.add_argument("--twin-ab", action="store_true",
+                        help="each --sample reading (and --all-pages, twice, interleaved) also with every page of a "
+                        "twin class counted as its own candidate (FingerprintIndex._twin_candidates off: the "
+                        "reading before a class was one candidate), in the same run")
     parser.add_argument("--worst", type=int, default=0, metavar="K",
                         help="for the K pages whose sampled lists are judged worst: the classes of pages with "
                         "the same in-links their listed pages come from, and how the index and the judge score "
@@ -245,6 +259,11 @@ def main() -> None:
             if entry.fingerprint_trees:
                 for sample in args.sample:
                     rows.append((f"--sample {sample:,}", *lists_for(index, pages, args.top_k, sample), cuts))
+                    if args.twin_ab:
+                        index._twin_candidates = False
+                        rows.append((f"--sample {sample:,}, twins apart", *lists_for(index, pages, args.top_k, sample),
+                                     cuts))
+                        index._twin_candidates = True
             else:
                 rows.append(("all-pages reading", *lists_for(index, pages, args.top_k), None))
             for label, lists, speed, list_cuts in rows:
@@ -273,6 +292,8 @@ def main() -> None:
                 readings = page_major_ab(index)
             if args.batch_ab and entry.fingerprint_trees:
                 readings = batch_ab(index)
+            if args.twin_ab and entry.fingerprint_trees:
+                readings = twins_ab(index)
             answers = {}
             for where, reading in readings:
                 report: dict = {}

@@ -30,8 +30,8 @@ from linksim.parameters import (
     check_fingerprints_asked, check_page, check_parameters, check_query, sampled_parameters,
 )
 from linksim.ranking import top_pairs, top_scores
-from linksim.ranking.treescan import (NO_PAGE_MAJOR, _trees_of, label_blocks, page_major, read_only,
-                                      scores_with, top_k_many, top_k_one, top_k_sampled)
+from linksim.ranking.treescan import (NO_PAGE_MAJOR, NO_TWINS, _trees_of, label_blocks, page_major, read_only,
+                                      scores_with, top_k_many, top_k_one, top_k_sampled, twin_arrays)
 
 NO_PARENT = -1
 _NO_BANDS = read_only(np.zeros((0, 0), dtype=np.int32))  # a query without first-step bands
@@ -73,11 +73,13 @@ class FingerprintIndex:
     _members: "TreeLayout | None" = field(default=None, repr=False, compare=False)
     _twins: dict = field(default_factory=dict, repr=False, compare=False)
     _twin_memo: tuple = field(default=(), repr=False, compare=False)
+    _twin_reads: tuple = field(default=(), repr=False, compare=False)  # twin_arrays of all fingerprints' classes
     _scratch: threading.local = field(default_factory=threading.local, repr=False, compare=False)
     _query_arrays: tuple = field(default=(), repr=False, compare=False)  # preorder and label blocks (_tree)
     _bands: tuple = field(default=(), repr=False, compare=False)  # first-step bands (first_step_bands)
     _page_major: tuple = field(default=NO_PAGE_MAJOR, repr=False, compare=False)  # see prepare_all_pages
     _use_twins = True  # answer a twin class's pages from one query (see twin_classes)
+    _twin_candidates = True  # a sampled query counts a twin class as one candidate (see _sample_twins)
     _slice_min = 64  # mean range length from which members are copied as slices
     _candidate_limit = 2_000  # most pages a top-k query scores by Lemma 2 after its bound
     _rescore_cost = 5.0  # member reads that scoring one page in one fingerprint by Lemma 2 costs
@@ -443,10 +445,12 @@ class FingerprintIndex:
         ``ceil(sample · c^(t-1))`` members, else at that many positions of a systematic sample (a
         member of a range of P is read with probability q / P, independently between ranges); the
         256 pages read with the largest partial sums and, for PSimRank, the 128 that share the most
-        buckets of the first-step bands with u (:mod:`linksim.ranking.bands`) are scored exactly by Lemma 2. Every
+        buckets of the first-step bands with u (:mod:`linksim.ranking.bands`) are scored exactly by Lemma 2,
+        a twin class (:meth:`twin_classes`) counting as one page there, its pages listed in page order at
+        the score of its first. Every
         score is exact (the float :meth:`sim` gives); a list is the exact one when no range was
-        sampled, otherwise a page of the exact list is missing only if no sample read it (a page
-        meeting u in m sampled ranges only, of P_j members each, with probability
+        sampled, otherwise a page of the exact list is missing only if no sample read it nor any of
+        its twins (a page meeting u in m sampled ranges only, of P_j members each, with probability
         Π (1 − q_j / P_j)) or its partial sum was not among the 256 largest, and it shared too few
         buckets to be among the 128. Lists answered from a sample are counted in
         ``lists_sampled``; a page whose trees hold at most 20,000 members in all is read exactly
@@ -496,7 +500,7 @@ class FingerprintIndex:
                 int(max(self._sample_candidates, 2 * top_k)), int(max(self._sample_finalists, 2 * top_k)),
                 int(self._candidate_limit), float(self._rescore_cost), *self._tree(), scratch.acc, scratch.seen,
                 scratch.touched, *bands,
-                int(self._band_cap), int(banded), self._page_major)
+                int(self._band_cap), int(banded), self._page_major, self._sample_twins())
             self.lists_sampled += int(sampled)
             ends = np.cumsum(lengths)
             found, scores = found.tolist(), scores.tolist()
@@ -590,7 +594,8 @@ class FingerprintIndex:
 
     def prepare_all_pages(self) -> None:
         """Before the lists of all pages: what the queries read besides the index, built once
-        before workers fork: the first-step bands, and (``use_page_major``, walks of at most 15
+        before workers fork: the first-step bands, the twin classes as the sampled queries read them,
+        and (``use_page_major``, walks of at most 15
         steps) each page's position and path labels (the labels of the edges from it to its root,
         as bits) in every fingerprint side by side, (V, N) rows of 6 bytes a page and fingerprint:
         a candidate is scored exactly from its own row, a few cache lines, instead of a miss in
@@ -599,6 +604,7 @@ class FingerprintIndex:
         if self.bands and self._band_candidates_of.get(self.method, 0) and \
                 self.n_fingerprints * self.n > self._exact_members:
             self.first_step_bands()
+        self._sample_twins()
         if self.use_page_major and self._page_major[0].shape[0] == 0 and self.n_fingerprints * self.n > self._exact_members:
             layout = self.layout()
             self._page_major = page_major(self.parent, self.label, layout.position, layout.order, self.length,
@@ -627,7 +633,19 @@ class FingerprintIndex:
         return top_k_sampled(int(u), int(top_k), int(count), int(self.length), powers, float(similarity_cutoff),
                              int(sample), int(max(self._sample_candidates, 2 * top_k)),
                              int(max(self._sample_finalists, 2 * top_k)), *self._tree(),
-                             scratch.acc, scratch.touched, *bands, int(self._band_cap), int(banded), self._page_major)
+                             scratch.acc, scratch.seen, scratch.touched, *bands, int(self._band_cap), int(banded),
+                             self._page_major,
+                             self._sample_twins())
+
+    def _sample_twins(self) -> tuple:
+        """What a sampled query reads of the twin classes of all the fingerprints (valid for a
+        query of fewer: pages that meet at step 1 in every fingerprint do in the first few), so
+        that a class is one candidate (:func:`linksim.ranking.treescan._top_k_sampled`)."""
+        if not self._twin_candidates:
+            return NO_TWINS
+        if not self._twin_reads:
+            self._twin_reads = twin_arrays(*self.twin_classes(self.n_fingerprints))
+        return self._twin_reads
 
     def tree_sizes(self, u: int | None = None) -> np.ndarray:
         """Sizes of all fingerprint trees (or of u's tree in each fingerprint)."""

@@ -352,6 +352,19 @@ def page_major(index_parent: np.ndarray, index_label: np.ndarray, position: np.n
 
 
 NO_PAGE_MAJOR = tuple(read_only(np.zeros((0, 0), dtype=dtype)) for dtype in (np.int32, np.uint16))
+#: A sampled query without twin classes: (class representative, class, class offsets, members).
+NO_TWINS = tuple(read_only(np.zeros(0, dtype=dtype)) for dtype in (np.int32, np.int64, np.int64, np.int64))
+
+
+def twin_arrays(klass: np.ndarray, indptr: np.ndarray, members: np.ndarray) -> tuple:
+    """What a sampled query reads of the twin classes (:meth:`FingerprintIndex.twin_classes`):
+    each page's representative (its class's first page, or -1 outside every class; int32: the one
+    array a member read looks up), and the classes."""
+    rep = np.full(len(klass), -1, dtype=np.int32)
+    inside = klass >= 0
+    rep[inside] = members[indptr[klass[inside]]]
+    return tuple(read_only(a) for a in (rep, klass.astype(np.int64, copy=False),
+                                        indptr.astype(np.int64, copy=False), members.astype(np.int64, copy=False)))
 
 
 @njit(cache=True, nogil=True)
@@ -508,20 +521,36 @@ def _meet(w, acc, value, touched, n_touched):
     return n_touched
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _meet_once(w, value, mark, acc, seen, touched, n_touched, twins, own):
+    """:func:`_meet` of w, or, for a twin outside u's class (``own``: that class's representative,
+    or -1), of its class's representative once a ``mark`` (a fingerprint, a band: twins meet u at
+    the same time, in the same bucket)."""
+    if twins[0].shape[0] > 0:
+        r = twins[0][w]
+        if r >= 0 and r != own:
+            w = r
+            if seen[w] == mark:
+                return n_touched
+            seen[w] = mark
+    return _meet(w, acc, value, touched, n_touched)
+
+
 @njit(cache=True, nogil=True)
 def top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists, tree,
-                  by_page, acc, touched, band_order, band_start, band_stop, band_cap, n_band_candidates, page_major):
+                  by_page, acc, seen, touched, band_order, band_start, band_stop, band_cap, n_band_candidates, page_major,
+                  twins):
     """:func:`_top_k_sampled` of u, its trees found by :func:`_tree_chain`."""
     starts, stops, intos, depths, _ = _trees_of(u, count, length, tree, by_page)
     return _top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists, tree,
-                          by_page, acc, touched, band_order, band_start, band_stop, band_cap, n_band_candidates,
-                          page_major, starts, stops, intos, depths)
+                          by_page, acc, seen, touched, band_order, band_start, band_stop, band_cap, n_band_candidates,
+                          page_major, twins, starts, stops, intos, depths)
 
 
 @njit(cache=True, nogil=True)
 def _top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists, tree,
-                   by_page, acc, touched, band_order, band_start, band_stop, band_cap, n_band_candidates, page_major,
-                   starts, stops, intos, depths):
+                   by_page, acc, seen, touched, band_order, band_start, band_stop, band_cap, n_band_candidates, page_major,
+                   twins, starts, stops, intos, depths):
     """u's ``top_k`` from a sample of its large trees' members, each listed page scored exactly.
 
     Each range of u's members (a fingerprint's part of u's tree that meets u from one time t on,
@@ -533,10 +562,21 @@ def _top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n
     the float :meth:`FingerprintIndex.sim` gives. (If no range was sampled the partial sums are the
     scores, and only the ``n_finalists`` best are scored again.) Returns (pages, scores, sampled): the pages within
     1e-12 of the k-th best score or better, and whether any range was sampled (if none was, every
-    member was read and the answer is the exact reading's). ``acc`` (float64) and ``touched``
-    (int32) of length V are scratch, zero on entry and on return.
+    member was read and the answer is the exact reading's). ``acc`` (float64), ``seen`` and
+    ``touched`` (int32) of length V are scratch, zero on entry and on return.
+
+    With ``twins`` (:func:`twin_arrays`; empty: none), a twin class outside u's own is one
+    candidate, read as one page: its pages meet u at the same time in every fingerprint, so the
+    first of them read in a fingerprint adds c^τ to its representative's partial sum and the
+    others read there add nothing (``seen``), and in each band the class's bucket counts once; a
+    representative scored exactly brings its class's next pages with the same score (twins'
+    terms, and so their floats, are the same), at most ``top_k - 1`` of them (ties go to the
+    smaller page). So a class of a thousand twins takes one of the ``n_candidates`` places, not
+    a thousand, and is found if any of its pages is read.
     """
     order, olabel, block, top = tree[0], tree[1], tree[2], tree[3]
+    paired = twins[0].shape[0] > 0
+    own = twins[0][u] if paired else -1  # u's class (its representative): its pages stand for themselves
     n_touched = 0
     sampled = False
     path_t = page_major[1]
@@ -555,7 +595,7 @@ def _top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n
                 for q in range(start, stop):
                     if not constant and olabel[i, q] > m:
                         m = olabel[i, q]
-                    n_touched = _meet(order[i, q], acc, powers[m], touched, n_touched)
+                    n_touched = _meet_once(order[i, q], powers[m], i + 1, acc, seen, touched, n_touched, twins, own)
                 continue
             sampled = True
             stride = members / quota
@@ -573,18 +613,20 @@ def _top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n
                         lab = _range_max(i, starts[i, anchor], q, olabel, block, top)
                     if lab > tau:
                         tau = lab
-                n_touched = _meet(w, acc, powers[tau], touched, n_touched)
+                n_touched = _meet_once(w, powers[tau], i + 1, acc, seen, touched, n_touched, twins, own)
     # Every member read: the partial sums are the scores (summed in another order), their best are final.
     # (Ties of a sample: the page read first. On a generated 1M-link crawl that judged 0.996 / 0.847,
     # ties by page 0.986 / 0.797: the pages read first meet u in the first ranges of its trees.)
     chosen = _largest(acc, touched, n_touched, n_candidates if sampled else n_finalists, not sampled)
     for r in range(n_touched):
         acc[touched[r]] = 0.0
+        seen[touched[r]] = 0
     if sampled and n_band_candidates > 0:  # and the pages that share u's first steps most often
-        n_touched = _band_hits(u, band_order, band_start, band_stop, band_cap, acc, touched)
+        n_touched = _band_hits(u, band_order, band_start, band_stop, band_cap, acc, seen, touched, twins, own)
         frequent = _largest(acc, touched, n_touched, n_band_candidates, False)
         for r in range(n_touched):
             acc[touched[r]] = 0.0
+            seen[touched[r]] = 0
         for c in range(len(chosen)):
             acc[chosen[c]] = 1.0
         extra = 0
@@ -596,8 +638,43 @@ def _top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n
             acc[chosen[c]] = 0.0
         chosen = np.concatenate((chosen, frequent[:extra]))
     scores = _exact_scores(chosen, count, length, powers, tree, by_page, starts, stops, intos, depths, page_major)
+    if paired:
+        chosen, scores = _with_twins(chosen, scores, top_k, twins, own)
     pages, scores = _best(chosen, scores, top_k, similarity_cutoff)
     return pages, scores, sampled
+
+
+@njit(cache=True, nogil=True)
+def _with_twins(chosen, scores, top_k, twins, own):
+    """``chosen`` and their ``scores``, each representative followed by the next pages of its
+    class at its score: ``top_k - 1`` of them, less the other pages of u's own class (which stand
+    for themselves and score above any other page: a twin's list asks for them besides its k)."""
+    rep, klass, indptr, members = twins
+    if own >= 0:
+        top_k = max(1, top_k - (indptr[klass[own] + 1] - indptr[klass[own]] - 1))
+    extra = 0
+    for c in range(len(chosen)):
+        w = chosen[c]
+        if rep[w] == w and w != own:
+            k = klass[w]
+            extra += min(indptr[k + 1] - indptr[k], top_k) - 1
+    if extra == 0:
+        return chosen, scores
+    pages = np.empty(len(chosen) + extra, dtype=np.int64)
+    values = np.empty(len(chosen) + extra, dtype=np.float64)
+    n = 0
+    for c in range(len(chosen)):
+        w = chosen[c]
+        pages[n] = w
+        values[n] = scores[c]
+        n += 1
+        if rep[w] == w and w != own:
+            k = klass[w]
+            for q in range(indptr[k] + 1, min(indptr[k + 1], indptr[k] + top_k)):
+                pages[n] = members[q]
+                values[n] = scores[c]
+                n += 1
+    return pages, values
 
 
 @njit(cache=True, nogil=True)
@@ -619,7 +696,7 @@ def _ranked(pages, scores, u, top_k, similarity_cutoff):
 @njit(cache=True, nogil=True)
 def top_k_many(us, top_k, count, length, powers, similarity_cutoff, sample, exact_members, n_candidates,
                n_finalists, candidate_limit, rescore_cost, tree, by_page, acc, seen, touched, band_order, band_start,
-               band_stop, band_cap, n_band_candidates, page_major):
+               band_stop, band_cap, n_band_candidates, page_major, twins):
     """Each page of ``us``'s list, as :meth:`FingerprintIndex.related` gives it one page at a time
     (without twin classes): a page whose trees hold more than ``exact_members`` members (u
     excluded) is read from a sample (``sample`` > 0, :func:`top_k_sampled`), any other exactly
@@ -637,8 +714,8 @@ def top_k_many(us, top_k, count, length, powers, similarity_cutoff, sample, exac
         if sample > 0 and members > exact_members:
             pages, scores, sampled = _top_k_sampled(
                 u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists, tree, by_page,
-                acc, touched, band_order, band_start, band_stop, band_cap, n_band_candidates, page_major, starts,
-                stops, intos, depths)
+                acc, seen, touched, band_order, band_start, band_stop, band_cap, n_band_candidates, page_major, twins,
+                starts, stops, intos, depths)
             n_sampled += sampled
         else:
             pages, scores, _ = _top_k_one(u, top_k, count, length, powers, similarity_cutoff, candidate_limit,
@@ -653,9 +730,10 @@ def top_k_many(us, top_k, count, length, powers, similarity_cutoff, sample, exac
 
 
 @njit(cache=True, nogil=True)
-def _band_hits(u, band_order, band_start, band_stop, cap, hits, touched):
+def _band_hits(u, band_order, band_start, band_stop, cap, hits, seen, touched, twins, own):
     """For each band, the pages of u's bucket (at most ``cap``, a systematic sample of a larger
-    one) gain 1 in ``hits``: (pages touched)."""
+    one) gain 1 in ``hits``, a twin class once, for its representative (see
+    :func:`_top_k_sampled`; ``seen``: scratch): (pages touched)."""
     n_touched = 0
     for b in range(band_order.shape[0]):
         start, stop = band_start[b, u], band_stop[b, u]
@@ -670,7 +748,7 @@ def _band_hits(u, band_order, band_start, band_stop, cap, hits, touched):
                 break
             w = band_order[b, q]
             if w != u:
-                n_touched = _meet(w, hits, 1.0, touched, n_touched)
+                n_touched = _meet_once(w, 1.0, b + 1, hits, seen, touched, n_touched, twins, own)
             k += 1
     return n_touched
 
@@ -783,11 +861,13 @@ def warm_up() -> None:
         by_page = rows[0].shape[0] > 0
         tree = (order, label, *label_blocks(label), rows[0] if by_page else position)
         top_k_one(0, 1, 1, 1, powers, 0.0, 10, 5.0, tree, by_page, acc, seen, touched, rows)
-        top_k_sampled(0, 1, 1, 1, powers, 0.0, 1, 4, 2, tree, by_page, acc, touched, bands, bands, bands, 4, 4, rows)
+        for twins in (NO_TWINS, twin_arrays(np.array([0, 0]), np.array([0, 2]), np.array([0, 1]))):
+            top_k_sampled(0, 1, 1, 1, powers, 0.0, 1, 4, 2, tree, by_page, acc, seen, touched, bands, bands, bands, 4,
+                          4, rows, twins)
         scores_with(0, read_only(np.array([1], dtype=np.int64)), 1, 1, powers, tree, by_page, rows)
         for sampled in (0, 1):
             top_k_many(read_only(np.array([0, 1], dtype=np.int64)), 1, 1, 1, powers, 0.0, sampled, 0, 4, 2, 10, 5.0,
-                       tree, by_page, acc, seen, touched, bands, bands, bands, 4, 4, rows)
+                       tree, by_page, acc, seen, touched, bands, bands, bands, 4, 4, rows, NO_TWINS)
     sources, values = read_only(np.array([0], dtype=np.int64)), read_only(np.array([0.5]))
     indptr, indices = read_only(np.array([0, 1], dtype=np.int64)), read_only(np.array([1], dtype=np.int32))
     pagesim_scores(sources, values, indptr, indices, values, True, np.zeros(2), np.zeros(2, dtype=np.int32))

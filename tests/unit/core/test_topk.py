@@ -72,6 +72,34 @@ def test_sampled_lists_hold_exact_scores_and_are_the_exact_lists_where_nothing_w
             assert listed == index.related(u, top_k=5, sample=0)
 
 
+@pytest.mark.parametrize("kind", ["simrank", "psimrank"])
+def test_a_sampled_query_takes_a_twin_class_as_one_candidate(kind: str) -> None:
+    """Twins share every score with a page outside their class, so a sampled query scores one
+    of them and lists the class's pages in page order: a listed twin comes with every smaller
+    page of its class, at its exact score. With every twin its own candidate (the reading before)
+    a sample of four candidates lists twins whose smaller class mates it never read."""
+    graph = graph_with_twins(5)
+    index = build_index(graph, kind, 30, seed=2)
+    index._exact_members = 0  # a small graph: read from a sample all the same
+    index._sample_candidates = 4
+    klass, indptr, members = index.twin_classes()
+    skipped = {}
+    for as_one in (True, False):
+        index._twin_candidates = as_one
+        skipped[as_one] = listed = 0
+        for u in range(graph.n):
+            found = index.related(u, top_k=5, sample=1)
+            pages = {v for v, _ in found}
+            for v, score in found:
+                assert score == index.sim(u, v)
+                if klass[v] >= 0 and klass[v] != klass[u]:
+                    listed += 1
+                    mates = members[indptr[klass[v]] : indptr[klass[v] + 1]]
+                    skipped[as_one] += any(w < v and w not in pages for w in mates.tolist())
+        assert listed > 10
+    assert skipped[True] == 0 < skipped[False]
+
+
 def test_the_sample_is_for_fingerprint_indexes_only() -> None:
     from linksim.errors import ConfigurationError
 
