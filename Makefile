@@ -31,10 +31,8 @@ browser:
 	  { apt-get update -q >/dev/null && apt-get install -y -q chromium chromium-driver >/dev/null; }; \
 	else echo "no chromium: the browser test will say so (install chromium and chromium-driver)"; fi
 
-# Two workers (pytest-xdist): one runs the integration tests in order against the one Neo4j server,
-# the other the unit tests beside them (mostly waiting on Spark and subprocesses: 5 of the 25 minutes).
 test: install browser
-	$(VENV)/bin/pytest -n 2 --dist loadgroup
+	$(VENV)/bin/pytest
 
 unit: install
 	$(VENV)/bin/pytest tests/unit
