@@ -260,10 +260,9 @@ def main() -> None:
                 for sample in args.sample:
                     rows.append((f"--sample {sample:,}", *lists_for(index, pages, args.top_k, sample), cuts))
                     if args.twin_ab:
-                        index._twin_candidates = False
-                        rows.append((f"--sample {sample:,}, twins apart", *lists_for(index, pages, args.top_k, sample),
+                        apart = twins_ab(index)[0][1]
+                        rows.append((f"--sample {sample:,}, twins apart", *lists_for(apart, pages, args.top_k, sample),
                                      cuts))
-                        index._twin_candidates = True
             else:
                 rows.append(("all-pages reading", *lists_for(index, pages, args.top_k), None))
             for label, lists, speed, list_cuts in rows:

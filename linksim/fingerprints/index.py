@@ -634,8 +634,7 @@ class FingerprintIndex:
                              int(sample), int(max(self._sample_candidates, 2 * top_k)),
                              int(max(self._sample_finalists, 2 * top_k)), *self._tree(),
                              scratch.acc, scratch.seen, scratch.touched, *bands, int(self._band_cap), int(banded),
-                             self._page_major,
-                             self._sample_twins())
+                             self._page_major, self._sample_twins())
 
     def _sample_twins(self) -> tuple:
         """What a sampled query reads of the twin classes of all the fingerprints (valid for a

@@ -652,16 +652,8 @@ def _with_twins(chosen, scores, top_k, twins, own):
     rep, klass, indptr, members = twins
     if own >= 0:
         top_k = max(1, top_k - (indptr[klass[own] + 1] - indptr[klass[own]] - 1))
-    extra = 0
-    for c in range(len(chosen)):
-        w = chosen[c]
-        if rep[w] == w and w != own:
-            k = klass[w]
-            extra += min(indptr[k + 1] - indptr[k], top_k) - 1
-    if extra == 0:
-        return chosen, scores
-    pages = np.empty(len(chosen) + extra, dtype=np.int64)
-    values = np.empty(len(chosen) + extra, dtype=np.float64)
+    pages = np.empty(len(chosen) * top_k, dtype=np.int64)  # at most top_k a representative
+    values = np.empty(len(chosen) * top_k, dtype=np.float64)
     n = 0
     for c in range(len(chosen)):
         w = chosen[c]
@@ -674,6 +666,7 @@ def _with_twins(chosen, scores, top_k, twins, own):
                 pages[n] = members[q]
                 values[n] = scores[c]
                 n += 1
+    pages, values = pages[:n], values[:n]
     return pages, values
 
 
