@@ -40,7 +40,7 @@ class StopServerAfter(QueryRunner):
         return result
 
 
-def test_server_stopping_mid_load_then_rerun(neo4j_server, runner: QueryRunner, tmp_path: Path) -> None:
+def test_server_stopping_mid_load_then_rerun(neo4j_server, runner: QueryRunner, tmp_path: Path, monkeypatch) -> None:
     server = neo4j_server.local
     if server is None:
         pytest.skip(f"needs the local server to stop it; this one was provisioned by {neo4j_server.kind}")
@@ -48,8 +48,9 @@ def test_server_stopping_mid_load_then_rerun(neo4j_server, runner: QueryRunner, 
     crawl.write_text("".join(f"{i}\t{(i * 7 + 3) % 3000}\n{i}\t{(i * 13 + 1) % 3000}\n" for i in range(3000)))
 
     conn = neo4j_server.connection
-    # A short retry window keeps the test quick; the default driver retries for 30 s.
-    driver = GraphDatabase.driver(conn.uri, auth=(conn.user, conn.password), max_transaction_retry_time=3)
+    # A short retry window keeps the test quick: the runner retries a write for 30 s by default.
+    monkeypatch.setenv("LINKSIM_RETRY_SECONDS", "3")
+    driver = GraphDatabase.driver(conn.uri, auth=(conn.user, conn.password))
     try:
         failing = StopServerAfter(driver, conn.database, server, after=3)
         with pytest.raises(LoadInterrupted) as info:

@@ -149,7 +149,7 @@ class StopServerAt(QueryRunner):
 
 @pytest.mark.parametrize("marker", ["DELETE r", "DETACH DELETE p"])
 def test_a_recrawl_stopped_halfway_is_finished_by_its_rerun(neo4j_server, runner: QueryRunner, tmp_path: Path,
-                                                              marker: str) -> None:
+                                                              marker: str, monkeypatch) -> None:
     server = neo4j_server.local
     if server is None:
         pytest.skip(f"needs the local server to stop it; this one was provisioned by {neo4j_server.kind}")
@@ -161,7 +161,8 @@ def test_a_recrawl_stopped_halfway_is_finished_by_its_rerun(neo4j_server, runner
     path = write_jsonl(tmp_path / "later.jsonl", later)
 
     conn = neo4j_server.connection
-    driver = GraphDatabase.driver(conn.uri, auth=(conn.user, conn.password), max_transaction_retry_time=3)
+    monkeypatch.setenv("LINKSIM_RETRY_SECONDS", "3")  # the runner's retries after the stop: 30 s by default
+    driver = GraphDatabase.driver(conn.uri, auth=(conn.user, conn.password))
     try:
         with pytest.raises(LoadInterrupted, match="Rerun the same command to finish"):
             load([path], StopServerAt(driver, conn.database, server, marker), batch_size=50, show_progress=False,
