@@ -30,6 +30,7 @@ def test_the_methods_with_updates_are_the_walking_ones_and_extended_jaccard() ->
     assert sorted(UPDATED) == ["ppsimrank", "psimrank", "simrank", "xjaccard"]
 
 
+@pytest.mark.changes_the_crawl
 def test_indexes_updated_after_recrawls_are_the_rebuilt_indexes(wikispeedia: QueryRunner, tmp_path: Path,
                                                                  caplog, monkeypatch, recrawl_file) -> None:
     """Each method with updates, one crawl (loaded once) recrawled twice; then a change too large

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from linksim.methods import DEFAULT_METHOD
 from linksim.procedures import QueryRunner
@@ -49,6 +50,7 @@ def computed_lists(runner: QueryRunner, method: str, root: Path) -> dict[str, li
     return lists
 
 
+@pytest.mark.changes_the_crawl
 def test_similar_to_updated_after_recrawls_is_a_full_rerun(wikispeedia: QueryRunner, tmp_path: Path,
                                                            recrawl_file) -> None:
     """PSimRank (its index updated), a crawl recrawled twice: each run writes only the lists that
