@@ -1,52 +1,12 @@
 """Shared test set-up: tests under tests/integration/ are marked `integration` automatically, and
-numba's kernels are compiled in the background while the first tests start."""
+those that read the shared Wikispeedia crawl run one after the other."""
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
-
-
-# The compiled kernels (linksim.ranking.treescan, linksim.fingerprints.update) take about 70 s to
-# compile on a fresh install, once: numba caches them beside the installed package. A session
-# compiles them in a process of its own from its start, while the test server starts and the first
-# crawl loads, and a test's first warm-up waits for that process instead of compiling them again.
-WARM_UP = ("from linksim.ranking import treescan; treescan.warm_up(); "
-           "from linksim.fingerprints import update; update.warm_up()")
-_warming: list = []
-
-
-def pytest_sessionstart(session: pytest.Session) -> None:
-    from linksim.fingerprints import update
-    from linksim.ranking import treescan
-
-    # At the lowest priority: the test server's start, on the same two cores, comes first.
-    process = subprocess.Popen([sys.executable, "-c", WARM_UP], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONSAFEPATH": "1"},
-                               preexec_fn=lambda: os.nice(19))
-    _warming.append(process)
-    for module in (treescan, update):
-        module.warm_up = _after_the_background(module.warm_up, process)
-
-
-def _after_the_background(warm_up, process: subprocess.Popen):
-    def waited() -> None:
-        process.wait()  # its failure is no test's: the warm-up below compiles what it did not
-        warm_up()
-
-    return waited
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    for process in _warming:
-        if process.poll() is None:
-            process.kill()
-        process.wait()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
