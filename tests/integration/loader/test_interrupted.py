@@ -1,4 +1,4 @@
-"""The database goes away mid-load: the driver retries, the load stops saying how far it got,
+"""The database goes away mid-load: linksim's runner retries, the load stops saying how far it got,
 and rerunning the same load finishes it with no duplicates."""
 
 from __future__ import annotations
