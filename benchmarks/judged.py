@@ -22,6 +22,11 @@ tell those apart, and the exact list's choice among them, the smaller page numbe
     .venv/bin/python benchmarks/judged.py --crawl cnr-2000 --methods simrank psimrank
     .venv/bin/python benchmarks/judged.py --links 10M --methods spectral --all-pages 40000 --from-store
     .venv/bin/python benchmarks/judged.py --links 10M --pages 0 --all-pages 40000 --batch-ab
+    .venv/bin/python benchmarks/judged.py --links 10M --methods psimrank --all-pages 40000 \
+        --reading band-cap=128 --reading candidates=64 --reading band-candidates=0 --reading sample=4
+
+``--reading`` judges (and times) the sampled reading with other knobs in the same run: how much each
+part of it (the members read, the candidates scored, the first-step bands) buys and costs.
 """
 
 from __future__ import annotations
@@ -62,8 +67,9 @@ def crawl(args):
     return f"generated {args.links:,} links (seed {args.seed})", LinkGraph.from_edges(source, target, pages)
 
 
-def lists_for(index, pages, top_k: int, sample: int = 0) -> tuple[dict, float]:
-    """Each page's top-k by one reading (``sample`` 0: the exact one), and the pages answered a second."""
+def lists_for(index, pages, top_k: int, sample: int | None = 0) -> tuple[dict, float]:
+    """Each page's top-k by one reading (``sample`` 0: the exact one; None: the index's own), and
+    the pages answered a second."""
     began = time.perf_counter()
     lists = {int(u): index.related(int(u), top_k=top_k, sample=sample) for u in pages}
     return lists, len(pages) / (time.perf_counter() - began)
@@ -115,6 +121,39 @@ def batch_ab(index) -> list:
     """The index read one page a call and a chunk a call (the same index), each twice,
     interleaved: [(label, index)]."""
     return [("one call a page", OnePageACall(index)), ("a chunk a call", index)] * 2
+
+
+#: what ``--reading`` may set, and the index attribute each is (the sampled reading's knobs)
+KNOBS = {"sample": "sample", "candidates": "_sample_candidates", "band-cap": "_band_cap",
+         "band-candidates": "_band_candidates_of", "exact-members": "_exact_members"}
+
+
+def parse_reading(text: str) -> dict:
+    """``--reading`` text, ``knob=value,knob=value`` (knobs: :data:`KNOBS`), as {knob: int}."""
+    knobs = {}
+    for part in filter(None, text.split(",")):
+        knob, _, value = part.partition("=")
+        if knob not in KNOBS or not value.strip().isdigit():
+            raise argparse.ArgumentTypeError(f"{part!r}: give knob=integer, knobs {', '.join(KNOBS)}")
+        knobs[knob] = int(value)
+    if not knobs:
+        raise argparse.ArgumentTypeError("give at least one knob=integer")
+    return knobs
+
+
+def with_knobs(index, knobs: dict):
+    """A copy of the fingerprint ``index`` (the same arrays) whose sampled reading has ``knobs``."""
+    import dataclasses
+
+    copy = dataclasses.replace(index)
+    for knob, value in knobs.items():
+        value = {index.method: value} if knob == "band-candidates" else value
+        setattr(copy, KNOBS[knob], value)
+    return copy
+
+
+def reading_label(knobs: dict) -> str:
+    return ",".join(f"{knob}={value}" for knob, value in knobs.items())
 
 
 def twins_ab(index) -> list:
@@ -213,6 +252,10 @@ def main() -> None:
                         help="for the K pages whose sampled lists are judged worst: the classes of pages with "
                         "the same in-links their listed pages come from, and how the index and the judge score "
                         "each class (where the exact list's advantage comes from)")
+    parser.add_argument("--reading", type=parse_reading, action="append", default=[], metavar="KNOB=N,...",
+                        help="also a sampled reading with these knobs (repeatable; knobs: " + ", ".join(KNOBS) +
+                        "), judged beside the default one and, with --all-pages, timed after it: "
+                        "e.g. --reading band-cap=128 --reading candidates=64,band-candidates=0")
     parser.add_argument("--from-store", action="store_true",
                         help="time --all-pages also on the index saved to the index store and opened from it "
                         "memory-mapped, as `linksim similar` reads it (the arrays of a build in memory may sit "
@@ -263,6 +306,9 @@ def main() -> None:
                         apart = twins_ab(index)[0][1]
                         rows.append((f"--sample {sample:,}, twins apart", *lists_for(apart, pages, args.top_k, sample),
                                      cuts))
+                for knobs in args.reading:  # the index's own sample unless the knobs set one
+                    rows.append((reading_label(knobs), *lists_for(with_knobs(index, knobs), pages, args.top_k, None),
+                                 cuts))
             else:
                 rows.append(("all-pages reading", *lists_for(index, pages, args.top_k), None))
             for label, lists, speed, list_cuts in rows:
@@ -293,6 +339,8 @@ def main() -> None:
                 readings = batch_ab(index)
             if args.twin_ab and entry.fingerprint_trees:
                 readings = twins_ab(index)
+            if entry.fingerprint_trees:
+                readings += [(reading_label(knobs), with_knobs(index, knobs)) for knobs in args.reading]
             answers = {}
             for where, reading in readings:
                 report: dict = {}
