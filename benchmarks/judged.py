@@ -93,15 +93,22 @@ def stored(index, method: str, graph):
     return reopened
 
 
+def copy_with(index, **attributes):
+    """A copy of the fingerprint ``index`` (the same arrays) with other values of ``attributes``."""
+    import dataclasses
+
+    copy = dataclasses.replace(index)
+    for name, value in attributes.items():
+        setattr(copy, name, value)
+    return copy
+
+
 def page_major_ab(index) -> list:
     """The index without and with its page-major rows (two views of the same arrays), each twice,
     interleaved: [(label, index)]."""
-    import dataclasses
-
     from linksim.ranking.treescan import NO_PAGE_MAJOR
 
-    rows = dataclasses.replace(index)
-    rows.use_page_major, rows._page_major = False, NO_PAGE_MAJOR
+    rows = copy_with(index, use_page_major=False, _page_major=NO_PAGE_MAJOR)
     return [("fingerprint rows", rows), ("page-major rows", index)] * 2
 
 
@@ -143,13 +150,8 @@ def parse_reading(text: str) -> dict:
 
 def with_knobs(index, knobs: dict):
     """A copy of the fingerprint ``index`` (the same arrays) whose sampled reading has ``knobs``."""
-    import dataclasses
-
-    copy = dataclasses.replace(index)
-    for knob, value in knobs.items():
-        value = {index.method: value} if knob == "band-candidates" else value
-        setattr(copy, KNOBS[knob], value)
-    return copy
+    return copy_with(index, **{KNOBS[knob]: {index.method: value} if knob == "band-candidates" else value
+                               for knob, value in knobs.items()})
 
 
 def reading_label(knobs: dict) -> str:
@@ -159,10 +161,7 @@ def reading_label(knobs: dict) -> str:
 def twins_ab(index) -> list:
     """The index read with every twin its own candidate and with a twin class one candidate
     (:func:`linksim.ranking.treescan._top_k_sampled`), each twice, interleaved: [(label, index)]."""
-    import dataclasses
-
-    apart = dataclasses.replace(index)
-    apart._twin_candidates = False
+    apart = copy_with(index, _twin_candidates=False)
     return [("twins apart", apart), ("a twin class one candidate", index)] * 2
 
 
