@@ -5,8 +5,8 @@ seeded) or cnr-2000, for each fingerprint-tree method at N fingerprints (seed 0)
 
 - the **exact** lists: the index's per-page reading (every page of u's trees scored; for the
   spectral method, with u's nearest pages of the embedding found by a scan of every page);
-- the lists of each **sampled reading** asked for (``--sample`` sizes, default 16: the members
-  read from each large range of a page's trees, linksim's default reading), and their speed
+- the lists of each **sampled reading** asked for (``--sample`` sizes, default the method's own:
+  the members read from each large range of a page's trees, 16, PSimRank 8), and their speed
   (pages a second, one core); for the spectral method, its stored reading (the nearest pages
   stored with the index, from 100,000 pages found by an HNSW graph);
 - the **noise floor**: the exact lists of another seed at the same N;
@@ -231,7 +231,8 @@ def main() -> None:
     parser.add_argument("--judge-fingerprints", type=int, default=300)
     parser.add_argument("--pages", type=int, default=150, help="pages with in-links judged (0: none, --all-pages alone)")
     parser.add_argument("--top-k", type=int, default=10)
-    parser.add_argument("--sample", type=int, nargs="*", default=[16], help="sizes of the sampled reading")
+    parser.add_argument("--sample", type=int, nargs="*", default=None,
+                        help="sizes of the sampled reading (default: the method's own, 16; PSimRank 8)")
     parser.add_argument("--all-pages", type=int, default=0, metavar="P",
                         help="also time the lists of P random pages (all pages: the crawl's count) through "
                         "top_k_all with --workers, linksim's default reading")
@@ -299,8 +300,9 @@ def main() -> None:
                 index.prepare_all_pages()
                 print(f"{method:<11}(prepared for all pages in {time.perf_counter() - began:.1f} s)", flush=True)
             if entry.fingerprint_trees:
-                for sample in args.sample:
-                    rows.append((f"--sample {sample:,}", *lists_for(index, pages, args.top_k, sample), cuts))
+                for sample in args.sample or [index.sample]:  # default: the method's own
+                    label = f"--sample {sample:,}" + (" (default)" if sample == index.sample else "")
+                    rows.append((label, *lists_for(index, pages, args.top_k, sample), cuts))
                     if args.twin_ab:
                         apart = twins_ab(index)[0][1]
                         rows.append((f"--sample {sample:,}, twins apart", *lists_for(apart, pages, args.top_k, sample),

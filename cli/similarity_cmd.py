@@ -83,7 +83,7 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
         sample_help=f"{', '.join(tree_methods())}: a page whose trees hold over 20,000 members reads S "
         "members of each large range of them (S · c^(t-1) for the pages met at step t), a systematic sample, "
         "and scores its 256 best candidates exactly (PSimRank: and the 128 sharing most first-step buckets); "
-        "the summary counts the lists that sampled. Default 16 (hundreds of lists a second per core on a "
+        "the summary counts the lists that sampled. Default 16, PSimRank 8 (hundreds of lists a second per core on a "
         "10M-link crawl; the README gives their judged quality); 0: every member read, the exact lists",
         retire_help="the previous run's relationships: delete them before returning (wait, the "
         "default) or in a process of its own after the new run is current (background: "

@@ -69,7 +69,8 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     _spark_options(similar)
     _build_options(similar)
     add_list_options(similar, sample_help=f"as for `linksim similar` ({', '.join(tree_methods())}; default 16, "
-                     "0: every list exact)", retire_help="the previous run's relationships: as for `linksim similar`")
+                     "PSimRank 8; 0: every list exact)",
+                     retire_help="the previous run's relationships: as for `linksim similar`")
     similar.add_argument("--write-partitions", type=checked("write_partitions"), default=1,
                          help="connector writers at once (default 1: parallel writers of one graph lock the same "
                          "hub pages and deadlock, retried)")

@@ -170,7 +170,7 @@ class Similar:
             candidates.
         sample : int, optional
             The fingerprint-tree methods: members read from each large range of a page's trees
-            (default 16: a sample, every score exact; 0: every member, the exact lists); see
+            (default 16, PSimRank 8: a sample, every score exact; 0: every member, the exact lists); see
             ``linksim similar --help``.
         rewrite : bool
             Write every list, also where only some changed since the current run.

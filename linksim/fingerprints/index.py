@@ -88,7 +88,7 @@ class FingerprintIndex:
     _sample_candidates = 256  # pages of a sampled reading scored exactly
     _sample_finalists = 32  # pages scored again where every member was read (the sums are exact)
     _exact_members = 20_000  # a page whose trees hold at most this many members in all is read exactly
-    _band_cap = 256  # pages read from one bucket of the first-step bands (a larger one: a sample)
+    _band_cap = 512  # pages read from one bucket of the first-step bands (a larger one: a sample)
     # Pages sharing the most first-step buckets with u, added to a sampled query's candidates, by
     # method. PSimRank's first step is a min-hash of the in-links: on the generated 10M-link crawl
     # the bands lift its judged quality from 0.890 / 0.634 to 0.967 / 0.834. SimRank's is a uniform
@@ -96,12 +96,23 @@ class FingerprintIndex:
     # were at the noise floor without them, and the bands cut its all-pages rate from 2,003 to 769
     # pages/s there. P-PSimRank (unmeasured) keeps the reading alone.
     _band_candidates_of = {"psimrank": 128}
+    # A method's own sampled reading where it is not the one above (set on each index by
+    # __post_init__). PSimRank's lists owe most to its bands (the pages it misses share only hub
+    # buckets with u, of about 100,000 pages on the generated 10M-link crawl), less to its trees:
+    # there, reading 8 members a range and 512 pages a bucket (the band cap above, 256 before)
+    # judged 0.984 / 0.861 at 1,217 pages/s on 2 workers, where 16 and 256 judged 0.979 / 0.845 at
+    # 1,062-1,132 (150 pages judged by N = 300; 40,000 pages' lists, 2026-11-28).
+    _reading_of = {"psimrank": {"sample": 8}}
     bands = True  # False: sampled queries without the bands (a run whose index is built on disk)
     use_page_major = True  # False: prepare_all_pages makes no page-major copies
     page_major_folder = None  # a Path: where prepare_all_pages writes them, when not into memory
     _few_members = 16  # members below n / this are summed by sorting, not over all pages
     walks = None  # where the walks stood after each step (build_index(keep_walks=True)), for updates
     changed_pages = 0  # of an updated index: the pages whose links the update found changed
+
+    def __post_init__(self) -> None:
+        for name, value in self._reading_of.get(self.method, {}).items():
+            setattr(self, name, value)
 
     @property
     def updatable(self) -> bool:
@@ -452,9 +463,11 @@ class FingerprintIndex:
         sampled, otherwise a page of the exact list is missing only if no sample read it nor any of
         its twins (a page meeting u in m sampled ranges only, of P_j members each, with probability
         Π (1 − q_j / P_j)) or its partial sum was not among the 256 largest, and it shared too few
-        buckets to be among the 128. Lists answered from a sample are counted in
+        buckets to be among the 128 (a bucket of more than 512 pages is read at 512 positions of a
+        systematic sample). Lists answered from a sample are counted in
         ``lists_sampled``; a page whose trees hold at most 20,000 members in all is read exactly
-        (that costs less than the sample). ``sample`` None: the index's (16); 0: the **exact** reading, u's trees
+        (that costs less than the sample). ``sample`` None: the index's (16; PSimRank's 8); 0: the
+        **exact** reading, u's trees
         in increasing meeting time until a bound proves the answer
         (:func:`linksim.ranking.treescan.top_k_one`). Without ``top_k`` every member is read.
         ``similarity_cutoff`` drops scores at or below it. A top-k query for a page with twins (see

@@ -100,6 +100,31 @@ def test_a_sampled_query_takes_a_twin_class_as_one_candidate(kind: str) -> None:
     assert skipped[True] == 0 < skipped[False]
 
 
+def test_a_method_reads_its_own_sample_by_default_and_a_copy_of_its_index_too(monkeypatch) -> None:
+    """A list asked without a sample reads the method's own (``FingerprintIndex._reading_of``:
+    PSimRank 8, the others 16), from the index as built and from a copy of it (the store's and the
+    benchmarks' copies are made by ``dataclasses.replace``)."""
+    import dataclasses
+
+    from linksim.fingerprints.index import FingerprintIndex
+
+    graph = graph_with_twins(5)
+    assert FingerprintIndex._reading_of == {"psimrank": {"sample": 8}}
+    assert build_index(graph, "psimrank", 4, seed=2).sample == 8
+    assert build_index(graph, "simrank", 4, seed=2).sample == 16
+    # A reading of one member a range (lists that differ from 16's here) set for PSimRank alone.
+    monkeypatch.setattr(FingerprintIndex, "_reading_of", {"psimrank": {"sample": 1}})
+    monkeypatch.setattr(FingerprintIndex, "_exact_members", 0)  # a small graph: sampled all the same
+    for kind, own in (("psimrank", 1), ("simrank", 16)):
+        index = build_index(graph, kind, 30, seed=2)
+        for reader in (index, dataclasses.replace(index)):
+            lists = [reader.related(u, top_k=5) for u in range(graph.n)]
+            assert reader.sample == own and lists == [reader.related(u, top_k=5, sample=own) for u in range(graph.n)]
+        ones = [index.related(u, top_k=5, sample=1) for u in range(graph.n)]
+        assert (lists == ones) == (own == 1) and (lists != [index.related(u, top_k=5, sample=16)
+                                                            for u in range(graph.n)]) == (own == 1)
+
+
 def test_the_sample_is_for_fingerprint_indexes_only() -> None:
     from linksim.errors import ConfigurationError
 
