@@ -81,15 +81,35 @@ def empty_store(server: LocalServer, database: str) -> None:
     server.start()
 
 
-@pytest.fixture
-def runner(session_runner: QueryRunner, neo4j_server: Provisioned) -> QueryRunner:
-    """A query runner on an empty database (no data, no constraints, no indexes)."""
+def emptied(session_runner: QueryRunner, neo4j_server: Provisioned) -> QueryRunner:
+    """The session's runner, its database emptied (no data, no constraints, no indexes)."""
     links = session_runner.run("MATCH ()-[r]->() RETURN count(r) AS n")[0]["n"]
     if neo4j_server.local is not None and links > EMPTY_STORE_ABOVE:
         empty_store(neo4j_server.local, neo4j_server.connection.database)
         session_runner.reset_bookmarks()  # the new store's transaction ids start again
     clear_database(session_runner, schema=True)
     return session_runner
+
+
+@pytest.fixture
+def runner(session_runner: QueryRunner, neo4j_server: Provisioned) -> QueryRunner:
+    """A query runner on an empty database (no data, no constraints, no indexes)."""
+    return emptied(session_runner, neo4j_server)
+
+
+@pytest.fixture(scope="session")
+def empty_database(session_runner: QueryRunner, neo4j_server: Provisioned):
+    """What ``runner`` does, as a function, for a fixture of a wider scope: empties the database and
+    returns the runner."""
+    return lambda: emptied(session_runner, neo4j_server)
+
+
+@pytest.fixture(scope="session")
+def server_env(neo4j_server: Provisioned) -> dict[str, str]:
+    """The environment under which the `linksim` CLI talks to the test server."""
+    conn = neo4j_server.connection
+    return {"NEO4J_URI": conn.uri, "NEO4J_USER": conn.user, "NEO4J_PASSWORD": conn.password,
+            "NEO4J_DATABASE": conn.database}
 
 
 @pytest.fixture(autouse=True)
@@ -102,14 +122,11 @@ def short_retire_grace(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def cli_env(neo4j_server: Provisioned, monkeypatch: pytest.MonkeyPatch, tmp_path):
+def cli_env(neo4j_server: Provisioned, server_env: dict, monkeypatch: pytest.MonkeyPatch, tmp_path):
     """Environment under which the `linksim` CLI talks to the test server."""
-    conn = neo4j_server.connection
-    monkeypatch.setenv("NEO4J_URI", conn.uri)
-    monkeypatch.setenv("NEO4J_USER", conn.user)
-    monkeypatch.setenv("NEO4J_PASSWORD", conn.password)
-    monkeypatch.setenv("NEO4J_DATABASE", conn.database)
-    return conn
+    for name, value in server_env.items():
+        monkeypatch.setenv(name, value)
+    return neo4j_server.connection
 
 
 # What a test sees of the crawl: linksim changes pages and links only through its loader, which

@@ -112,13 +112,30 @@ def test_every_documented_code_is_the_readmes_and_every_command_is_checked() -> 
     assert covered == names, names - covered
 
 
-@pytest.mark.parametrize("argv, code", CASES, ids=[" ".join(a) for a, _ in CASES])
-def test_each_command_exits_with_the_documented_code(runner, cli_env, files, tmp_path, monkeypatch, capsys,
-                                                     argv, code) -> None:
+PAGES_AND_LINKS = ("MATCH (p:Page) OPTIONAL MATCH (p)-[l:LINKS_TO]->() "
+                   "RETURN count(DISTINCT p) AS pages, count(l) AS links")
+
+
+@pytest.fixture(scope="module")
+def cornell(empty_database, server_env, tmp_path_factory) -> dict:
+    """Cornell's crawl in an empty database and its PSimRank index (none of SimRank), made once for
+    every case (after each, the test checks that its pages and links are still the load's)."""
+    runner = empty_database()
     load([CORNELL], runner, show_progress=False)
-    page = runner.run("MATCH (p:Page) RETURN p.url AS url ORDER BY url LIMIT 1")[0]["url"]
-    monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
-    assert main(["-q", "index", "psimrank", "--fingerprints", "10"]) == 0  # and none of simrank
+    indexes = tmp_path_factory.mktemp("indexes")
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in {**server_env, "LINKSIM_INDEX_DIR": str(indexes)}.items():
+            patch.setenv(name, value)
+        assert main(["-q", "index", "psimrank", "--fingerprints", "10"]) == 0
+    return {"page": runner.run("MATCH (p:Page) RETURN p.url AS url ORDER BY url LIMIT 1")[0]["url"],
+            "indexes": indexes, "counts": runner.run(PAGES_AND_LINKS)[0]}
+
+
+@pytest.mark.parametrize("argv, code", CASES, ids=[" ".join(a) for a, _ in CASES])
+def test_each_command_exits_with_the_documented_code(cornell, session_runner, cli_env, files, tmp_path, monkeypatch,
+                                                     capsys, argv, code) -> None:
+    page = cornell["page"]
+    monkeypatch.setenv("LINKSIM_INDEX_DIR", str(cornell["indexes"]))
     monkeypatch.setenv("LINKSIM_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("LINKSIM_INSTANCE", "never-started")
     values = {**{k: str(v) for k, v in files.items()}, "cornell": str(CORNELL), "page": page}
@@ -128,3 +145,4 @@ def test_each_command_exits_with_the_documented_code(runner, cli_env, files, tmp
     assert "Traceback" not in err
     if code:
         assert err.strip() or (argv[:2] == ["neo4j", "status"] and '"running": false' in out), "a failure says why"
+    assert session_runner.run(PAGES_AND_LINKS)[0] == cornell["counts"]  # a refused command wrote nothing

@@ -122,7 +122,12 @@ def test_spark_index_of_spectral_p_psimrank_answers_as_linksim_index(wikispeedia
     """The default method on Spark: P-PSimRank's fingerprints and the neighbour lists bit for bit,
     the embedding's cosines to the SVD solvers' tolerance (MLlib's ARPACK against scipy's), and
     `linksim related` gives the same pages from either index."""
+    from linksim import spectral
+
     monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
+    # Rank 24 for both builds, not 100: MLlib's ARPACK makes a Spark job of each pass over the rows,
+    # and their number grows with the rank (this test took 60-88 s at 100).
+    monkeypatch.setattr(spectral, "RANK", 24)
     assert main(["-q", "spark", "index", "spectral", "--fingerprints", "10", "--partitions", "2", "--json"]) == 0
     built = json.loads(capsys.readouterr().out)
     from_spark = store.open_path(built["path"])
