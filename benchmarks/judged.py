@@ -132,7 +132,7 @@ def batch_ab(index) -> list:
 
 #: what ``--reading`` may set, and the index attribute each is (the sampled reading's knobs)
 KNOBS = {"sample": "sample", "candidates": "_sample_candidates", "band-cap": "_band_cap",
-         "band-candidates": "_band_candidates_of", "exact-members": "_exact_members"}
+         "band-candidates": "_band_candidates", "exact-members": "_exact_members"}
 
 
 def parse_reading(text: str) -> dict:
@@ -150,8 +150,7 @@ def parse_reading(text: str) -> dict:
 
 def with_knobs(index, knobs: dict):
     """A copy of the fingerprint ``index`` (the same arrays) whose sampled reading has ``knobs``."""
-    return copy_with(index, **{KNOBS[knob]: {index.method: value} if knob == "band-candidates" else value
-                               for knob, value in knobs.items()})
+    return copy_with(index, **{KNOBS[knob]: value for knob, value in knobs.items()})
 
 
 def reading_label(knobs: dict) -> str:

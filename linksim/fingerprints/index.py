@@ -89,20 +89,19 @@ class FingerprintIndex:
     _sample_finalists = 32  # pages scored again where every member was read (the sums are exact)
     _exact_members = 20_000  # a page whose trees hold at most this many members in all is read exactly
     _band_cap = 512  # pages read from one bucket of the first-step bands (a larger one: a sample)
-    # Pages sharing the most first-step buckets with u, added to a sampled query's candidates, by
-    # method. PSimRank's first step is a min-hash of the in-links: on the generated 10M-link crawl
-    # the bands lift its judged quality from 0.890 / 0.634 to 0.967 / 0.834. SimRank's is a uniform
-    # in-link, shared by two pages with probability 1 / (d_u d_v) per common parent: its lists
-    # were at the noise floor without them, and the bands cut its all-pages rate from 2,003 to 769
-    # pages/s there. P-PSimRank (unmeasured) keeps the reading alone.
-    _band_candidates_of = {"psimrank": 128}
-    # A method's own sampled reading where it is not the one above (set on each index by
-    # __post_init__). PSimRank's lists owe most to its bands (the pages it misses share only hub
-    # buckets with u, of about 100,000 pages on the generated 10M-link crawl), less to its trees:
-    # there, reading 8 members a range and 512 pages a bucket (the band cap above, 256 before)
-    # judged 0.984 / 0.861 at 1,217 pages/s on 2 workers, where 16 and 256 judged 0.979 / 0.845 at
-    # 1,062-1,132 (150 pages judged by N = 300; 40,000 pages' lists, 2026-11-28).
-    _reading_of = {"psimrank": {"sample": 8}}
+    _band_candidates = 0  # pages sharing the most first-step buckets with u added to a sampled query's candidates
+    # A method's own sampled reading where it differs from the defaults above, set on each index by
+    # __post_init__ (and read for a method by reading_of). The first-step bands: PSimRank's first
+    # step is a min-hash of the in-links: on the generated 10M-link crawl its 128 band candidates
+    # lift its judged quality from 0.890 / 0.634 to 0.967 / 0.834. SimRank's is a uniform in-link,
+    # shared by two pages with probability 1 / (d_u d_v) per common parent: its lists were at the
+    # noise floor without them, and the bands cut its all-pages rate from 2,003 to 769 pages/s
+    # there. P-PSimRank (unmeasured) keeps the reading alone. PSimRank's lists owe most to its bands
+    # (the pages it misses share only hub buckets with u, of about 100,000 pages on that crawl), less
+    # to its trees: there, reading 8 members a range and 512 pages a bucket (the band cap above, 256
+    # before) judged 0.984 / 0.861 at 1,217 pages/s on 2 workers, where 16 and 256 judged
+    # 0.979 / 0.845 at 1,062-1,132 (150 pages judged by N = 300; 40,000 pages' lists, 2026-11-28).
+    _reading_of = {"psimrank": {"sample": 8, "_band_candidates": 128}}
     bands = True  # False: sampled queries without the bands (a run whose index is built on disk)
     use_page_major = True  # False: prepare_all_pages makes no page-major copies
     page_major_folder = None  # a Path: where prepare_all_pages writes them, when not into memory
@@ -113,6 +112,11 @@ class FingerprintIndex:
     def __post_init__(self) -> None:
         for name, value in self._reading_of.get(self.method, {}).items():
             setattr(self, name, value)
+
+    @classmethod
+    def reading_of(cls, method: str, knob: str):
+        """The value of the sampled reading's ``knob`` (an attribute above) for ``method``'s indexes."""
+        return cls._reading_of.get(method, {}).get(knob, getattr(cls, knob))
 
     @property
     def updatable(self) -> bool:
@@ -614,7 +618,7 @@ class FingerprintIndex:
         a candidate is scored exactly from its own row, a few cache lines, instead of a miss in
         every fingerprint and a walk up its ancestors (the same floats); into memory-mapped files
         in ``page_major_folder`` where that is set (a run whose budget does not hold them)."""
-        if self.bands and self._band_candidates_of.get(self.method, 0) and \
+        if self.bands and self._band_candidates and \
                 self.n_fingerprints * self.n > self._exact_members:
             self.first_step_bands()
         self._sample_twins()
@@ -626,7 +630,7 @@ class FingerprintIndex:
     def _sample_bands(self) -> tuple[int, tuple]:
         """(pages a sampled query adds from the first-step bands, the bands' arrays): none for a
         method without band candidates or an index read without bands."""
-        banded = self._band_candidates_of.get(self.method, 0) if self.bands else 0
+        banded = self._band_candidates if self.bands else 0
         return banded, self.first_step_bands() if banded else (_NO_BANDS,) * 3
 
     def _checked_pages(self, pages) -> np.ndarray:

@@ -102,18 +102,21 @@ def test_a_sampled_query_takes_a_twin_class_as_one_candidate(kind: str) -> None:
 
 def test_a_method_reads_its_own_sample_by_default_and_a_copy_of_its_index_too(monkeypatch) -> None:
     """A list asked without a sample reads the method's own (``FingerprintIndex._reading_of``:
-    PSimRank 8, the others 16), from the index as built and from a copy of it (the store's and the
+    PSimRank 8 and 128 band candidates, the others 16 and none), from the index as built and from a copy of it (the store's and the
     benchmarks' copies are made by ``dataclasses.replace``)."""
     import dataclasses
 
     from linksim.fingerprints.index import FingerprintIndex
 
     graph = graph_with_twins(5)
-    assert FingerprintIndex._reading_of == {"psimrank": {"sample": 8}}
-    assert build_index(graph, "psimrank", 4, seed=2).sample == 8
-    assert build_index(graph, "simrank", 4, seed=2).sample == 16
+    assert FingerprintIndex._reading_of == {"psimrank": {"sample": 8, "_band_candidates": 128}}
+    for kind, own, banded in (("psimrank", 8, 128), ("simrank", 16, 0)):
+        index = build_index(graph, kind, 4, seed=2)
+        assert (index.sample, index._band_candidates) == (own, banded)
+        assert (FingerprintIndex.reading_of(kind, "sample"), FingerprintIndex.reading_of(kind, "_band_candidates")) \
+            == (own, banded)
     # A reading of one member a range (lists that differ from 16's here) set for PSimRank alone.
-    monkeypatch.setattr(FingerprintIndex, "_reading_of", {"psimrank": {"sample": 1}})
+    monkeypatch.setattr(FingerprintIndex, "_reading_of", {"psimrank": {"sample": 1, "_band_candidates": 128}})
     monkeypatch.setattr(FingerprintIndex, "_exact_members", 0)  # a small graph: sampled all the same
     for kind, own in (("psimrank", 1), ("simrank", 16)):
         index = build_index(graph, kind, 30, seed=2)
