@@ -516,7 +516,7 @@ class FingerprintIndex:
                 float(similarity_cutoff), int(sample), int(self._exact_members),
                 int(max(self._sample_candidates, 2 * top_k)), int(max(self._sample_finalists, 2 * top_k)),
                 int(self._candidate_limit), float(self._rescore_cost), *self._tree(), scratch.acc, scratch.seen,
-                scratch.touched, *bands,
+                scratch.touched, scratch.hits, *bands,
                 int(self._band_cap), int(banded), self._page_major, self._sample_twins())
             self.lists_sampled += int(sampled)
             ends = np.cumsum(lengths)
@@ -590,6 +590,7 @@ class FingerprintIndex:
             scratch.acc = np.zeros(self.n, dtype=np.float64)
             scratch.seen = np.zeros(self.n, dtype=np.int32)
             scratch.touched = np.zeros(self.n, dtype=np.int32)
+            scratch.hits = np.zeros(self.n, dtype=np.uint16)  # first-step bands shared (treescan._band_frequent)
             scratch.n = self.n
         return scratch
 
@@ -650,7 +651,8 @@ class FingerprintIndex:
         return top_k_sampled(int(u), int(top_k), int(count), int(self.length), powers, float(similarity_cutoff),
                              int(sample), int(max(self._sample_candidates, 2 * top_k)),
                              int(max(self._sample_finalists, 2 * top_k)), *self._tree(),
-                             scratch.acc, scratch.seen, scratch.touched, *bands, int(self._band_cap), int(banded),
+                             scratch.acc, scratch.seen, scratch.touched, scratch.hits, *bands, int(self._band_cap),
+                             int(banded),
                              self._page_major, self._sample_twins())
 
     def _sample_twins(self) -> tuple:

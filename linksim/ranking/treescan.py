@@ -538,18 +538,18 @@ def _meet_once(w, value, mark, acc, seen, touched, n_touched, twins, own):
 
 @njit(cache=True, nogil=True)
 def top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists, tree,
-                  by_page, acc, seen, touched, band_order, band_start, band_stop, band_cap, n_band_candidates, page_major,
+                  by_page, acc, seen, touched, hits, band_order, band_start, band_stop, band_cap, n_band_candidates, page_major,
                   twins):
     """:func:`_top_k_sampled` of u, its trees found by :func:`_tree_chain`."""
     starts, stops, intos, depths, _ = _trees_of(u, count, length, tree, by_page)
     return _top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists, tree,
-                          by_page, acc, seen, touched, band_order, band_start, band_stop, band_cap, n_band_candidates,
+                          by_page, acc, seen, touched, hits, band_order, band_start, band_stop, band_cap, n_band_candidates,
                           page_major, twins, starts, stops, intos, depths)
 
 
 @njit(cache=True, nogil=True)
 def _top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists, tree,
-                   by_page, acc, seen, touched, band_order, band_start, band_stop, band_cap, n_band_candidates, page_major,
+                   by_page, acc, seen, touched, hits, band_order, band_start, band_stop, band_cap, n_band_candidates, page_major,
                    twins, starts, stops, intos, depths):
     """u's ``top_k`` from a sample of its large trees' members, each listed page scored exactly.
 
@@ -563,7 +563,8 @@ def _top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n
     scores, and only the ``n_finalists`` best are scored again.) Returns (pages, scores, sampled): the pages within
     1e-12 of the k-th best score or better, and whether any range was sampled (if none was, every
     member was read and the answer is the exact reading's). ``acc`` (float64), ``seen`` and
-    ``touched`` (int32) of length V are scratch, zero on entry and on return.
+    ``touched`` (int32) and ``hits`` (uint16, for the bands: :func:`_band_frequent`) of length V
+    are scratch, zero on entry and on return.
 
     With ``twins`` (:func:`twin_arrays`; empty: none), a twin class outside u's own is one
     candidate, read as one page: its pages meet u at the same time in every fingerprint, so the
@@ -622,11 +623,8 @@ def _top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n
         acc[touched[r]] = 0.0
         seen[touched[r]] = 0
     if sampled and n_band_candidates > 0:  # and the pages that share u's first steps most often
-        n_touched = _band_hits(u, band_order, band_start, band_stop, band_cap, acc, seen, touched, twins, own)
-        frequent = _largest(acc, touched, n_touched, n_band_candidates, False)
-        for r in range(n_touched):
-            acc[touched[r]] = 0.0
-            seen[touched[r]] = 0
+        frequent = _band_frequent(u, band_order, band_start, band_stop, band_cap, n_band_candidates, hits, seen,
+                                  touched, twins, own)
         for c in range(len(chosen)):
             acc[chosen[c]] = 1.0
         extra = 0
@@ -688,7 +686,7 @@ def _ranked(pages, scores, u, top_k, similarity_cutoff):
 
 @njit(cache=True, nogil=True)
 def top_k_many(us, top_k, count, length, powers, similarity_cutoff, sample, exact_members, n_candidates,
-               n_finalists, candidate_limit, rescore_cost, tree, by_page, acc, seen, touched, band_order, band_start,
+               n_finalists, candidate_limit, rescore_cost, tree, by_page, acc, seen, touched, hits, band_order, band_start,
                band_stop, band_cap, n_band_candidates, page_major, twins):
     """Each page of ``us``'s list, as :meth:`FingerprintIndex.related` gives it one page at a time
     (without twin classes): a page whose trees hold more than ``exact_members`` members (u
@@ -707,8 +705,8 @@ def top_k_many(us, top_k, count, length, powers, similarity_cutoff, sample, exac
         if sample > 0 and members > exact_members:
             pages, scores, sampled = _top_k_sampled(
                 u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists, tree, by_page,
-                acc, seen, touched, band_order, band_start, band_stop, band_cap, n_band_candidates, page_major, twins,
-                starts, stops, intos, depths)
+                acc, seen, touched, hits, band_order, band_start, band_stop, band_cap, n_band_candidates, page_major,
+                twins, starts, stops, intos, depths)
             n_sampled += sampled
         else:
             pages, scores, _ = _top_k_one(u, top_k, count, length, powers, similarity_cutoff, candidate_limit,
@@ -723,27 +721,65 @@ def top_k_many(us, top_k, count, length, powers, similarity_cutoff, sample, exac
 
 
 @njit(cache=True, nogil=True)
-def _band_hits(u, band_order, band_start, band_stop, cap, hits, seen, touched, twins, own):
-    """For each band, the pages of u's bucket (at most ``cap``, a systematic sample of a larger
-    one) gain 1 in ``hits``, a twin class once, for its representative (see
-    :func:`_top_k_sampled`; ``seen``: scratch): (pages touched)."""
+def _band_frequent(u, band_order, band_start, band_stop, cap, n, hits, seen, touched, twins, own):
+    """The ``n`` pages sharing the most first-step buckets with u (ties: the page read first).
+    For each band, the pages of u's bucket (at most ``cap``, a systematic sample of a larger one)
+    gain 1 in ``hits``, a twin class once, for its representative (see :func:`_top_k_sampled`;
+    ``seen``: scratch); the ``n`` most hit are chosen from a histogram of the counts. ``hits``
+    (uint16, at least as many as bands) is two bytes a page rather than ``acc``'s eight, so that
+    the counts of large buckets read whole stay in cache. ``hits``, ``seen``: zero on return."""
+    paired = twins[0].shape[0] > 0
     n_touched = 0
-    for b in range(band_order.shape[0]):
+    bands = band_order.shape[0]
+    for b in range(bands):
         start, stop = band_start[b, u], band_stop[b, u]
         size = stop - start
         if size <= 1:
             continue
         step = 1.0 if size <= cap else size / cap
+        mark = b + 1
         k = 0
         while True:
             q = start + int(k * step)
             if q >= stop:
                 break
-            w = band_order[b, q]
-            if w != u:
-                n_touched = _meet_once(w, 1.0, b + 1, hits, seen, touched, n_touched, twins, own)
             k += 1
-    return n_touched
+            w = band_order[b, q]
+            if w == u:
+                continue
+            if paired:
+                r = twins[0][w]
+                if r >= 0 and r != own:
+                    w = r
+                    if seen[w] == mark:
+                        continue
+                    seen[w] = mark
+            if hits[w] == 0:
+                touched[n_touched] = w
+                n_touched += 1
+            hits[w] += 1
+    histogram = np.zeros(bands + 2, dtype=np.int64)
+    for r in range(n_touched):
+        histogram[hits[touched[r]]] += 1
+    need = n
+    cut = bands + 1
+    while cut > 1 and need > histogram[cut]:
+        need -= histogram[cut]
+        cut -= 1
+    chosen = np.empty(min(n, n_touched), dtype=np.int64)
+    k = 0
+    for r in range(n_touched):
+        if k < len(chosen) and hits[touched[r]] > cut:
+            chosen[k] = touched[r]
+            k += 1
+    for r in range(n_touched):
+        w = touched[r]
+        if k < len(chosen) and hits[w] == cut:
+            chosen[k] = w
+            k += 1
+        hits[w] = 0
+        seen[w] = 0
+    return chosen[:k]
 
 
 @njit(cache=True, nogil=True)
@@ -849,18 +885,19 @@ def warm_up() -> None:
     position = read_only(np.array([[0, 1]], dtype=np.int32))
     powers = np.array([1.0, 0.5, 0.0])
     acc, seen, touched = np.zeros(2), np.zeros(2, dtype=np.int32), np.zeros(2, dtype=np.int32)
+    hits = np.zeros(2, dtype=np.uint16)
     bands = read_only(np.zeros((1, 2), dtype=np.int32))
     for rows in (NO_PAGE_MAJOR, page_major(parent, label, position, order, 1)):
         by_page = rows[0].shape[0] > 0
         tree = (order, label, *label_blocks(label), rows[0] if by_page else position)
         top_k_one(0, 1, 1, 1, powers, 0.0, 10, 5.0, tree, by_page, acc, seen, touched, rows)
         for twins in (NO_TWINS, twin_arrays(np.array([0, 0]), np.array([0, 2]), np.array([0, 1]))):
-            top_k_sampled(0, 1, 1, 1, powers, 0.0, 1, 4, 2, tree, by_page, acc, seen, touched, bands, bands, bands, 4,
-                          4, rows, twins)
+            top_k_sampled(0, 1, 1, 1, powers, 0.0, 1, 4, 2, tree, by_page, acc, seen, touched, hits, bands, bands,
+                          bands, 4, 4, rows, twins)
         scores_with(0, read_only(np.array([1], dtype=np.int64)), 1, 1, powers, tree, by_page, rows)
         for sampled in (0, 1):
             top_k_many(read_only(np.array([0, 1], dtype=np.int64)), 1, 1, 1, powers, 0.0, sampled, 0, 4, 2, 10, 5.0,
-                       tree, by_page, acc, seen, touched, bands, bands, bands, 4, 4, rows, NO_TWINS)
+                       tree, by_page, acc, seen, touched, hits, bands, bands, bands, 4, 4, rows, NO_TWINS)
     sources, values = read_only(np.array([0], dtype=np.int64)), read_only(np.array([0.5]))
     indptr, indices = read_only(np.array([0, 1], dtype=np.int64)), read_only(np.array([1], dtype=np.int32))
     pagesim_scores(sources, values, indptr, indices, values, True, np.zeros(2), np.zeros(2, dtype=np.int32))
