@@ -76,7 +76,7 @@ class FingerprintIndex:
     _twin_reads: tuple = field(default=(), repr=False, compare=False)  # twin_arrays of all fingerprints' classes
     _scratch: threading.local = field(default_factory=threading.local, repr=False, compare=False)
     _query_arrays: tuple = field(default=(), repr=False, compare=False)  # preorder and label blocks (_tree)
-    _bands: tuple = field(default=(), repr=False, compare=False)  # first-step bands (first_step_bands)
+    _bands: dict = field(default_factory=dict, repr=False, compare=False)  # first-step bands (first_step_bands)
     _page_major: tuple = field(default=NO_PAGE_MAJOR, repr=False, compare=False)  # see prepare_all_pages
     _use_twins = True  # answer a twin class's pages from one query (see twin_classes)
     _twin_candidates = True  # a sampled query counts a twin class as one candidate (see _sample_twins)
@@ -603,12 +603,16 @@ class FingerprintIndex:
                          scratch.acc, scratch.seen, scratch.touched, self._page_major)
 
     def first_step_bands(self) -> tuple:
-        """The first-step bands of the fingerprints (:mod:`linksim.ranking.bands`), built once."""
-        if not self._bands:
+        """The first-step bands of the fingerprints (:mod:`linksim.ranking.bands`), built once: a
+        twin class listed once, by its representative, where a sampled query takes a class as one
+        candidate (``_twin_candidates``)."""
+        by_class = bool(self._twin_candidates)
+        if by_class not in self._bands:
             from linksim.ranking.bands import first_step_bands
 
-            self._bands = tuple(read_only(a) for a in first_step_bands(self.parent, self.label))
-        return self._bands
+            rep = self._sample_twins()[0] if by_class else None
+            self._bands[by_class] = tuple(read_only(a) for a in first_step_bands(self.parent, self.label, rep=rep))
+        return self._bands[by_class]
 
     def prepare_all_pages(self) -> None:
         """Before the lists of all pages: what the queries read besides the index, built once

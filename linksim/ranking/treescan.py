@@ -623,8 +623,8 @@ def _top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n
         acc[touched[r]] = 0.0
         seen[touched[r]] = 0
     if sampled and n_band_candidates > 0:  # and the pages that share u's first steps most often
-        frequent = _band_frequent(u, band_order, band_start, band_stop, band_cap, n_band_candidates, hits, seen,
-                                  touched, twins, own)
+        frequent = _band_frequent(u, band_order, band_start, band_stop, band_cap, n_band_candidates, hits, touched,
+                                  twins, own)
         for c in range(len(chosen)):
             acc[chosen[c]] = 1.0
         extra = 0
@@ -721,23 +721,32 @@ def top_k_many(us, top_k, count, length, powers, similarity_cutoff, sample, exac
 
 
 @njit(cache=True, nogil=True)
-def _band_frequent(u, band_order, band_start, band_stop, cap, n, hits, seen, touched, twins, own):
+def _band_frequent(u, band_order, band_start, band_stop, cap, n, hits, touched, twins, own):
     """The ``n`` pages sharing the most first-step buckets with u (ties: the page read first).
     For each band, the pages of u's bucket (at most ``cap``, a systematic sample of a larger one)
-    gain 1 in ``hits``, a twin class once, for its representative (see :func:`_top_k_sampled`;
-    ``seen``: scratch); the ``n`` most hit are chosen from a histogram of the counts. ``hits``
+    gain 1 in ``hits``; the ``n`` most hit are chosen from a histogram of the counts. With
+    ``twins`` the bands list a twin class once, by its representative
+    (:func:`linksim.ranking.bands.first_step_bands`), so that a class counts once a band without a
+    look-up, and the pages of u's own class (``own``: its representative), which stand for
+    themselves and share every bucket with u, gain one a band before the bands are read. ``hits``
     (uint16, at least as many as bands) is two bytes a page rather than ``acc``'s eight, so that
-    the counts of large buckets read whole stay in cache. ``hits``, ``seen``: zero on return."""
-    paired = twins[0].shape[0] > 0
+    the counts of large buckets read whole stay in cache. ``hits``: zero on return."""
     n_touched = 0
     bands = band_order.shape[0]
+    if own >= 0:
+        klass = twins[1][u]
+        for c in range(twins[2][klass], twins[2][klass + 1]):
+            w = twins[3][c]
+            if w != u:
+                touched[n_touched] = w
+                n_touched += 1
+                hits[w] = bands
     for b in range(bands):
         start, stop = band_start[b, u], band_stop[b, u]
         size = stop - start
         if size <= 1:
             continue
         step = 1.0 if size <= cap else size / cap
-        mark = b + 1
         k = 0
         while True:
             q = start + int(k * step)
@@ -745,15 +754,8 @@ def _band_frequent(u, band_order, band_start, band_stop, cap, n, hits, seen, tou
                 break
             k += 1
             w = band_order[b, q]
-            if w == u:
+            if w == u or w == own:
                 continue
-            if paired:
-                r = twins[0][w]
-                if r >= 0 and r != own:
-                    w = r
-                    if seen[w] == mark:
-                        continue
-                    seen[w] = mark
             if hits[w] == 0:
                 touched[n_touched] = w
                 n_touched += 1
@@ -778,7 +780,6 @@ def _band_frequent(u, band_order, band_start, band_stop, cap, n, hits, seen, tou
             chosen[k] = w
             k += 1
         hits[w] = 0
-        seen[w] = 0
     return chosen[:k]
 
 

@@ -157,6 +157,28 @@ def test_a_bucket_of_the_first_step_bands_holds_the_pages_of_the_same_first_step
                 assert w == u or index.meeting_times(u, w)[2 * b : 2 * b + 2].tolist() == [1, 1]
 
 
+@pytest.mark.parametrize("kind", ["simrank", "psimrank"])
+def test_bands_by_twin_class_list_a_class_once_by_its_representative(kind: str) -> None:
+    """With the twin classes' representatives, each bucket holds the pages of the full bucket
+    that are no other page's twin, in the same order, and a twin's bucket is its class's."""
+    from linksim.ranking.bands import first_step_bands
+    from linksim.ranking.treescan import twin_arrays
+
+    graph = graph_with_twins(7)
+    index = build_index(graph, kind, 12, seed=3)
+    rep = twin_arrays(*index.twin_classes())[0]
+    assert (rep >= 0).sum() > (rep == np.arange(graph.n)).sum() > 0  # classes of two pages or more
+    full, by_class = first_step_bands(index.parent, index.label), first_step_bands(index.parent, index.label, rep=rep)
+    listed = (rep < 0) | (rep == np.arange(graph.n))
+    assert by_class[0].shape == (6, listed.sum())
+    for b in range(6):
+        for u in range(graph.n):
+            whole = full[0][b, full[1][b, u]:full[2][b, u]]
+            assert by_class[0][b, by_class[1][b, u]:by_class[2][b, u]].tolist() == whole[listed[whole]].tolist()
+            if rep[u] >= 0:
+                assert (by_class[1][b, u], by_class[2][b, u]) == (by_class[1][b, rep[u]], by_class[2][b, rep[u]])
+
+
 def mapped(array) -> bool:
     """Whether the array's memory is a file's, memory-mapped."""
     import mmap
