@@ -604,7 +604,7 @@ class FingerprintIndex:
 
     def first_step_bands(self) -> tuple:
         """The first-step bands of the fingerprints (:mod:`linksim.ranking.bands`), built once: a
-        twin class listed once, by its representative, where a sampled query takes a class as one
+        twin's entry its class's representative, where a sampled query takes a class as one
         candidate (``_twin_candidates``)."""
         by_class = bool(self._twin_candidates)
         if by_class not in self._bands:

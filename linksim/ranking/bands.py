@@ -22,22 +22,21 @@ ROWS = 2  #: fingerprints a band joins
 
 
 def first_step_bands(parent: np.ndarray, label: np.ndarray, rows: int = ROWS, rep: np.ndarray | None = None):
-    """``(order, start, stop)``, int32: in band b (fingerprints ``b·rows`` .. ``b·rows + rows - 1``)
-    the pages sorted by their first-step groups, ``order`` (bands, V), and page u's bucket
-    ``order[b, start[b, u]:stop[b, u]]`` (u included), ``start`` and ``stop`` (bands, V).
+    """``(order, start, stop)``, each (bands, V) int32: in band b (fingerprints ``b·rows`` ..
+    ``b·rows + rows - 1``) the pages sorted by their first-step groups, and page u's bucket
+    ``order[b, start[b, u]:stop[b, u]]`` (u included).
 
     With ``rep`` (each page's twin class representative, or -1: :func:`linksim.ranking.treescan.twin_arrays`),
-    a class is listed once, by its representative: twins meet at step 1 in every fingerprint, so
-    they share every bucket, and a query counts a class once a band. ``order`` is then
-    (bands, pages that are no other page's twin), and a page's bucket is its class's, where its
-    representative stands for it."""
+    the entry of a twin other than its class's representative is ``-(representative + 1)``:
+    twins meet at step 1 in every fingerprint, so a class shares every bucket, and a query that
+    counts a class once a band reads a bucket whole by its non-negative entries alone."""
     count, n = parent.shape
     bands = count // rows
     pages = np.arange(n, dtype=np.int64)
-    keep = None if rep is None else (rep < 0) | (rep == pages)
-    order = np.empty((bands, n if keep is None else int(keep.sum())), dtype=np.int32)
+    order = np.empty((bands, n), dtype=np.int32)
     start = np.empty((bands, n), dtype=np.int32)
     stop = np.empty((bands, n), dtype=np.int32)
+    entry = pages if rep is None else np.where((rep >= 0) & (rep != pages), -(rep.astype(np.int64) + 1), pages)
     for b in range(bands):
         key = np.zeros(n, dtype=np.int64)
         for i in range(b * rows, b * rows + rows):
@@ -47,15 +46,9 @@ def first_step_bands(parent: np.ndarray, label: np.ndarray, rows: int = ROWS, re
         sorted_key = key[by_key]
         new = np.r_[True, sorted_key[1:] != sorted_key[:-1]]
         bucket = np.cumsum(new) - 1
-        if keep is None:
-            firsts = np.flatnonzero(new)
-            ends = np.r_[firsts[1:], n]
-            order[b] = by_key
-        else:
-            listed = keep[by_key]
-            ends = np.cumsum(np.bincount(bucket[listed], minlength=int(bucket[-1]) + 1))
-            firsts = ends - np.bincount(bucket[listed], minlength=int(bucket[-1]) + 1)
-            order[b] = by_key[listed]
+        firsts = np.flatnonzero(new)
+        ends = np.r_[firsts[1:], n]
+        order[b] = entry[by_key]
         start[b, by_key] = firsts[bucket]
         stop[b, by_key] = ends[bucket]
     return order, start, stop

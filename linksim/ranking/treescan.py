@@ -623,8 +623,8 @@ def _top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n
         acc[touched[r]] = 0.0
         seen[touched[r]] = 0
     if sampled and n_band_candidates > 0:  # and the pages that share u's first steps most often
-        frequent = _band_frequent(u, band_order, band_start, band_stop, band_cap, n_band_candidates, hits, touched,
-                                  twins, own)
+        frequent = _band_frequent(u, band_order, band_start, band_stop, band_cap, n_band_candidates, hits, seen,
+                                  touched, twins, own)
         for c in range(len(chosen)):
             acc[chosen[c]] = 1.0
         extra = 0
@@ -721,18 +721,22 @@ def top_k_many(us, top_k, count, length, powers, similarity_cutoff, sample, exac
 
 
 @njit(cache=True, nogil=True)
-def _band_frequent(u, band_order, band_start, band_stop, cap, n, hits, touched, twins, own):
+def _band_frequent(u, band_order, band_start, band_stop, cap, n, hits, seen, touched, twins, own):
     """The ``n`` pages sharing the most first-step buckets with u (ties: the page read first).
     For each band, the pages of u's bucket (at most ``cap``, a systematic sample of a larger one)
-    gain 1 in ``hits``; the ``n`` most hit are chosen from a histogram of the counts. With
-    ``twins`` the bands list a twin class once, by its representative
-    (:func:`linksim.ranking.bands.first_step_bands`), so that a class counts once a band without a
-    look-up, and the pages of u's own class (``own``: its representative), which stand for
-    themselves and share every bucket with u, gain one a band before the bands are read. ``hits``
-    (uint16, at least as many as bands) is two bytes a page rather than ``acc``'s eight, so that
-    the counts of large buckets read whole stay in cache. ``hits``: zero on return."""
+    gain 1 in ``hits``, a twin class once, for its representative; the ``n`` most hit are chosen
+    from a histogram of the counts. With ``twins``, a twin's entry in the bands is its class's
+    representative, negated (:func:`linksim.ranking.bands.first_step_bands`): a bucket read whole
+    counts a class by its representative's entry and skips the others' without a look-up; a
+    sampled one maps a twin's entry to its class and marks the class read in this band
+    (``seen``: scratch). The pages of u's own class (``own``: its representative), which stand
+    for themselves and share every bucket with u, gain one a band before the bands are read.
+    ``hits`` (uint16, at least as many as bands) is two bytes a page rather than ``acc``'s eight,
+    so that the counts of large buckets read whole stay in cache. ``hits``, ``seen``: zero on
+    return."""
     n_touched = 0
     bands = band_order.shape[0]
+    paired = twins[0].shape[0] > 0
     if own >= 0:
         klass = twins[1][u]
         for c in range(twins[2][klass], twins[2][klass + 1]):
@@ -746,7 +750,18 @@ def _band_frequent(u, band_order, band_start, band_stop, cap, n, hits, touched, 
         size = stop - start
         if size <= 1:
             continue
-        step = 1.0 if size <= cap else size / cap
+        if size <= cap:
+            for q in range(start, stop):
+                w = band_order[b, q]
+                if w < 0 or w == u or w == own:
+                    continue
+                if hits[w] == 0:
+                    touched[n_touched] = w
+                    n_touched += 1
+                hits[w] += 1
+            continue
+        step = size / cap
+        mark = b + 1
         k = 0
         while True:
             q = start + int(k * step)
@@ -754,8 +769,14 @@ def _band_frequent(u, band_order, band_start, band_stop, cap, n, hits, touched, 
                 break
             k += 1
             w = band_order[b, q]
+            if w < 0:
+                w = -w - 1
             if w == u or w == own:
                 continue
+            if paired and twins[0][w] >= 0:
+                if seen[w] == mark:
+                    continue
+                seen[w] = mark
             if hits[w] == 0:
                 touched[n_touched] = w
                 n_touched += 1
@@ -780,6 +801,7 @@ def _band_frequent(u, band_order, band_start, band_stop, cap, n, hits, touched, 
             chosen[k] = w
             k += 1
         hits[w] = 0
+        seen[w] = 0
     return chosen[:k]
 
 
