@@ -250,7 +250,9 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
             # gathers (about as much again). A run whose index is built on disk writes every list.
             writing += 2 * 16 * lists + 16 * lists
             disk["kept lists"] = 16 * lists + 8 * pages
-        twins = 28 * pages + 16 * pages  # the twin classes (and each page's representative); the queries' score and seen arrays
+        # the twin classes (and each page's representative); the queries' scratch: scores, marks,
+        # touched pages (16 bytes a page) and band hits (2)
+        twins = 28 * pages + 18 * pages
         kept = 0  # what prepare_all_pages adds to the index, held until the run ends
         from linksim.fingerprints.index import FingerprintIndex
 
