@@ -88,7 +88,7 @@ class FingerprintIndex:
     _sample_candidates = 256  # pages of a sampled reading scored exactly
     _sample_finalists = 32  # pages scored again where every member was read (the sums are exact)
     _exact_members = 20_000  # a page whose trees hold at most this many members in all is read exactly
-    _band_cap = 512  # pages read from one bucket of the first-step bands (a larger one: a sample)
+    _band_cap = 8_192  # pages read from one bucket of the first-step bands (a larger one: a sample)
     _band_candidates = 0  # pages sharing the most first-step buckets with u added to a sampled query's candidates
     # A method's own sampled reading where it differs from the defaults above, set on each index by
     # __post_init__ (and read for a method by reading_of). The first-step bands: PSimRank's first
@@ -98,9 +98,13 @@ class FingerprintIndex:
     # noise floor without them, and the bands cut its all-pages rate from 2,003 to 769 pages/s
     # there. P-PSimRank (unmeasured) keeps the reading alone. PSimRank's lists owe most to its bands
     # (the pages it misses share only hub buckets with u, of about 100,000 pages on that crawl), less
-    # to its trees: there, reading 8 members a range and 512 pages a bucket (the band cap above, 256
-    # before) judged 0.984 / 0.861 at 1,217 pages/s on 2 workers, where 16 and 256 judged
-    # 0.979 / 0.845 at 1,062-1,132 (150 pages judged by N = 300; 40,000 pages' lists, 2026-11-28).
+    # to its trees: there, reading 8 members a range and 512 pages a bucket judged 0.984 / 0.861 at
+    # 1,217 pages/s on 2 workers, where 16 and 256 judged 0.979 / 0.845 at 1,062-1,132 (150 pages
+    # judged by N = 300; 40,000 pages' lists, 2026-11-28). Since the band hits are counted in two
+    # bytes a page and a twin's band entry names its class (treescan._band_frequent), a bucket read
+    # whole costs little, and the band cap above is 8,192: 0.990 / 0.928 at 1,250 pages/s, where
+    # 512 gave 0.984 / 0.861 at 1,448 in the same run (every bucket whole: 0.992 / 0.938 at 919;
+    # the cap keeps a list's cost bounded where a crawl's hub buckets grow with it).
     _reading_of = {"psimrank": {"sample": 8, "_band_candidates": 128}}
     bands = True  # False: sampled queries without the bands (a run whose index is built on disk)
     use_page_major = True  # False: prepare_all_pages makes no page-major copies
@@ -467,8 +471,8 @@ class FingerprintIndex:
         sampled, otherwise a page of the exact list is missing only if no sample read it nor any of
         its twins (a page meeting u in m sampled ranges only, of P_j members each, with probability
         Π (1 − q_j / P_j)) or its partial sum was not among the 256 largest, and it shared too few
-        buckets to be among the 128 (a bucket of more than 512 pages is read at 512 positions of a
-        systematic sample). Lists answered from a sample are counted in
+        buckets to be among the 128 (a bucket of more than 8,192 pages is read at 8,192 positions
+        of a systematic sample). Lists answered from a sample are counted in
         ``lists_sampled``; a page whose trees hold at most 20,000 members in all is read exactly
         (that costs less than the sample). ``sample`` None: the index's (16; PSimRank's 8); 0: the
         **exact** reading, u's trees
