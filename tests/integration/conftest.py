@@ -166,7 +166,7 @@ def _counts(runner: QueryRunner) -> tuple[int, int]:
 
 def _back_to_the_load(runner: QueryRunner) -> bool:
     """Delete what a test added beside the loaded crawl (other relationship types, nodes of other
-    labels, PageRank, schema) and say whether the database is then the load's again."""
+    labels and other labels of its nodes, PageRank, schema) and say whether the database is then the load's again."""
     if not _LOADED:
         return False
     loaded = _LOADED
@@ -178,6 +178,10 @@ def _back_to_the_load(runner: QueryRunner) -> bool:
                                 "IN TRANSACTIONS OF 20000 ROWS", {"type": extra})
     runner.write_autocommit("MATCH (n) WHERE NOT any(label IN labels(n) WHERE label IN $labels) "
                             "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 20000 ROWS", {"labels": sorted(loaded["labels"])})
+    labels = {row["l"] for row in runner.run("MATCH (n) UNWIND labels(n) AS l RETURN DISTINCT l")}
+    for extra in sorted(labels - loaded["labels"]):  # labels set on the crawl's pages (PageRank's tiers)
+        runner.write_autocommit("MATCH (n:$($label)) CALL (n) { REMOVE n:$($label) } IN TRANSACTIONS OF 20000 ROWS",
+                                {"label": extra})
     if "pagerank" not in loaded["keys"]:  # PageRank written by a test (any other page property: a new load)
         runner.write_autocommit("MATCH (p:Page) WHERE p.pagerank IS NOT NULL "
                                 "CALL (p) { SET p.pagerank = null } IN TRANSACTIONS OF 20000 ROWS")
