@@ -24,7 +24,7 @@ URLS = [
 
 
 def test_spark_index_equals_linksim_index_for_2_and_7_partitions(wikispeedia, neo4j_server, spark, cli_env,
-                                                                     tmp_path, monkeypatch, capsys) -> None:
+                                                                   tmp_path, monkeypatch, capsys) -> None:
     monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
     local = stream_link_graph(wikispeedia, show_progress=False).graph
     # The connector reads the graph numbered as the local stream numbers it.
