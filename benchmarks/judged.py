@@ -234,7 +234,8 @@ def main() -> None:
                         help="sizes of the sampled reading (default: the method's own, 16; PSimRank 8)")
     parser.add_argument("--all-pages", type=int, default=0, metavar="P",
                         help="also time the lists of P random pages (all pages: the crawl's count) through "
-                        "top_k_all with --workers, linksim's default reading")
+                        "top_k_all with --workers, linksim's default reading (after an untimed pass over up to "
+                        "4,000 random pages)")
     parser.add_argument("--workers", type=int, default=2, help="workers of --all-pages (default 2)")
     parser.add_argument("--page-major-ab", action="store_true",
                         help="time --all-pages also without the page-major rows (FingerprintIndex.prepare_all_pages), "

@@ -164,6 +164,11 @@ def _counts(runner: QueryRunner) -> tuple[int, int]:
             runner.run("MATCH ()-[r:LINKS_TO]->() RETURN count(r) AS n")[0]["n"])
 
 
+def _labels(runner: QueryRunner) -> set[str]:
+    """The labels the nodes hold (db.labels() also names the labels of deleted nodes)."""
+    return {row["l"] for row in runner.run("MATCH (n) UNWIND labels(n) AS l RETURN DISTINCT l")}
+
+
 def _back_to_the_load(runner: QueryRunner) -> bool:
     """Delete what a test added beside the loaded crawl (other relationship types, nodes of other
     labels and other labels of its nodes, PageRank, schema) and say whether the database is then the load's again."""
@@ -178,8 +183,7 @@ def _back_to_the_load(runner: QueryRunner) -> bool:
                                 "IN TRANSACTIONS OF 20000 ROWS", {"type": extra})
     runner.write_autocommit("MATCH (n) WHERE NOT any(label IN labels(n) WHERE label IN $labels) "
                             "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 20000 ROWS", {"labels": sorted(loaded["labels"])})
-    labels = {row["l"] for row in runner.run("MATCH (n) UNWIND labels(n) AS l RETURN DISTINCT l")}
-    for extra in sorted(labels - loaded["labels"]):  # labels set on the crawl's pages (PageRank's tiers)
+    for extra in sorted(_labels(runner) - loaded["labels"]):  # labels set on the crawl's pages (PageRank's tiers)
         runner.write_autocommit("MATCH (n:$($label)) CALL (n) { REMOVE n:$($label) } IN TRANSACTIONS OF 20000 ROWS",
                                 {"label": extra})
     if "pagerank" not in loaded["keys"]:  # PageRank written by a test (any other page property: a new load)
@@ -214,9 +218,9 @@ def wikispeedia(session_runner: QueryRunner, neo4j_server: Provisioned, request)
     load([folder], runner, mode="online", show_progress=False)
     _LOADED.update(
         state=database_state(runner), counts=_counts(runner),
-        # What the nodes and relationships hold (db.labels() also names the labels of deleted nodes).
+        # What the relationships and nodes hold.
         types={row["t"] for row in runner.run("MATCH ()-[r]->() RETURN DISTINCT type(r) AS t")},
-        labels={row["l"] for row in runner.run("MATCH (n) UNWIND labels(n) AS l RETURN DISTINCT l")},
+        labels=_labels(runner),
         keys={row["key"] for row in runner.run("MATCH (p:Page) UNWIND keys(p) AS key RETURN DISTINCT key")},
         constraints={row["name"] for row in runner.run("SHOW CONSTRAINTS YIELD name RETURN name")},
         indexes={row["name"] for row in runner.run("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP' RETURN name")},
