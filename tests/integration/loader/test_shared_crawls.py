@@ -1,9 +1,9 @@
 """The shared real crawls load as they are; counts are checked against counts computed here,
-independently of the loader, straight from the files."""
+independently of the loader, straight from the files. (The najdisi.si crawl's load is checked the
+same way by the host-graph test that loads it: tests/integration/procedures/test_hosts.py.)"""
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 from urllib.parse import unquote, urldefrag
 
@@ -52,33 +52,6 @@ def test_webkb_cites(runner: QueryRunner) -> None:
         {"s": some[0], "t": some[1]},
     )
     assert found == [{"n": 1}]
-
-
-def test_najdisi_pajek(runner: QueryRunner) -> None:
-    path = need(DATA / "najdisi-si-2003" / "core2.net.gz")
-    labels: dict[str, str] = {}
-    pairs: set[tuple[str, str]] = set()
-    section = None
-    seen = 0
-    with gzip.open(path, "rt", encoding="utf-8", newline="") as handle:
-        for line in handle:
-            line = line.strip()
-            if line.startswith("*"):
-                section = line.split()[0].lower()
-            elif line and section == "*vertices":
-                number, label = line.split(None, 1)
-                labels[number] = urldefrag(label.strip().strip('"'))[0]
-            elif line:
-                a, b = (labels[x] for x in line.split()[:2])
-                pairs.add((a, b))
-                seen += 1
-                if section == "*edges" and a != b:
-                    pairs.add((b, a))
-                    seen += 1
-    summary = load([path], runner, normalize=False, show_progress=False)
-    assert counts(runner) == (len(set(labels.values())), len(pairs), seen)
-    assert len(labels) == 115_148  # the data README's figure
-    assert summary.crawled_pages == len(set(labels.values()))
 
 
 def test_wikispeedia_in_bulk_mode_with_categories(runner: QueryRunner, neo4j_server) -> None:

@@ -3,8 +3,10 @@ after a build, a second build, a later load and a recrawl."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
+from urllib.parse import urldefrag
 
 import pandas as pd
 
@@ -25,6 +27,32 @@ def expected_host_graph(runner) -> tuple[set[str], int, dict[tuple[str, str], in
     between = between[between["a"] != between["b"]]
     counts = between.groupby(["a", "b"]).size()
     return set(pages["host"].dropna()), int(pages["host"].notna().sum()), {pair: int(n) for pair, n in counts.items()}
+
+
+def pajek_counts(path: Path) -> tuple[int, int, int]:
+    """(pages, links, link lines) of a Pajek file, read here independently of the loader: a vertex
+    label is a URL (its fragment dropped), an *edges line links both ways."""
+    labels: dict[str, str] = {}
+    pairs: set[tuple[str, str]] = set()
+    section = None
+    seen = 0
+    with gzip.open(path, "rt", encoding="utf-8", newline="") as handle:
+        for line in handle:
+            line = line.strip()
+            if line.startswith("*"):
+                section = line.split()[0].lower()
+            elif line and section == "*vertices":
+                number, label = line.split(None, 1)
+                labels[number] = urldefrag(label.strip().strip('"'))[0]
+            elif line:
+                a, b = (labels[x] for x in line.split()[:2])
+                pairs.add((a, b))
+                seen += 1
+                if section == "*edges" and a != b:
+                    pairs.add((b, a))
+                    seen += 1
+    assert len(labels) == 115_148  # the data README's figure
+    return len(set(labels.values())), len(pairs), seen
 
 
 def host_graph(runner) -> tuple[set[str], int, dict[tuple[str, str], int]]:
@@ -87,8 +115,8 @@ RETURN count(s) AS n, collect(DISTINCT h.name) AS hosts, collect(DISTINCT s.meth
 
 
 def test_every_method_runs_on_the_host_graph_of_najdisi(runner, cli_env, tmp_path, monkeypatch, capsys) -> None:
-    """PageRank and every method on the host graph of the najdisi.si crawl (14,654 hosts), through
-    the API and the command line: every host with a link gets a list from the default method, the
+    """The najdisi.si crawl loads as it is; PageRank and every method on its host graph (14,654
+    hosts), through the API and the command line: every host with a link gets a list from the default method, the
     SIMILAR_TO between hosts are the index's lists, the pages' runs stay as they were, and a query
     for a host answers from its index like one for a page."""
     import numpy as np
@@ -98,7 +126,13 @@ def test_every_method_runs_on_the_host_graph_of_najdisi(runner, cli_env, tmp_pat
     from linksim.store import IndexMismatch
 
     monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
-    load([DATA / "najdisi-si-2003" / "core2.net.gz"], runner, normalize=False, show_progress=False)
+    path = DATA / "najdisi-si-2003" / "core2.net.gz"
+    summary = load([path], runner, normalize=False, show_progress=False)
+    # The crawl loads as it is (pages, links, link lines counted from the file; the one test that loads it).
+    pages, links, lines = pajek_counts(path)
+    row = runner.run("MATCH (p:Page) WITH count(p) AS pages OPTIONAL MATCH ()-[r:LINKS_TO]->() "
+                     "RETURN pages, count(r) AS links, sum(r.count) AS seen")[0]
+    assert (row["pages"], row["links"], row["seen"]) == (pages, links, lines) and summary.crawled_pages == pages
     with linksim.connect(show_progress=False) as ls:
         built = ls.hosts()
         assert built.hosts == 14_654 and built.changed  # the data README's count
