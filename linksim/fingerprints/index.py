@@ -89,6 +89,8 @@ class FingerprintIndex:
     _sample_finalists = 32  # pages scored again where every member was read (the sums are exact)
     _exact_members = 20_000  # a page whose trees hold at most this many members in all is read exactly
     _band_cap = 8_192  # pages read from one bucket of the first-step bands (a larger one: a sample)
+    _band_sample = None  # pages read from a bucket above the cap (its systematic sample); None: the cap
+    # (2,048 or 4,096 judged 0.988 where 8,192 judges 0.990 on the generated 10M crawl: README)
     _band_candidates = 0  # pages sharing the most first-step buckets with u added to a sampled query's candidates
     # A method's own sampled reading where it differs from the defaults above, set on each index by
     # __post_init__ (and read for a method by reading_of). The first-step bands: PSimRank's first
@@ -521,7 +523,7 @@ class FingerprintIndex:
                 int(max(self._sample_candidates, 2 * top_k)), int(max(self._sample_finalists, 2 * top_k)),
                 int(self._candidate_limit), float(self._rescore_cost), *self._tree(), scratch.acc, scratch.seen,
                 scratch.touched, scratch.hits, *bands,
-                int(self._band_cap), int(banded), self._page_major, self._sample_twins())
+                *self._band_reads(), int(banded), self._page_major, self._sample_twins())
             self.lists_sampled += int(sampled)
             ends = np.cumsum(lengths)
             found, scores = found.tolist(), scores.tolist()
@@ -607,16 +609,19 @@ class FingerprintIndex:
                          scratch.acc, scratch.seen, scratch.touched, self._page_major)
 
     def first_step_bands(self) -> tuple:
-        """The first-step bands of the fingerprints (:mod:`linksim.ranking.bands`), built once: a
-        twin's entry its class's representative, where a sampled query takes a class as one
-        candidate (``_twin_candidates``)."""
-        by_class = bool(self._twin_candidates)
-        if by_class not in self._bands:
+        """The first-step bands of the fingerprints (:mod:`linksim.ranking.bands`), built once for
+        the reading's ``_band_cap`` and ``_band_sample`` (a bucket above the cap holds its sample
+        first): a twin's entry its class's representative, where a sampled query takes a class as
+        one candidate (``_twin_candidates``). A reading of another cap or sample has bands of its
+        own."""
+        key = (bool(self._twin_candidates), *self._band_reads())
+        if key not in self._bands:
             from linksim.ranking.bands import first_step_bands
 
-            rep = self._sample_twins()[0] if by_class else None
-            self._bands[by_class] = tuple(read_only(a) for a in first_step_bands(self.parent, self.label, rep=rep))
-        return self._bands[by_class]
+            rep = self._sample_twins()[0] if key[0] else None
+            self._bands[key] = tuple(read_only(a) for a in first_step_bands(self.parent, self.label, rep=rep,
+                                                                            cap=key[1], sample=key[2]))
+        return self._bands[key]
 
     def prepare_all_pages(self) -> None:
         """Before the lists of all pages: what the queries read besides the index, built once
@@ -635,6 +640,11 @@ class FingerprintIndex:
             layout = self.layout()
             self._page_major = page_major(self.parent, self.label, layout.position, layout.order, self.length,
                                           self.page_major_folder)
+
+    def _band_reads(self) -> tuple[int, int]:
+        """(the largest bucket read whole, the pages read from a larger one)."""
+        cap = int(self._band_cap)
+        return cap, cap if self._band_sample is None else min(int(self._band_sample), cap)
 
     def _sample_bands(self) -> tuple[int, tuple]:
         """(pages a sampled query adds from the first-step bands, the bands' arrays): none for a
@@ -659,7 +669,7 @@ class FingerprintIndex:
         return top_k_sampled(int(u), int(top_k), int(count), int(self.length), powers, float(similarity_cutoff),
                              int(sample), int(max(self._sample_candidates, 2 * top_k)),
                              int(max(self._sample_finalists, 2 * top_k)), *self._tree(),
-                             scratch.acc, scratch.seen, scratch.touched, scratch.hits, *bands, int(self._band_cap),
+                             scratch.acc, scratch.seen, scratch.touched, scratch.hits, *bands, *self._band_reads(),
                              int(banded),
                              self._page_major, self._sample_twins())
 

@@ -17,14 +17,22 @@ adds the pages sharing the most buckets with u to its candidates.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 ROWS = 2  #: fingerprints a band joins
 
 
-def first_step_bands(parent: np.ndarray, label: np.ndarray, rows: int = ROWS, rep: np.ndarray | None = None):
+def first_step_bands(parent: np.ndarray, label: np.ndarray, rows: int = ROWS, rep: np.ndarray | None = None,
+                     cap: int = 0, sample: int | None = None):
     """``(order, start, stop)``, each (bands, V) int32: in band b (fingerprints ``b·rows`` ..
     ``b·rows + rows - 1``) the pages sorted by their first-step groups, and page u's bucket
     ``order[b, start[b, u]:stop[b, u]]`` (u included).
+
+    With ``cap`` > 0, a bucket of more than ``cap`` pages holds first its systematic sample of
+    ``sample`` pages (at most ``cap``; by default ``cap``), those at positions ``⌊k · size / sample⌋``
+    (k < sample) of the sorted bucket, then the others: a query reads a large bucket's sample as
+    neighbouring entries rather than entries spread over the whole bucket
+    (:func:`linksim.ranking.treescan._band_frequent`).
 
     With ``rep`` (each page's twin class representative, or -1: :func:`linksim.ranking.treescan.twin_arrays`),
     the entry of a twin other than its class's representative is ``-(representative + 1)``:
@@ -51,4 +59,28 @@ def first_step_bands(parent: np.ndarray, label: np.ndarray, rows: int = ROWS, re
         order[b] = entry[by_key]
         start[b, by_key] = firsts[bucket]
         stop[b, by_key] = ends[bucket]
+        if cap > 0:
+            _sample_first(order[b], firsts, ends, cap, cap if sample is None else min(sample, cap))
     return order, start, stop
+
+
+@njit(cache=True, nogil=True)
+def _sample_first(row, firsts, ends, cap, sample):
+    """Each bucket ``row[firsts[j]:ends[j]]`` of more than ``cap`` pages reordered in place: its
+    systematic sample of ``sample`` (positions ``⌊k · size / sample⌋``), then the rest, each part in
+    its former order."""
+    for j in range(len(firsts)):
+        start, size = firsts[j], ends[j] - firsts[j]
+        if size <= cap:
+            continue
+        bucket = row[start : start + size].copy()
+        picked = np.zeros(size, dtype=np.bool_)
+        for k in range(sample):
+            q = k * size // sample
+            picked[q] = True
+            row[start + k] = bucket[q]
+        rest = start + sample
+        for q in range(size):
+            if not picked[q]:
+                row[rest] = bucket[q]
+                rest += 1

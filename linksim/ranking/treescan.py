@@ -538,19 +538,19 @@ def _meet_once(w, value, mark, acc, seen, touched, n_touched, twins, own):
 
 @njit(cache=True, nogil=True)
 def top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists, tree,
-                  by_page, acc, seen, touched, hits, band_order, band_start, band_stop, band_cap, n_band_candidates, page_major,
-                  twins):
+                  by_page, acc, seen, touched, hits, band_order, band_start, band_stop, band_cap, band_sample,
+                  n_band_candidates, page_major, twins):
     """:func:`_top_k_sampled` of u, its trees found by :func:`_tree_chain`."""
     starts, stops, intos, depths, _ = _trees_of(u, count, length, tree, by_page)
     return _top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists, tree,
-                          by_page, acc, seen, touched, hits, band_order, band_start, band_stop, band_cap, n_band_candidates,
-                          page_major, twins, starts, stops, intos, depths)
+                          by_page, acc, seen, touched, hits, band_order, band_start, band_stop, band_cap, band_sample,
+                          n_band_candidates, page_major, twins, starts, stops, intos, depths)
 
 
 @njit(cache=True, nogil=True)
 def _top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists, tree,
-                   by_page, acc, seen, touched, hits, band_order, band_start, band_stop, band_cap, n_band_candidates, page_major,
-                   twins, starts, stops, intos, depths):
+                   by_page, acc, seen, touched, hits, band_order, band_start, band_stop, band_cap, band_sample,
+                   n_band_candidates, page_major, twins, starts, stops, intos, depths):
     """u's ``top_k`` from a sample of its large trees' members, each listed page scored exactly.
 
     Each range of u's members (a fingerprint's part of u's tree that meets u from one time t on,
@@ -623,8 +623,8 @@ def _top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n
         acc[touched[r]] = 0.0
         seen[touched[r]] = 0
     if sampled and n_band_candidates > 0:  # and the pages that share u's first steps most often
-        frequent = _band_frequent(u, band_order, band_start, band_stop, band_cap, n_band_candidates, hits, seen,
-                                  touched, twins, own)
+        frequent = _band_frequent(u, band_order, band_start, band_stop, band_cap, band_sample, n_band_candidates,
+                                  hits, seen, touched, twins, own)
         for c in range(len(chosen)):
             acc[chosen[c]] = 1.0
         extra = 0
@@ -687,7 +687,7 @@ def _ranked(pages, scores, u, top_k, similarity_cutoff):
 @njit(cache=True, nogil=True)
 def top_k_many(us, top_k, count, length, powers, similarity_cutoff, sample, exact_members, n_candidates,
                n_finalists, candidate_limit, rescore_cost, tree, by_page, acc, seen, touched, hits, band_order, band_start,
-               band_stop, band_cap, n_band_candidates, page_major, twins):
+               band_stop, band_cap, band_sample, n_band_candidates, page_major, twins):
     """Each page of ``us``'s list, as :meth:`FingerprintIndex.related` gives it one page at a time
     (without twin classes): a page whose trees hold more than ``exact_members`` members (u
     excluded) is read from a sample (``sample`` > 0, :func:`top_k_sampled`), any other exactly
@@ -705,8 +705,8 @@ def top_k_many(us, top_k, count, length, powers, similarity_cutoff, sample, exac
         if sample > 0 and members > exact_members:
             pages, scores, sampled = _top_k_sampled(
                 u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists, tree, by_page,
-                acc, seen, touched, hits, band_order, band_start, band_stop, band_cap, n_band_candidates, page_major,
-                twins, starts, stops, intos, depths)
+                acc, seen, touched, hits, band_order, band_start, band_stop, band_cap, band_sample, n_band_candidates,
+                page_major, twins, starts, stops, intos, depths)
             n_sampled += sampled
         else:
             pages, scores, _ = _top_k_one(u, top_k, count, length, powers, similarity_cutoff, candidate_limit,
@@ -721,11 +721,12 @@ def top_k_many(us, top_k, count, length, powers, similarity_cutoff, sample, exac
 
 
 @njit(cache=True, nogil=True)
-def _band_frequent(u, band_order, band_start, band_stop, cap, n, hits, seen, touched, twins, own):
+def _band_frequent(u, band_order, band_start, band_stop, cap, sample, n, hits, seen, touched, twins, own):
     """The ``n`` pages sharing the most first-step buckets with u (ties: the page read first).
-    For each band, the pages of u's bucket (at most ``cap``, a systematic sample of a larger one)
-    gain 1 in ``hits``, a twin class once, for its representative; the ``n`` most hit are chosen
-    from a histogram of the counts. With ``twins``, a twin's entry in the bands is its class's
+    For each band, the pages of u's bucket (at most ``cap``; of a larger one its systematic sample
+    of ``sample`` pages, which :func:`linksim.ranking.bands.first_step_bands` stores first in the
+    bucket, so that it is read in neighbouring entries) gain 1 in ``hits``, a twin class once, for
+    its representative; the ``n`` most hit are chosen from a histogram of the counts. With ``twins``, a twin's entry in the bands is its class's
     representative, negated (:func:`linksim.ranking.bands.first_step_bands`): a bucket read whole
     counts a class by its representative's entry and skips the others' without a look-up; a
     sampled one maps a twin's entry to its class and marks the class read in this band
@@ -760,14 +761,8 @@ def _band_frequent(u, band_order, band_start, band_stop, cap, n, hits, seen, tou
                     n_touched += 1
                 hits[w] += 1
             continue
-        step = size / cap
         mark = b + 1
-        k = 0
-        while True:
-            q = start + int(k * step)
-            if q >= stop:
-                break
-            k += 1
+        for q in range(start, start + sample):  # the bucket's sample, stored first (first_step_bands)
             w = band_order[b, q]
             if w < 0:
                 w = -w - 1
@@ -916,11 +911,11 @@ def warm_up() -> None:
         top_k_one(0, 1, 1, 1, powers, 0.0, 10, 5.0, tree, by_page, acc, seen, touched, rows)
         for twins in (NO_TWINS, twin_arrays(np.array([0, 0]), np.array([0, 2]), np.array([0, 1]))):
             top_k_sampled(0, 1, 1, 1, powers, 0.0, 1, 4, 2, tree, by_page, acc, seen, touched, hits, bands, bands,
-                          bands, 4, 4, rows, twins)
+                          bands, 4, 4, 4, rows, twins)
         scores_with(0, read_only(np.array([1], dtype=np.int64)), 1, 1, powers, tree, by_page, rows)
         for sampled in (0, 1):
             top_k_many(read_only(np.array([0, 1], dtype=np.int64)), 1, 1, 1, powers, 0.0, sampled, 0, 4, 2, 10, 5.0,
-                       tree, by_page, acc, seen, touched, hits, bands, bands, bands, 4, 4, rows, NO_TWINS)
+                       tree, by_page, acc, seen, touched, hits, bands, bands, bands, 4, 4, 4, rows, NO_TWINS)
     sources, values = read_only(np.array([0], dtype=np.int64)), read_only(np.array([0.5]))
     indptr, indices = read_only(np.array([0, 1], dtype=np.int64)), read_only(np.array([1], dtype=np.int32))
     pagesim_scores(sources, values, indptr, indices, values, True, np.zeros(2), np.zeros(2, dtype=np.int32))

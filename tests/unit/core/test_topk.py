@@ -157,6 +157,66 @@ def test_a_bucket_of_the_first_step_bands_holds_the_pages_of_the_same_first_step
                 assert w == u or index.meeting_times(u, w)[2 * b : 2 * b + 2].tolist() == [1, 1]
 
 
+@pytest.mark.parametrize(("cap", "sample"), [(1, None), (2, None), (3, 1), (5, 2), (5, 9)])
+def test_a_bucket_above_the_band_cap_holds_its_systematic_sample_first(cap: int, sample: int | None) -> None:
+    """With a cap, the buckets hold the same pages; one of more than ``cap`` pages holds first the
+    pages at positions ⌊k · size / n⌋ (k < n: the sample's size, at most the cap, by default the
+    cap) of the bucket in page order, then the others in page order."""
+    from linksim.ranking.bands import first_step_bands
+
+    index = build_index(graph_with_twins(7), "psimrank", 12, seed=3)
+    plain = first_step_bands(index.parent, index.label)
+    capped = first_step_bands(index.parent, index.label, cap=cap, sample=sample)
+    n = cap if sample is None else min(sample, cap)
+    assert np.array_equal(plain[1], capped[1]) and np.array_equal(plain[2], capped[2])
+    sampled = 0
+    for b in range(6):
+        for start, stop in set(zip(plain[1][b].tolist(), plain[2][b].tolist())):
+            bucket, size = plain[0][b, start:stop].tolist(), stop - start
+            assert bucket == sorted(bucket)
+            if size <= cap:
+                assert capped[0][b, start:stop].tolist() == bucket
+                continue
+            sampled += 1
+            read = [bucket[k * size // n] for k in range(n)]
+            assert capped[0][b, start:stop].tolist() == read + [w for w in bucket if w not in read]
+    assert sampled > 0
+
+
+@pytest.mark.parametrize(("cap", "sample"), [(2, 2), (4, 4), (4, 2), (1000, 1000)])
+def test_band_candidates_are_the_pages_sharing_most_buckets_counted_on_the_sample(cap: int, sample: int) -> None:
+    """_band_frequent's pages: those of the most hits, a hit for each band whose bucket of u holds
+    them, whole or (a bucket above ``cap``) in its systematic sample of ``sample``, counted here
+    from the buckets in page order."""
+    from linksim.ranking.bands import first_step_bands
+    from linksim.ranking.treescan import NO_TWINS, _band_frequent
+
+    graph = graph_with_twins(5)
+    index = build_index(graph, "psimrank", 40, seed=2)
+    plain = first_step_bands(index.parent, index.label)
+    capped = first_step_bands(index.parent, index.label, cap=cap, sample=sample)
+    hits, seen, touched = np.zeros(graph.n, np.uint16), np.zeros(graph.n, np.int32), np.zeros(graph.n, np.int32)
+    checked = over = 0
+    for u in range(graph.n):
+        counts: dict[int, int] = {}
+        for b in range(20):
+            bucket = plain[0][b, plain[1][b, u]:plain[2][b, u]].tolist()
+            size = len(bucket)
+            read = bucket if size <= cap else [bucket[k * size // sample] for k in range(sample)]
+            over += size > cap
+            for w in read if size > 1 else []:
+                if w != u:
+                    counts[w] = counts.get(w, 0) + 1
+        ranked = sorted(counts.values(), reverse=True)
+        for n in range(1, len(ranked)):
+            if ranked[n - 1] > ranked[n]:  # the n best are the same whichever way ties are read
+                got = _band_frequent(u, *capped, cap, sample, n, hits, seen, touched, NO_TWINS, -1)
+                assert sorted(got.tolist()) == sorted(w for w, c in counts.items() if c >= ranked[n - 1])
+                checked += 1
+        assert not hits.any() and not seen.any()
+    assert checked > 40 and (over > 0) == (cap < 1000)
+
+
 @pytest.mark.parametrize("kind", ["simrank", "psimrank"])
 def test_bands_by_twin_class_give_a_twin_entry_its_representative_negated(kind: str) -> None:
     """With the twin classes' representatives, the buckets are the same, and a twin's entry other
