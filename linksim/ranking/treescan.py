@@ -726,8 +726,9 @@ def _band_frequent(u, band_order, band_start, band_stop, cap, sample, n, hits, s
     For each band, the pages of u's bucket (at most ``cap``; of a larger one its systematic sample
     of ``sample`` pages, which :func:`linksim.ranking.bands.first_step_bands` stores first in the
     bucket, so that it is read in neighbouring entries) gain 1 in ``hits``, a twin class once, for
-    its representative; the ``n`` most hit are chosen from a histogram of the counts. With ``twins``, a twin's entry in the bands is its class's
-    representative, negated (:func:`linksim.ranking.bands.first_step_bands`): a bucket read whole
+    its representative; the ``n`` most hit are chosen from a histogram of the counts. With
+    ``twins``, a twin's entry in the bands is its class's representative, negated
+    (:func:`linksim.ranking.bands.first_step_bands`): a bucket read whole
     counts a class by its representative's entry and skips the others' without a look-up; a
     sampled one maps a twin's entry to its class and marks the class read in this band
     (``seen``: scratch). The pages of u's own class (``own``: its representative), which stand
