@@ -116,9 +116,9 @@ RETURN count(s) AS n, collect(DISTINCT h.name) AS hosts, collect(DISTINCT s.meth
 
 def test_every_method_runs_on_the_host_graph_of_najdisi(runner, cli_env, tmp_path, monkeypatch, capsys) -> None:
     """The najdisi.si crawl loads as it is; PageRank and every method on its host graph (14,654
-    hosts), through the API and the command line: every host with a link gets a list from the default method, the
-    SIMILAR_TO between hosts are the index's lists, the pages' runs stay as they were, and a query
-    for a host answers from its index like one for a page."""
+    hosts), through the API and the command line: every host with a link gets a list from the
+    default method, the SIMILAR_TO between hosts are the index's lists, the pages' runs stay as
+    they were, and a query for a host answers from its index like one for a page."""
     import numpy as np
 
     import linksim
