@@ -230,9 +230,8 @@ def main() -> None:
     parser.add_argument("--fingerprints", type=int, default=100)
     parser.add_argument("--judge-fingerprints", type=int, default=300)
     parser.add_argument("--pages", type=int, default=600,
-                        help="pages with in-links judged (0: none, --all-pages alone; default 600: the 5th "
-                        "percentile is then the 30th worst list, at 150 it was the 8th, and PSimRank's default "
-                        "reading judged 0.990 / 0.928 on 150 pages and 0.984 / 0.866 on 600)")
+                        help="pages with in-links judged (0: none, --all-pages alone; default 600, whose 5th "
+                        "percentile is the 30th worst list: 150 pages' is their 8th, too few for a 0.99 line)")
     parser.add_argument("--top-k", type=int, default=10)
     parser.add_argument("--sample", type=int, nargs="*", default=None,
                         help="sizes of the sampled reading (default: the method's own, 16; PSimRank 8)")
