@@ -108,6 +108,18 @@ class CrawlGraph:
             self.properties.setdefault(idx, {}).update(properties)
         return idx
 
+    def add_pages(self, keys: list[str], crawled: bool = False) -> np.ndarray:
+        """Add pages that are new and distinct (the caller knows: no look-up here), in order; their
+        indices. What :meth:`page` does for each, at a fraction of the cost."""
+        first = len(self.urls)
+        if first + len(keys) > MAX_PAGES:
+            raise OverflowError(f"more than {MAX_PAGES:,} pages")
+        self.index.update(zip(keys, range(first, first + len(keys))))
+        self.urls.extend(keys)
+        self.crawled.extend((b"\x01" if crawled else b"\x00") * len(keys))
+        self.complete.extend(bytes(len(keys)))
+        return np.arange(first, first + len(keys), dtype=np.int64)
+
     def link(self, source: int, target: int, anchor: str | None = None) -> None:
         self.spool.append(source, target)
         if anchor and (source, target) not in self.anchors:

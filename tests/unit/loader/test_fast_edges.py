@@ -43,6 +43,9 @@ CASES = {
     "mailto.tsv": "http://a.example/\tmailto:me@a.example\nhttp://a.example/\thttp://b.example/\n",
     "unicode.tsv": "http://a.example/é\thttp://b.example/\n",
     "nolastline.tsv": "1\t2\n2\t3",
+    "tab_in_comment.csv": "# a\ttab in a comment\n1,2\n2,3\n",  # the separator of the data lines: a comma
+    "comma_in_url.tsv": "http://a.example/x,y\thttp://b.example/\nhttp://b.example/\thttp://a.example/x,y\n",
+    "tabs_and_commas.txt": "1\t2\n2,3\n",  # a mix of separators: read line by line
 }
 
 
@@ -61,7 +64,9 @@ def test_the_same_graph_as_the_line_reader(tmp_path, name, compress):
 
 def test_clean_files_take_the_fast_path_and_others_give_way(tmp_path):
     for name, taken in [("tabs.tsv", True), ("commas.csv", True), ("spaces.txt", True), ("crlf.tsv", True),
-                        ("ids.tsv", False), ("mailto.tsv", False), ("unicode.tsv", False)]:
+                        ("tab_in_comment.csv", True), ("comma_in_url.tsv", True),
+                        ("ids.tsv", False), ("mailto.tsv", False), ("unicode.tsv", False),
+                        ("tabs_and_commas.txt", False)]:
         path = tmp_path / name
         path.write_text(CASES[name])
         graph = CrawlGraph()
