@@ -15,17 +15,20 @@ already in canonical form (see :data:`CANONICAL`) are their own keys, the rest g
 from __future__ import annotations
 
 import logging
+from contextlib import closing
 from itertools import repeat
 from pathlib import Path
 
 import numpy as np
 
+from linksim.inflight import in_flight
 from linksim.loader.graph import CrawlGraph
 from linksim.loader.urls import INVALID, MAX_URL_LENGTH, NON_WEB, resolve
 
 log = logging.getLogger(__name__)
 
 BLOCK_BYTES = 32 << 20
+PARSERS = 2  #: blocks parsed at once beside the look-ups (each holds a block's arrays)
 _CONTROL = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])  # control characters but \t \n \r
 
 _LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
@@ -119,6 +122,26 @@ def _pairs(block: bytes, reverse: bool):
     return (second, first) if reverse else (first, second)
 
 
+def _values(block: bytes, reverse: bool):
+    """A block's distinct values in order of first appearance, source before target line by line
+    (the order in which the line reader meets pages), as (Python strings, whether each is in
+    canonical form, each value's number in that order, two a line); None for a block without data."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    first, second = _pairs(block, reverse)
+    n = len(first)
+    if n == 0:
+        return None
+    alternate = np.stack([np.arange(n), np.arange(n) + n], axis=1).ravel()
+    interleaved = pa.concat_arrays([first, second]).take(pa.array(alternate))
+    encoded = pc.dictionary_encode(interleaved)
+    values = encoded.dictionary
+    canonical = pc.and_(pc.match_substring_regex(values, CANONICAL),
+                        pc.less_equal(pc.binary_length(values), MAX_URL_LENGTH)).to_numpy(zero_copy_only=False)
+    return values.to_pylist(), canonical, encoded.indices.to_numpy()
+
+
 class _Pages:
     """Raw value -> page index, as the line reader assigns them. A value in canonical form is its
     own key (looked up in the graph's index: no second dictionary of every URL); other values are
@@ -128,15 +151,10 @@ class _Pages:
         self.graph, self.normalize = graph, normalize
         self.aliases: dict[str, int] = {}  # non-canonical value -> page
 
-    def ids(self, values) -> np.ndarray:
-        """Page indices of the values (a pyarrow string array of distinct values, in order of
-        first appearance); new pages are added to the graph, crawled."""
-        import pyarrow.compute as pc
-
+    def ids(self, texts: list[str], canonical: np.ndarray) -> np.ndarray:
+        """Page indices of the values (distinct, in order of first appearance; ``canonical``: which
+        are in canonical form); new pages are added to the graph, crawled."""
         graph = self.graph
-        texts = values.to_pylist()
-        canonical = pc.and_(pc.match_substring_regex(values, CANONICAL),
-                            pc.less_equal(pc.binary_length(values), MAX_URL_LENGTH)).to_numpy(zero_copy_only=False)
         index, aliases, page = graph.index, self.aliases, graph.page
         # A canonical value already a page is found by one look-up in C (map over the dictionary);
         # the others (new pages, values to resolve) one by one, in order, as the line reader meets them.
@@ -171,27 +189,19 @@ class _Pages:
 def read_edges_fast(path: Path, graph: CrawlGraph, normalize: bool, reverse: bool = False) -> bool:
     """Read the edge list into ``graph`` and return True, or return False having changed nothing
     (the pages and links added are taken back; the caller then reads it line by line)."""
-    try:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-    except ImportError:  # pragma: no cover - pyarrow is a dependency
-        return False
     if path.stat().st_size == 0:
         return False
     pages = _Pages(graph, normalize)
     mark = graph.mark()
     try:
-        for block in _blocks(path):
-            first, second = _pairs(block, reverse)
-            n = len(first)
-            if n == 0:
-                continue
-            # Source before target, line by line: the order in which the line reader meets pages.
-            interleaved = pa.concat_arrays([first, second]).take(
-                pa.array(np.stack([np.arange(n), np.arange(n) + n], axis=1).ravel()))
-            encoded = pc.dictionary_encode(interleaved)
-            ids = pages.ids(encoded.dictionary)[encoded.indices.to_numpy()]
-            graph.extend_links(ids[0::2], ids[1::2])
+        # A block's values are parsed on a thread of their own while the pages of the block before
+        # are looked up (pyarrow's kernels, numpy and zlib let go of the interpreter's lock).
+        with closing(in_flight(_blocks(path), lambda block: _values(block, reverse), PARSERS)) as parsed:
+            for _, values in parsed:
+                if values is not None:
+                    texts, canonical, positions = values
+                    ids = pages.ids(texts, canonical)[positions]
+                    graph.extend_links(ids[0::2], ids[1::2])
     except _GiveUp as reason:
         log.info("%s: read line by line (%s)", path, reason)
         graph.rollback(mark)
