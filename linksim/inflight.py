@@ -1,4 +1,5 @@
-"""Writes kept in flight: the next batch is encoded while the server writes the one before."""
+"""Work kept in flight: the next batch is encoded while the server writes the one before, or the
+next blocks of a crawl file are parsed while the pages of the one before are looked up."""
 
 from __future__ import annotations
 
