@@ -10,19 +10,20 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the integration tests, and run those that read the shared Wikispeedia crawl (the
-    ``wikispeedia`` fixture) one after the other, after the other integration tests, those that
-    change it (marked ``changes_the_crawl``) last: a test on an empty database between two of them
-    made the second load the crawl again."""
+    """Mark the integration tests, and run the unit tests first (the Neo4j jars download beside
+    them on a new machine: tests/integration/conftest.py), then the integration tests, those that
+    read the shared Wikispeedia crawl (the ``wikispeedia`` fixture) one after the other, after the
+    other integration tests, those that change it (marked ``changes_the_crawl``) last: a test on an
+    empty database between two of them made the second load the crawl again."""
     def group(item: pytest.Item) -> int:
         if "integration" not in Path(str(item.fspath)).parts:
-            return 3
-        if "wikispeedia" not in getattr(item, "fixturenames", ()):
             return 0
-        return 2 if item.get_closest_marker("changes_the_crawl") else 1  # the crawl loaded again after each
+        if "wikispeedia" not in getattr(item, "fixturenames", ()):
+            return 1
+        return 3 if item.get_closest_marker("changes_the_crawl") else 2  # the crawl loaded again after each
 
     for item in items:
-        if group(item) < 3:
+        if group(item) > 0:
             item.add_marker(pytest.mark.integration)
     items.sort(key=group)  # stable: each group keeps the files' order
 
