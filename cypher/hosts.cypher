@@ -4,12 +4,22 @@
 // Every statement is idempotent; a rebuild after a load leaves exactly the host graph of the
 // pages and links then. linksim.cypher.query("hosts", NAME).
 
+// The reads of a build answer lists of $chunk rows a record: the driver takes a record in
+// about 30 µs, a value of a list in well under one (104,223 host links read in 2.4 s as rows,
+// 0.13 s as one list).
+
 // name: host_names
 MATCH (p:Page) WHERE p.host IS NOT NULL
-RETURN DISTINCT p.host AS name;
+WITH DISTINCT p.host AS name
+WITH collect(name) AS names
+UNWIND range(0, size(names) - 1, $chunk) AS start
+RETURN names[start..start + $chunk] AS rows;
 
 // name: existing_hosts
-MATCH (h:Host) RETURN h.name AS name;
+MATCH (h:Host)
+WITH collect(h.name) AS names
+UNWIND range(0, size(names) - 1, $chunk) AS start
+RETURN names[start..start + $chunk] AS rows;
 
 // name: merge_hosts
 UNWIND $names AS name
@@ -26,18 +36,30 @@ MATCH (h:Host {name: p.host})
 CREATE (p)-[:ON_HOST]->(h);
 
 // name: host_link_counts
+// Rows [source host, target host, page links].
 MATCH (a:Page)-[:LINKS_TO]->(b:Page)
 WHERE a.host IS NOT NULL AND b.host IS NOT NULL AND a.host <> b.host
-RETURN a.host AS source, b.host AS target, count(*) AS links;
+WITH a.host AS source, b.host AS target, count(*) AS links
+WITH collect([source, target, links]) AS pairs
+UNWIND range(0, size(pairs) - 1, $chunk) AS start
+RETURN pairs[start..start + $chunk] AS rows;
 
 // name: existing_host_links
+// Rows [source host, target host, page links, relationship id].
 MATCH (a:Host)-[r:HOST_LINKS_TO]->(b:Host)
-RETURN a.name AS source, b.name AS target, r.links AS links, id(r) AS id;
+WITH collect([a.name, b.name, r.links, id(r)]) AS pairs
+UNWIND range(0, size(pairs) - 1, $chunk) AS start
+RETURN pairs[start..start + $chunk] AS rows;
 
-// name: set_host_links
+// name: create_host_links
+// Pairs that have no host link yet (the build read them all under the load's lock).
 UNWIND $rows AS row
 MATCH (a:Host {name: row.source}), (b:Host {name: row.target})
-MERGE (a)-[r:HOST_LINKS_TO]->(b)
+CREATE (a)-[:HOST_LINKS_TO {links: row.links}]->(b);
+
+// name: set_host_link_counts
+UNWIND $rows AS row
+MATCH ()-[r:HOST_LINKS_TO]->() WHERE id(r) = row.id
 SET r.links = row.links;
 
 // name: delete_host_links

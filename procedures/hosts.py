@@ -52,23 +52,32 @@ def build_host_graph(runner, batch_size: int = 10_000, show_progress: bool = Tru
         return _build(runner, batch_size, show_progress)
 
 
+READ_CHUNK = 10_000  # rows a record of the build's reads (cypher/hosts.cypher)
+
+
+def _rows(runner, name: str):
+    """The rows of one of the build's reads, which answer them as lists of READ_CHUNK."""
+    for record in runner.stream(cypher.query("hosts", name), {"chunk": READ_CHUNK}, fetch_size=8):
+        yield from record["rows"]
+
+
 def _build(runner, batch_size: int, show_progress: bool) -> HostGraph:
     began = time.monotonic()
     timings = {}
     # What the host graph should be, read before anything is written: a build that changes its
     # hosts or host pairs bumps its version (cypher/graph.cypher) before it writes and after, so
     # that an index of the host graph is stale from the first write on, even if the build dies.
-    names = [row["name"] for row in runner.stream(cypher.query("hosts", "host_names"))]
-    existing_names = {row["name"] for row in runner.stream(cypher.query("hosts", "existing_hosts"))}
-    counted = {(row["source"], row["target"]): row["links"]
-               for row in runner.stream(cypher.query("hosts", "host_link_counts"))}
-    existing = {(row["source"], row["target"]): (row["links"], row["id"])
-                for row in runner.stream(cypher.query("hosts", "existing_host_links"))}
+    names = list(_rows(runner, "host_names"))
+    existing_names = set(_rows(runner, "existing_hosts"))
+    counted = {(source, target): links for source, target, links in _rows(runner, "host_link_counts")}
+    existing = {(source, target): (links, rel) for source, target, links, rel in _rows(runner, "existing_host_links")}
     gone = [rel for pair, (_, rel) in existing.items() if pair not in counted]
-    changed = [{"source": a, "target": b, "links": n} for (a, b), n in counted.items()
-               if existing.get((a, b), (None,))[0] != n]
-    reshaped = set(names) != existing_names or bool(gone) or any((row["source"], row["target"]) not in existing
-                                                                   for row in changed)
+    # New pairs are created, pairs whose count changed are set by id: no MERGE, which looks through
+    # the host's relationships (the build holds the load's lock: no one else writes them).
+    new = [{"source": a, "target": b, "links": n} for (a, b), n in counted.items() if (a, b) not in existing]
+    recounted = [{"id": existing[pair][1], "links": n} for pair, n in counted.items()
+                 if pair in existing and existing[pair][0] != n]
+    reshaped = set(names) != existing_names or bool(gone) or bool(new)
     if reshaped:
         runner.write(cypher.query("graph", "bump_host_graph_version"))
     timings["read"] = time.monotonic() - began
@@ -91,10 +100,11 @@ def _build(runner, batch_size: int, show_progress: bool) -> HostGraph:
     mark = time.monotonic()
     for start in range(0, len(gone), batch_size):
         runner.write(cypher.query("hosts", "delete_host_links"), {"ids": gone[start : start + batch_size]})
-    with Progress(len(changed), "host links written", "host links", enabled=show_progress) as progress:
-        for start in range(0, len(changed), batch_size):
-            runner.write(cypher.query("hosts", "set_host_links"), {"rows": changed[start : start + batch_size]})
-            progress.update(len(changed[start : start + batch_size]))
+    with Progress(len(new) + len(recounted), "host links written", "host links", enabled=show_progress) as progress:
+        for name, rows in (("create_host_links", new), ("set_host_link_counts", recounted)):
+            for start in range(0, len(rows), batch_size):
+                runner.write(cypher.query("hosts", name), {"rows": rows[start : start + batch_size]})
+                progress.update(len(rows[start : start + batch_size]))
     runner.write(cypher.query("hosts", "delete_empty_hosts"))
     if reshaped:
         runner.write(cypher.query("graph", "bump_host_graph_version"))
