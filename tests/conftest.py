@@ -1,6 +1,9 @@
 """Shared test set-up: tests under tests/integration/ are marked `integration` automatically, and
-those that read the shared Wikispeedia crawl run one after the other."""
+those that read the shared Wikispeedia crawl run one after the other; on a new install, numba's
+cache of linksim's kernels is filled by a process of its own beside the first tests."""
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,6 +29,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if group(item) > 0:
             item.add_marker(pytest.mark.integration)
     items.sort(key=group)  # stable: each group keeps the files' order
+
+
+# numba compiles linksim's kernels once per installation, into its cache beside the installed
+# package: on a new install about 50 s of one core, in whichever test first runs a query. A process
+# of its own compiles them (the warm-ups a run calls before taking its lock) while the first tests
+# run on the other core; a kernel a test needs before it is cached is compiled there as before.
+_WARM_UP = ("from linksim.ranking import treescan; treescan.warm_up(); "
+            "from linksim.fingerprints import update; update.warm_up()")
+_BACKGROUND: list[subprocess.Popen] = []
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    from linksim.ranking import treescan
+
+    cached = any((Path(treescan.__file__).parent / "__pycache__").glob("treescan.*.nbi"))
+    if session.items and not cached:
+        _BACKGROUND.append(subprocess.Popen([sys.executable, "-c", _WARM_UP], stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    for process in _BACKGROUND:  # a short session does not wait for it (numba writes its cache whole)
+        process.terminate()
+        process.wait()
 
 
 @pytest.fixture(scope="session")
