@@ -31,26 +31,36 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=group)  # stable: each group keeps the files' order
 
 
-# numba compiles linksim's kernels once per installation, into its cache beside the installed
-# package: on a new install about 50 s of one core, in whichever test first runs a query. A process
-# of its own compiles them (the warm-ups a run calls before taking its lock) while the first tests
-# run on the other core; a kernel a test needs before it is cached is compiled there as before.
+# Two caches a new install fills once, each by a process of its own beside the first tests (the
+# unit tests, on one core): numba's cache of linksim's kernels, beside the installed package
+# (about 50 s of one core, in whichever test first runs a query: the warm-ups a run calls before
+# taking its lock fill it), and Spark's package cache of the Neo4j connector (about 30 s of
+# downloads from Maven Central; the ``spark`` fixture waits for it). A kernel a test needs before
+# it is cached is compiled in the test as before (numba replaces its cache files whole).
 _WARM_UP = ("from linksim.ranking import treescan; treescan.warm_up(); "
             "from linksim.fingerprints import update; update.warm_up()")
-_BACKGROUND: list[subprocess.Popen] = []
+_RESOLVE_CONNECTOR = "from linksim.procedures.spark import session; session('local[1]', 1).stop()"
+_BACKGROUND: dict[str, subprocess.Popen] = {}
+
+
+def _background(name: str, code: str) -> None:
+    _BACKGROUND[name] = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
+    from linksim.home import linksim_home
     from linksim.ranking import treescan
 
-    cached = any((Path(treescan.__file__).parent / "__pycache__").glob("treescan.*.nbi"))
-    if session.items and not cached:
-        _BACKGROUND.append(subprocess.Popen([sys.executable, "-c", _WARM_UP], stdin=subprocess.DEVNULL,
-                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    if session.items and not any((Path(treescan.__file__).parent / "__pycache__").glob("treescan.*.nbi")):
+        _background("numba", _WARM_UP)
+    if any("spark" in getattr(item, "fixturenames", ()) for item in session.items) and \
+            not any((linksim_home() / "ivy" / "jars").glob("org.neo4j_neo4j-connector-apache-spark*.jar")):
+        _background("spark", _RESOLVE_CONNECTOR)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    for process in _BACKGROUND:  # a short session does not wait for it (numba writes its cache whole)
+    for process in _BACKGROUND.values():  # a short session does not wait for them
         process.terminate()
         process.wait()
 
@@ -61,6 +71,9 @@ def spark():
     process has one, and the connector's jars are only taken when it starts."""
     from linksim.procedures.spark import session
 
+    resolving = _BACKGROUND.pop("spark", None)
+    if resolving is not None:  # one resolution into Spark's package cache at a time
+        resolving.wait()
     spark = session("local[2]", 4)
     yield spark
     spark.stop()
