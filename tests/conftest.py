@@ -44,7 +44,8 @@ _BACKGROUND: dict[str, subprocess.Popen] = {}
 
 
 def _background(name: str, code: str) -> None:
-    _BACKGROUND[name] = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
+    # -P: the repository's linksim/ folder must not shadow the installed package (cwd is the root).
+    _BACKGROUND[name] = subprocess.Popen([sys.executable, "-P", "-c", code], stdin=subprocess.DEVNULL,
                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -60,7 +61,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    for process in _BACKGROUND.values():  # a short session does not wait for them
+    for name, process in _BACKGROUND.items():  # a short session does not wait for them
+        if process.poll() not in (None, 0):  # said, so that a broken warm-up is not a silent no-op
+            print(f"\ntests/conftest.py: the background {name} process failed (exit {process.returncode})",
+                  file=sys.stderr)
         process.terminate()
         process.wait()
 

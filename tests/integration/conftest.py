@@ -49,16 +49,18 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if docker_available():
         return
     # Its output is Maven's log file; a fetch that fails is tried again by the provisioning, which
-    # reports the failure (ensure_jars takes a lock: never two fetches at once).
-    _PREFETCH["jars"] = subprocess.Popen([sys.executable, "-c", _FETCH_JARS], stdin=subprocess.DEVNULL,
+    # reports the failure (ensure_jars takes a lock: never two fetches at once). -P: the
+    # repository's linksim/ folder must not shadow the installed package (cwd is the root).
+    _PREFETCH["jars"] = subprocess.Popen([sys.executable, "-P", "-c", _FETCH_JARS], stdin=subprocess.DEVNULL,
                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def _prefetched() -> None:
     """Wait for the jars' fetch, if one runs."""
     process = _PREFETCH.pop("jars", None)
-    if process is not None:
-        process.wait()
+    if process is not None and process.wait() != 0:  # the provisioning fetches them again, and reports
+        print(f"\ntests/integration/conftest.py: the jars' prefetch failed (exit {process.returncode})",
+              file=sys.stderr)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
