@@ -1,7 +1,9 @@
 """Shared test set-up: tests under tests/integration/ are marked `integration` automatically, and
-those that read the shared Wikispeedia crawl run one after the other; on a new install, numba's
-cache of linksim's kernels is filled by a process of its own beside the first tests."""
+those that read the shared Wikispeedia crawl run one after the other; on a new install, the caches
+it lacks (the Neo4j jars, Spark's connector, numba's kernels) are filled by processes of their own
+beside the first tests."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +16,7 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the integration tests, and run the unit tests first (the Neo4j jars download beside
-    them on a new machine: tests/integration/conftest.py), then the integration tests, those that
+    them on a new machine: ``pytest_collection_finish``), then the integration tests, those that
     read the shared Wikispeedia crawl (the ``wikispeedia`` fixture) one after the other, after the
     other integration tests, those that change it (marked ``changes_the_crawl``) last: a test on an
     empty database between two of them made the second load the crawl again."""
@@ -31,38 +33,56 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=group)  # stable: each group keeps the files' order
 
 
-# Two caches a new install fills once, each by a process of its own beside the first tests (the
-# unit tests, on one core): numba's cache of linksim's kernels, beside the installed package
-# (about 50 s of one core, in whichever test first runs a query: the warm-ups a run calls before
-# taking its lock fill it), and Spark's package cache of the Neo4j connector (about 30 s of
-# downloads from Maven Central; the ``spark`` fixture waits for it). A kernel a test needs before
-# it is cached is compiled in the test as before (numba replaces its cache files whole).
+# Three caches a new install fills once, each by a process of its own beside the first tests (the
+# unit tests, on one core), when the run will need it:
+# - the Neo4j jars of the local server (Maven's download took 85 s on a new machine, about all of
+#   it waiting on the network; ``ensure_jars`` takes a file lock, so never two fetches at once);
+# - Spark's package cache of the Neo4j connector (about 30 s of downloads from Maven Central);
+# - numba's cache of linksim's kernels, beside the installed package (about 50 s of one core, in
+#   whichever test first runs a query: the warm-ups a run calls before taking its lock fill it).
+# The ``neo4j_server`` and ``spark`` fixtures wait for theirs (``background``). A cache a process
+# failed to fill is filled by the normal path, which reports its own error; a kernel a test needs
+# before it is cached is compiled in the test as before (numba replaces its cache files whole).
+_FETCH_JARS = "from linksim.server import LocalServer, ServerSettings; LocalServer(ServerSettings.from_env()).ensure_jars()"
+_RESOLVE_CONNECTOR = "from linksim.procedures.spark import session; session('local[1]', 1).stop()"
 _WARM_UP = ("from linksim.ranking import treescan; treescan.warm_up(); "
             "from linksim.fingerprints import update; update.warm_up()")
-_RESOLVE_CONNECTOR = "from linksim.procedures.spark import session; session('local[1]', 1).stop()"
 _BACKGROUND: dict[str, subprocess.Popen] = {}
 
 
-def _background(name: str, code: str) -> None:
-    # -P: the repository's linksim/ folder must not shadow the installed package (cwd is the root).
-    _BACKGROUND[name] = subprocess.Popen([sys.executable, "-P", "-c", code], stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def _needs_jars(items: list[pytest.Item]) -> bool:
+    """Whether the integration tests will provision the local server from jars not yet cached (the
+    precedence of linksim.server.provision: NEO4J_URI, then Docker, then the local server)."""
+    from linksim.server import LocalServer, ServerSettings, docker_available
+
+    if not any("integration" in Path(str(item.fspath)).parts for item in items):
+        return False
+    if os.environ.get("NEO4J_URI") or LocalServer(ServerSettings.from_env()).jars_ready():
+        return False  # the jars' cache is one for every instance of the linksim home
+    return not docker_available()
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     from linksim.home import linksim_home
     from linksim.ranking import treescan
 
-    if session.items and not any((Path(treescan.__file__).parent / "__pycache__").glob("treescan.*.nbi")):
-        _background("numba", _WARM_UP)
+    # -P: the repository's linksim/ folder must not shadow the installed package (cwd is the root).
+    def start(name: str, code: str) -> None:
+        _BACKGROUND[name] = subprocess.Popen([sys.executable, "-P", "-c", code], stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    if _needs_jars(session.items):
+        start("jars", _FETCH_JARS)
     if any("spark" in getattr(item, "fixturenames", ()) for item in session.items) and \
             not any((linksim_home() / "ivy" / "jars").glob("org.neo4j_neo4j-connector-apache-spark*.jar")):
-        _background("spark", _RESOLVE_CONNECTOR)
+        start("spark", _RESOLVE_CONNECTOR)
+    if session.items and not any((Path(treescan.__file__).parent / "__pycache__").glob("treescan.*.nbi")):
+        start("numba", _WARM_UP)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     for name, process in _BACKGROUND.items():  # a short session does not wait for them
-        if process.poll() not in (None, 0):  # said, so that a broken warm-up is not a silent no-op
+        if process.poll() not in (None, 0):  # said here, uncaptured: a broken fetch is not a silent no-op
             print(f"\ntests/conftest.py: the background {name} process failed (exit {process.returncode})",
                   file=sys.stderr)
         process.terminate()
@@ -70,14 +90,19 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 @pytest.fixture(scope="session")
-def spark():
+def background():
+    """``background(name)`` waits for the process that fills the named cache (``jars``, ``spark``),
+    if one was started; a failure is reported when the session ends."""
+    return lambda name: _BACKGROUND[name].wait() if name in _BACKGROUND else None
+
+
+@pytest.fixture(scope="session")
+def spark(background):
     """One Spark session (local[2], with the Neo4j connector) for every test that runs Spark: a
     process has one, and the connector's jars are only taken when it starts."""
     from linksim.procedures.spark import session
 
-    resolving = _BACKGROUND.pop("spark", None)
-    if resolving is not None:  # one resolution into Spark's package cache at a time
-        resolving.wait()
+    background("spark")  # one resolution into Spark's package cache at a time
     spark = session("local[2]", 4)
     yield spark
     spark.stop()

@@ -14,15 +14,13 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from linksim.procedures import QueryRunner
 from linksim.procedures.maintenance import clear_database
-from linksim.server import LocalServer, Provisioned, ServerSettings, docker_available, provision
+from linksim.server import LocalServer, Provisioned, ServerSettings, provision
 
 TEST_INSTANCE = "pytest"
 
@@ -31,43 +29,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-# The Neo4j jars fetched by a process of their own while the unit tests run (they run first:
-# tests/conftest.py), when the local server will be provisioned and its jars are not in the cache:
-# on a new machine Maven's download took 85 s, about all of it waiting on the network.
-_PREFETCH: dict[str, subprocess.Popen] = {}
-_FETCH_JARS = ("from linksim.server import LocalServer, ServerSettings; "
-               "LocalServer(ServerSettings.from_env(instance=%r)).ensure_jars()" % TEST_INSTANCE)
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    if not any("integration" in Path(str(item.fspath)).parts for item in session.items):
-        return
-    if os.environ.get("NEO4J_URI") or LocalServer(ServerSettings.from_env(instance=TEST_INSTANCE)).jars_ready():
-        return
-    if docker_available():
-        return
-    # Its output is Maven's log file; a fetch that fails is tried again by the provisioning, which
-    # reports the failure (ensure_jars takes a lock: never two fetches at once). -P: the
-    # repository's linksim/ folder must not shadow the installed package (cwd is the root).
-    _PREFETCH["jars"] = subprocess.Popen([sys.executable, "-P", "-c", _FETCH_JARS], stdin=subprocess.DEVNULL,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def _prefetched() -> None:
-    """Wait for the jars' fetch, if one runs."""
-    process = _PREFETCH.pop("jars", None)
-    if process is not None and process.wait() != 0:  # the provisioning fetches them again, and reports
-        print(f"\ntests/integration/conftest.py: the jars' prefetch failed (exit {process.returncode})",
-              file=sys.stderr)
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    process = _PREFETCH.pop("jars", None)  # no integration test ran (a stop at the first failure)
-    if process is not None:
-        process.terminate()
-        process.wait()
 
 
 @pytest.fixture(scope="session")
@@ -83,11 +44,11 @@ def test_settings() -> ServerSettings:
 
 
 @pytest.fixture(scope="session")
-def neo4j_server(test_settings: ServerSettings):
+def neo4j_server(test_settings: ServerSettings, background):
     # A test session killed before its teardown leaves its server running on other ports:
     # stop it, so that this session's server runs with this session's settings.
     LocalServer(test_settings).stop()
-    _prefetched()
+    background("jars")  # fetched beside the unit tests on a new machine (tests/conftest.py)
     try:
         server = provision(test_settings, stop_local_on_close=True)
     except Exception as exc:  # noqa: BLE001 - reported as the reason, never swallowed silently
