@@ -31,8 +31,10 @@ browser:
 	  { apt-get update -q >/dev/null && apt-get install -y -q chromium chromium-driver >/dev/null; }; \
 	else echo "no chromium: the browser test will say so (install chromium and chromium-driver)"; fi
 
+# Two workers (pytest-xdist): one runs the integration tests in their order against one Neo4j
+# (tests/conftest.py schedules them as one unit), the other the unit tests beside them.
 test: install browser
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -n 2
 
 unit: install
 	$(VENV)/bin/pytest tests/unit

@@ -87,15 +87,20 @@ IVY_SETTINGS = """<ivysettings>
 
 def session(master: str = "local[2]", partitions: int = 4, config: dict | None = None):
     """A SparkSession with the Neo4j connector (see module), resolved from Maven Central into
-    ``<linksim home>/ivy``, and linksim's settings (:func:`linksim.spark.session`)."""
+    ``<linksim home>/ivy``, and linksim's settings (:func:`linksim.spark.session`). Sessions of
+    one linksim home start one at a time (a file lock): Ivy does not lock its cache, and two
+    processes resolving into it at once (two commands, two test workers) can leave it broken."""
+    from filelock import FileLock
+
     from linksim import spark as jobs
     from linksim.home import home_folder, linksim_home
 
     ivy = home_folder(linksim_home() / "ivy", "Spark's package cache")
-    settings = ivy / "ivysettings.xml"
-    settings.write_text(IVY_SETTINGS.format(cache=ivy / "cache"))
-    jars = {"spark.jars.packages": CONNECTOR, "spark.jars.ivy": str(ivy), "spark.jars.ivySettings": str(settings)}
-    return jobs.session(master, partitions, config={**jars, **(config or {})})
+    with FileLock(ivy / ".resolve.lock"):
+        settings = ivy / "ivysettings.xml"
+        settings.write_text(IVY_SETTINGS.format(cache=ivy / "cache"))
+        jars = {"spark.jars.packages": CONNECTOR, "spark.jars.ivy": str(ivy), "spark.jars.ivySettings": str(settings)}
+        return jobs.session(master, partitions, config={**jars, **(config or {})})
 
 
 def _options(connection) -> dict[str, str]:

@@ -19,7 +19,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     them on a new machine: ``pytest_collection_finish``), then the integration tests, those that
     read the shared Wikispeedia crawl (the ``wikispeedia`` fixture) one after the other, after the
     other integration tests, those that change it (marked ``changes_the_crawl``) last: a test on an
-    empty database between two of them made the second load the crawl again."""
+    empty database between two of them made the second load the crawl again.
+"""
     def group(item: pytest.Item) -> int:
         if "integration" not in Path(str(item.fspath)).parts:
             return 0
@@ -31,6 +32,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if group(item) > 0:
             item.add_marker(pytest.mark.integration)
     items.sort(key=group)  # stable: each group keeps the files' order
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: without it, never called
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """Under pytest-xdist (``make test``: ``-n 2``), the integration tests are one unit of work: one
+    worker runs them in the order above against one server, while the other runs the unit tests
+    one by one (they take one core; the integration tests about 1.5, theirs and the server's).
+    xdist's own ``--dist loadgroup`` would do it with a mark, but it no longer groups under pytest
+    9.2 (pytest-xdist issue 1386: the test ids it renames are not the ones scheduled)."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class IntegrationTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "integration" if nodeid.startswith("tests/integration/") else nodeid
+
+    return IntegrationTogether(config, log)
 
 
 # Three caches a new install fills once, each by a process of its own beside the first tests (the
@@ -71,6 +88,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         _BACKGROUND[name] = subprocess.Popen([sys.executable, "-P", "-c", code], stdin=subprocess.DEVNULL,
                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
+    if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0":
+        return  # one worker fills them (the jars and the connector under file locks, numba's files whole)
     if _needs_jars(session.items):
         start("jars", _FETCH_JARS)
     if any("spark" in getattr(item, "fixturenames", ()) for item in session.items) and \
