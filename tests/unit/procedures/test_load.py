@@ -9,7 +9,7 @@ def test_a_load_reads_first_then_locks_bumps_the_version_around_its_writes(fake,
     crawl = tmp_path / "crawl.tsv"
     crawl.write_text("http://e.org/a\thttp://e.org/b\nhttp://e.org/b\thttp://e.org/c\n")
     answers = dict({"MATCH (h:Host)": [{"built": False}]}, **fake.lock_answers(), **{"RETURN count(": [{"n": 0}]})
-    answers["MERGE (p:Page {url: $url[i]})"] = lambda p: [[100 + i] for i in range(len(p["url"]))]
+    answers["MERGE (p:Page {url: $url[i]})"] = lambda p: [[[100 + i for i in range(len(p["url"]))]]]  # one list a batch
     answers["g.version = g.version + 1"] = [["g1", 3]]  # the graph's id and new version
     answers["MATCH (b) WHERE id(b) = $target[i]"] = lambda p: {"relationships_created": len(p["source"])}
     runner = recording(answers)
