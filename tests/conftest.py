@@ -19,8 +19,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     them on a new machine: ``pytest_collection_finish``), then the integration tests, those that
     read the shared Wikispeedia crawl (the ``wikispeedia`` fixture) one after the other, after the
     other integration tests, those that change it (marked ``changes_the_crawl``) last: a test on an
-    empty database between two of them made the second load the crawl again.
-"""
+    empty database between two of them made the second load the crawl again (under pytest-xdist,
+    the integration tests run in this order on one worker: ``pytest_xdist_make_scheduler``)."""
     def group(item: pytest.Item) -> int:
         if "integration" not in Path(str(item.fspath)).parts:
             return 0
