@@ -212,11 +212,12 @@ def write_pages(
     with Progress(len(graph), "pages", "pages", enabled=show_progress) as progress:
         for batch in page_batches(graph, hosts, batch_size, with_properties):
             rows, counters = runner.write_returning(query, batch)
+            answered = rows[0][0]  # one list a batch: ids, or [id, created] pairs for a recrawl
             if recrawl:
-                node_ids.extend(pair[0] for pair in rows[0][0])
-                created_flags.extend(pair[1] for pair in rows[0][0])
+                node_ids.extend(pair[0] for pair in answered)
+                created_flags.extend(pair[1] for pair in answered)
             else:
-                node_ids.extend(rows[0][0])
+                node_ids.extend(answered)
             created = counters.get("nodes_created", 0)
             counts.pages_created += created
             counts.pages_updated += len(batch["url"]) - created

@@ -72,7 +72,7 @@ def _needs_jars(items: list[pytest.Item]) -> bool:
     precedence of linksim.server.provision: NEO4J_URI, then Docker, then the local server)."""
     from linksim.server import LocalServer, ServerSettings, docker_available
 
-    if not any("integration" in Path(str(item.fspath)).parts for item in items):
+    if not any(item.get_closest_marker("integration") for item in items):  # marked at collection
         return False
     if os.environ.get("NEO4J_URI") or LocalServer(ServerSettings.from_env()).jars_ready():
         return False  # the jars' cache is one for every instance of the linksim home
