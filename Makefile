@@ -6,7 +6,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PIP := $(VENV)/bin/pip
 
-.PHONY: install browser demo test unit clean
+.PHONY: install browser demo test unit jars-lock clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,12 @@ test: install browser
 
 unit: install
 	$(VENV)/bin/pytest tests/unit
+
+# server/jars.lock, after a change of the Neo4j or Browser version (linksim.server.settings): the
+# jars Maven resolves for the local server, which a first start downloads side by side.
+jars-lock: install
+	$(VENV)/bin/python -P -c "from pathlib import Path; from linksim.server.local import write_jar_lock; \
+	print(write_jar_lock(Path('server/jars.lock')), 'jars in server/jars.lock')"
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -27,6 +27,7 @@ from linksim.home import linksim_home
 
 NEO4J_VERSION = "5.26.30"
 BROWSER_VERSION = "5.24.0"
+MAVEN_CENTRAL = "https://repo.maven.apache.org/maven2/"
 GDS_VERSION = "2.13.9"  # Graph Data Science for Neo4j 5.26, optional (benchmarks' anchor)
 DEFAULT_USER = "neo4j"
 DEFAULT_DATABASE = "neo4j"
@@ -83,6 +84,7 @@ class ServerSettings:
     pagecache: str = DEFAULT_PAGECACHE
     neo4j_version: str = field(default=NEO4J_VERSION)
     browser_version: str = field(default=BROWSER_VERSION)
+    maven_repository: str = MAVEN_CENTRAL  # where the jars of server/jars.lock are downloaded from
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "bolt_port", _port(self.bolt_port, "the Bolt port"))
@@ -93,6 +95,12 @@ class ServerSettings:
             )
         object.__setattr__(self, "heap", _size(self.heap, "the heap size"))
         object.__setattr__(self, "pagecache", _size(self.pagecache, "the page cache size"))
+        if not re.fullmatch(r"https?://\S+", self.maven_repository):
+            raise ConfigurationError(
+                f"the Maven repository must be an http(s) URL, got {self.maven_repository!r}"
+            )
+        if not self.maven_repository.endswith("/"):
+            object.__setattr__(self, "maven_repository", self.maven_repository + "/")
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", self.instance):
             raise ConfigurationError(
                 f"an instance name may hold letters, digits, '.', '_' and '-', got {self.instance!r}"
@@ -103,7 +111,8 @@ class ServerSettings:
         """Settings from ``LINKSIM_*`` environment variables; ``overrides`` that are not None win.
 
         Variables: ``LINKSIM_HOME``, ``LINKSIM_INSTANCE``, ``LINKSIM_BOLT_PORT``,
-        ``LINKSIM_HTTP_PORT``, ``LINKSIM_HEAP``, ``LINKSIM_PAGECACHE``.
+        ``LINKSIM_HTTP_PORT``, ``LINKSIM_HEAP``, ``LINKSIM_PAGECACHE``,
+        ``LINKSIM_MAVEN_REPOSITORY``.
         """
         env = os.environ if env is None else env
         values: dict[str, object] = {"home": linksim_home(env)}
@@ -113,6 +122,7 @@ class ServerSettings:
             ("http_port", "LINKSIM_HTTP_PORT"),
             ("heap", "LINKSIM_HEAP"),
             ("pagecache", "LINKSIM_PAGECACHE"),
+            ("maven_repository", "LINKSIM_MAVEN_REPOSITORY"),
         ):
             if env.get(var):
                 values[key] = env[var]

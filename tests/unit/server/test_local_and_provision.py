@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import logging
 import os
@@ -16,16 +17,21 @@ import pytest
 from linksim.cli.main import main
 from linksim.server import LocalServer, ServerError, ServerSettings, provision
 from linksim.server import local as local_module
+from linksim.server.settings import BROWSER_VERSION, NEO4J_VERSION
 provision_module = importlib.import_module("linksim.server.provision")
 
 
 @pytest.fixture
 def settings(tmp_path: Path) -> ServerSettings:
-    with socket.socket() as a, socket.socket() as b:
+    """Free ports, and a Maven repository on a closed loopback port: a jar download fails at
+    once and Maven (the tests' own or none) is asked."""
+    with socket.socket() as a, socket.socket() as b, socket.socket() as c:
         a.bind(("127.0.0.1", 0))
         b.bind(("127.0.0.1", 0))
-        bolt, http = a.getsockname()[1], b.getsockname()[1]
-    return ServerSettings(home=tmp_path, bolt_port=bolt, http_port=http)
+        c.bind(("127.0.0.1", 0))
+        bolt, http, closed = a.getsockname()[1], b.getsockname()[1], c.getsockname()[1]
+    return ServerSettings(home=tmp_path, bolt_port=bolt, http_port=http,
+                          maven_repository=f"http://127.0.0.1:{closed}/maven2")
 
 
 def fake_java(tmp_path: Path, body: str) -> Path:
@@ -91,6 +97,65 @@ def test_failed_jar_download_names_the_maven_log(settings, tmp_path, monkeypatch
         LocalServer(settings).start()
     assert str(settings.maven_log) in str(info.value)
     assert not settings.lib_dir.exists()
+
+
+@pytest.fixture
+def repository(tmp_path: Path):
+    """A Maven repository of two jars served on loopback, and its lock: (settings' repository
+    URL, the lock's path, the jars' paths in the repository)."""
+    import functools
+    import hashlib
+    import http.server
+    import threading
+
+    root = tmp_path / "repository"
+    paths = ["org/example/a/1.0/a-1.0.jar", "org/example/b-c/2.1/b-c-2.1.jar"]
+    for k, path in enumerate(paths):
+        (root / path).parent.mkdir(parents=True)
+        (root / path).write_bytes(bytes(range(256)) * (4_000 + k))  # ~1 MB, more than one read
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *args: None
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        lock = tmp_path / "jars.lock"
+        header = local_module._lock_header(ServerSettings(home=tmp_path))
+        lock.write_text(f"# a lock\n{header}\n" + "".join(
+            f"{hashlib.sha1((root / p).read_bytes()).hexdigest()} {p}\n" for p in paths))
+        yield f"http://127.0.0.1:{server.server_address[1]}/", lock, root, paths
+        server.shutdown()
+
+
+def test_the_locked_jars_are_downloaded_and_checked_without_maven(settings, repository, monkeypatch) -> None:
+    url, lock, root, paths = repository
+    monkeypatch.setattr(local_module, "_JAR_LOCK", lock)
+    monkeypatch.setattr(local_module.shutil, "which", lambda name: None)  # no Maven to fall back on
+    server = LocalServer(dataclasses.replace(settings, maven_repository=url))
+    assert server.ensure_jars() == settings.lib_dir
+    assert sorted(f.name for f in settings.lib_dir.glob("*.jar")) == ["a-1.0.jar", "b-c-2.1.jar"]
+    for path in paths:
+        assert (settings.lib_dir / Path(path).name).read_bytes() == (root / path).read_bytes()
+    assert server.jars_ready() and not settings.maven_log.exists()
+
+
+def test_a_jar_that_is_not_the_locked_one_installs_nothing(settings, repository, monkeypatch) -> None:
+    url, lock, root, paths = repository
+    (root / paths[1]).write_bytes(b"not the jar of the lock")
+    monkeypatch.setattr(local_module, "_JAR_LOCK", lock)
+    with pytest.raises(ServerError, match=f"(?s){paths[1]} has SHA-1 .* says [0-9a-f]{{40}}; no jar was installed"):
+        LocalServer(dataclasses.replace(settings, maven_repository=url)).ensure_jars()
+    assert not settings.lib_dir.exists() and not (settings.dist_dir / "lib.partial").exists()
+
+
+def test_the_lock_of_the_release_is_of_its_neo4j_and_browser(tmp_path, repository) -> None:
+    """The shipped lock names the default versions' jars (a version bump without ``make
+    jars-lock`` would send every first start to Maven); a lock of other versions is not used."""
+    jars = local_module._locked_jars(ServerSettings(home=tmp_path))
+    names = {path.rsplit("/", 1)[-1] for _, path in jars}
+    assert len(jars) > 100 and len(names) == len(jars)
+    assert {f"neo4j-kernel-{NEO4J_VERSION}.jar", f"neo4j-browser-{BROWSER_VERSION}.jar"} <= names
+    _, lock, _, _ = repository
+    assert len(local_module._locked_jars(ServerSettings(home=tmp_path), lock)) == 2
+    assert local_module._locked_jars(ServerSettings(home=tmp_path, neo4j_version="5.26.0"), lock) == []
 
 
 def test_server_dying_at_start_names_the_log(settings, tmp_path, monkeypatch, capsys) -> None:

@@ -29,6 +29,9 @@ def test_settings_from_env_and_overrides(tmp_path: Path) -> None:
     assert settings.pagecache == "2g"  # the default: a None override does not win
     assert settings.uri == "bolt://127.0.0.1:17687"
     assert settings.password_file == tmp_path.resolve() / "instances" / "default" / "password"
+    assert settings.maven_repository == "https://repo.maven.apache.org/maven2/"  # Maven Central
+    mirror = ServerSettings.from_env({**env, "LINKSIM_MAVEN_REPOSITORY": "http://mirror.example/maven2"})
+    assert mirror.maven_repository == "http://mirror.example/maven2/"  # a jar's path follows the slash
 
 
 @pytest.mark.parametrize(
@@ -39,6 +42,7 @@ def test_settings_from_env_and_overrides(tmp_path: Path) -> None:
         ({"bolt_port": 7000, "http_port": 7000}, "must differ, both are 7000"),
         ({"heap": "lots"}, "heap size must be a size such as 512m or 4g, got 'lots'"),
         ({"instance": "../x"}, "instance name"),
+        ({"maven_repository": "file:///etc"}, "Maven repository must be an http(s) URL, got 'file:///etc'"),
     ],
 )
 def test_bad_settings_name_the_value(tmp_path: Path, kwargs: dict, message: str) -> None:
