@@ -50,21 +50,52 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     return IntegrationTogether(config, log)
 
 
-# Three caches a new install fills once, each by a process of its own beside the first tests (the
-# unit tests, on one core), when the run will need it:
-# - the Neo4j jars of the local server (Maven's download took 85 s on a new machine, about all of
-#   it waiting on the network; ``ensure_jars`` takes a file lock, so never two fetches at once);
+# Three caches a new install fills once, each by a process of its own beside the first tests, when
+# the run will need it:
+# - the Neo4j jars of the local server (about 13 s of downloads, the jars of server/jars.lock side
+#   by side; ``ensure_jars`` takes a file lock, so never two fetches at once);
 # - Spark's package cache of the Neo4j connector (about 30 s of downloads from Maven Central);
-# - numba's cache of linksim's kernels, beside the installed package (about 50 s of one core, in
-#   whichever test first runs a query: the warm-ups a run calls before taking its lock fill it).
-# The ``neo4j_server`` and ``spark`` fixtures wait for theirs (``background``). A cache a process
-# failed to fill is filled by the normal path, which reports its own error; a kernel a test needs
-# before it is cached is compiled in the test as before (numba replaces its cache files whole).
+# - numba's cache of linksim's kernels, beside the installed package (about 50 s of one core;
+#   started by pytest-xdist's controller before its workers, else when collection ends).
+# The ``neo4j_server`` and ``spark`` fixtures wait for theirs (``background``); the unit tests, and
+# the server once it has started, wait for the kernels (``kernels``). A cache a process failed to
+# fill is filled by the normal path, which reports its own error; a kernel a test needs before it
+# is cached is compiled in the test as before (numba replaces its cache files whole).
 _FETCH_JARS = "from linksim.server import LocalServer, ServerSettings; LocalServer(ServerSettings.from_env()).ensure_jars()"
 _RESOLVE_CONNECTOR = "from linksim.procedures.spark import session; session('local[1]', 1).stop()"
-_WARM_UP = ("from linksim.ranking import treescan; treescan.warm_up(); "
+_WARM_UP = ("from filelock import FileLock; held = FileLock({lock!r}); held.acquire(); "  # until it exits
+            "from linksim.ranking import treescan; treescan.warm_up(); "
             "from linksim.fingerprints import update; update.warm_up()")
 _BACKGROUND: dict[str, subprocess.Popen] = {}
+
+
+def _kernels() -> tuple[Path, bool]:
+    """The file lock the numba warm-up holds while it fills the cache, and whether the cache is
+    filled (one kernel file is enough: a warm-up that was cut short leaves the rest to the tests)."""
+    from linksim.ranking import treescan
+
+    cache = Path(treescan.__file__).parent / "__pycache__"
+    cache.mkdir(exist_ok=True)
+    return cache / ".linksim-warm-up.lock", any(cache.glob("treescan.*.nbi"))
+
+
+def _start(name: str, code: str) -> None:
+    # -P: the repository's linksim/ folder must not shadow the installed package (cwd is the root).
+    _BACKGROUND[name] = subprocess.Popen([sys.executable, "-P", "-c", code], stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _xdist_controller(config: pytest.Config) -> bool:
+    return bool(getattr(config.option, "numprocesses", None)) and not hasattr(config, "workerinput")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Under pytest-xdist, the controller starts numba's warm-up before the workers exist, so that
+    the lock is held before either asks for it (``kernels``): both would otherwise compile the
+    kernels beside it, the unit tests' first (the report's) for 70 s of a core."""
+    lock, filled = _kernels()
+    if _xdist_controller(session.config) and not filled:
+        _start("numba", _WARM_UP.format(lock=str(lock)))
 
 
 def _needs_jars(items: list[pytest.Item]) -> bool:
@@ -81,22 +112,17 @@ def _needs_jars(items: list[pytest.Item]) -> bool:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     from linksim.home import linksim_home
-    from linksim.ranking import treescan
-
-    # -P: the repository's linksim/ folder must not shadow the installed package (cwd is the root).
-    def start(name: str, code: str) -> None:
-        _BACKGROUND[name] = subprocess.Popen([sys.executable, "-P", "-c", code], stdin=subprocess.DEVNULL,
-                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0":
-        return  # one worker fills them (the jars and the connector under file locks, numba's files whole)
+        return  # one worker fills them (the jars and the connector under file locks)
     if _needs_jars(session.items):
-        start("jars", _FETCH_JARS)
+        _start("jars", _FETCH_JARS)
     if any("spark" in getattr(item, "fixturenames", ()) for item in session.items) and \
             not any((linksim_home() / "ivy" / "jars").glob("org.neo4j_neo4j-connector-apache-spark*.jar")):
-        start("spark", _RESOLVE_CONNECTOR)
-    if session.items and not any((Path(treescan.__file__).parent / "__pycache__").glob("treescan.*.nbi")):
-        start("numba", _WARM_UP)
+        _start("spark", _RESOLVE_CONNECTOR)
+    lock, filled = _kernels()
+    if session.items and not filled and "PYTEST_XDIST_WORKER" not in os.environ:  # else the controller's
+        _start("numba", _WARM_UP.format(lock=str(lock)))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -113,6 +139,22 @@ def background():
     """``background(name)`` waits for the process that fills the named cache (``jars``, ``spark``),
     if one was started; a failure is reported when the session ends."""
     return lambda name: _BACKGROUND[name].wait() if name in _BACKGROUND else None
+
+
+@pytest.fixture(scope="session")
+def kernels():
+    """``kernels()`` waits while numba's warm-up fills the kernels' cache (a file lock it holds,
+    so that a worker of pytest-xdist waits for the controller's process too): a test then loads
+    them rather than compiling them beside it. Returns at once when none runs."""
+    from filelock import FileLock, Timeout
+
+    def wait() -> None:
+        try:
+            with FileLock(_kernels()[0], timeout=900):
+                pass
+        except Timeout:  # a warm-up stuck for 15 minutes: the tests compile what they need
+            pass
+    return wait
 
 
 @pytest.fixture(scope="session")

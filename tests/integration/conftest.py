@@ -44,7 +44,7 @@ def test_settings() -> ServerSettings:
 
 
 @pytest.fixture(scope="session")
-def neo4j_server(test_settings: ServerSettings, background):
+def neo4j_server(test_settings: ServerSettings, background, kernels):
     # A test session killed before its teardown leaves its server running on other ports:
     # stop it, so that this session's server runs with this session's settings.
     LocalServer(test_settings).stop()
@@ -56,6 +56,7 @@ def neo4j_server(test_settings: ServerSettings, background):
         if os.environ.get("CI") == "true":
             pytest.fail(reason, pytrace=False)
         pytest.skip(reason)
+    kernels()  # the tests' commands load numba's kernels rather than compile them beside the warm-up
     yield server
     server.close()
 
