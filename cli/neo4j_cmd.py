@@ -99,8 +99,8 @@ def _print_status(status: ServerStatus) -> None:
 
 def _start(args: argparse.Namespace) -> int:
     """Start the local server and return once Bolt answers a query. The first start fetches the jars
-    (server/jars.lock's, or Maven's) and generates the password; later starts take seconds. Exits 0 and says so when the
-    server already runs."""
+    (server/jars.lock's, or Maven's) and generates the password; later starts take seconds. Exits
+    0 and says so when the server already runs."""
 
     server = _server(args)
     began = time.monotonic()

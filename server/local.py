@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import errno
 import hashlib
+import http.client
 import json
 import logging
 import os
@@ -146,17 +147,18 @@ def _locked_jars(settings: ServerSettings, lock: Path | None = None) -> list[tup
     jars = []
     for line in lines:
         if line and not line.startswith("#"):
-            digest, path = line.split()
-            if not re.fullmatch(r"[0-9a-f]{40}", digest) or not _LOCKED_PATH.fullmatch(path) or ".." in path:
+            fields = line.split()
+            if len(fields) != 2 or not re.fullmatch(r"[0-9a-f]{40}", fields[0]) \
+                    or not _LOCKED_PATH.fullmatch(fields[1]) or ".." in fields[1]:
                 raise ServerError(f"{lock or _JAR_LOCK}: not a line of a jar lock: {line!r}")
-            jars.append((digest, path))
+            jars.append((fields[0], fields[1]))
     return jars
 
 
 def _download_jars(jars: list[tuple[str, str]], repository: str, staging: Path) -> None:
     """Each jar ``repository + path`` into ``staging`` under its file name, ``_DOWNLOADS`` at
     once; a jar whose SHA-1 is not the lock's is a :class:`ServerError`, a download that fails
-    an ``OSError`` (the caller removes ``staging``)."""
+    an ``OSError`` or ``http.client.HTTPException`` (the caller removes ``staging``)."""
     import urllib.request
     from concurrent.futures import ThreadPoolExecutor
 
@@ -357,7 +359,7 @@ class LocalServer:
             try:
                 _download_jars(locked, s.maven_repository, staging)
                 fetched = True
-            except OSError as error:  # unreachable, refused, timed out, a file missing there
+            except (OSError, http.client.HTTPException) as error:  # unreachable, timed out, cut, missing
                 shutil.rmtree(staging, ignore_errors=True)
                 log.warning("could not download the jars from %s (%s); resolving them with Maven",
                             s.maven_repository, error)

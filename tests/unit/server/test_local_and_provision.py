@@ -156,6 +156,9 @@ def test_the_lock_of_the_release_is_of_its_neo4j_and_browser(tmp_path, repositor
     _, lock, _, _ = repository
     assert len(local_module._locked_jars(ServerSettings(home=tmp_path), lock)) == 2
     assert local_module._locked_jars(ServerSettings(home=tmp_path, neo4j_version="5.26.0"), lock) == []
+    lock.write_text(lock.read_text() + "0123 ../../etc/passwd.jar\n")
+    with pytest.raises(ServerError, match="not a line of a jar lock: '0123 ../../etc/passwd.jar'"):
+        local_module._locked_jars(ServerSettings(home=tmp_path), lock)
 
 
 def test_server_dying_at_start_names_the_log(settings, tmp_path, monkeypatch, capsys) -> None:
