@@ -75,30 +75,40 @@ CREATE (a)-[:SIMILAR_TO {score: event.score, method: event.method, rank: event.r
 COUNT_RUN = "MATCH ()-[s:SIMILAR_TO {run: $run}]->() RETURN count(s) AS written"
 
 
-# Spark's Ivy told to resolve from Maven Central alone: with its default chain a partial ~/.m2 (a
-# pom without its jar) breaks the resolution.
+# Spark's Ivy told to resolve from one Maven repository alone, Maven Central or the local
+# server's LINKSIM_MAVEN_REPOSITORY (a mirror): with its default chain a partial ~/.m2 (a pom
+# without its jar) breaks the resolution.
 IVY_SETTINGS = """<ivysettings>
   <settings defaultResolver="central"/>
-  <caches defaultCacheDir="{cache}"/>
-  <resolvers><ibiblio name="central" m2compatible="true" root="https://repo1.maven.org/maven2/"/></resolvers>
+  <caches defaultCacheDir={cache}/>
+  <resolvers><ibiblio name="central" m2compatible="true" root={repository}/></resolvers>
 </ivysettings>
 """
 
 
+def ivy_settings(cache, repository: str) -> str:
+    """Spark's Ivy settings: its cache folder and the Maven repository it resolves from, each an
+    XML attribute value (quoted and escaped)."""
+    from xml.sax.saxutils import quoteattr
+
+    return IVY_SETTINGS.format(cache=quoteattr(str(cache)), repository=quoteattr(repository))
+
+
 def session(master: str = "local[2]", partitions: int = 4, config: dict | None = None):
-    """A SparkSession with the Neo4j connector (see module), resolved from Maven Central into
-    ``<linksim home>/ivy``, and linksim's settings (:func:`linksim.spark.session`). Sessions of
+    """A SparkSession with the Neo4j connector (see module), resolved from Maven Central (or
+    ``LINKSIM_MAVEN_REPOSITORY``) into ``<linksim home>/ivy``, and linksim's settings (:func:`linksim.spark.session`). Sessions of
     one linksim home start one at a time (a file lock): Ivy does not lock its cache, and two
     processes resolving into it at once (two commands, two test workers) can leave it broken."""
     from filelock import FileLock
 
     from linksim import spark as jobs
     from linksim.home import home_folder, linksim_home
+    from linksim.server.settings import ServerSettings
 
     ivy = home_folder(linksim_home() / "ivy", "Spark's package cache")
     with FileLock(ivy / ".resolve.lock"):
         settings = ivy / "ivysettings.xml"
-        settings.write_text(IVY_SETTINGS.format(cache=ivy / "cache"))
+        settings.write_text(ivy_settings(ivy / "cache", ServerSettings.from_env().maven_repository))
         jars = {"spark.jars.packages": CONNECTOR, "spark.jars.ivy": str(ivy), "spark.jars.ivySettings": str(settings)}
         return jobs.session(master, partitions, config={**jars, **(config or {})})
 
