@@ -96,9 +96,10 @@ def ivy_settings(cache, repository: str) -> str:
 
 def session(master: str = "local[2]", partitions: int = 4, config: dict | None = None):
     """A SparkSession with the Neo4j connector (see module), resolved from Maven Central (or
-    ``LINKSIM_MAVEN_REPOSITORY``) into ``<linksim home>/ivy``, and linksim's settings (:func:`linksim.spark.session`). Sessions of
-    one linksim home start one at a time (a file lock): Ivy does not lock its cache, and two
-    processes resolving into it at once (two commands, two test workers) can leave it broken."""
+    ``LINKSIM_MAVEN_REPOSITORY``) into ``<linksim home>/ivy``, and linksim's settings
+    (:func:`linksim.spark.session`). Sessions of one linksim home start one at a time (a file
+    lock): Ivy does not lock its cache, and two processes resolving into it at once (two
+    commands, two test workers) can leave it broken."""
     from filelock import FileLock
 
     from linksim import spark as jobs
