@@ -22,10 +22,10 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
         help="run the local Neo4j server (start, stop, status, logs, init)",
         description=(
             "Manage the local Neo4j 5.26 Community server that linksim assembles from Maven "
-            "Central jars (needs Java 17 or 21; the first start downloads the jars server/jars.lock "
-            "lists, from $LINKSIM_MAVEN_REPOSITORY if set, and asks Maven when that fails). It listens on "
-            "127.0.0.1 only, with authentication on and a generated password in an owner-only "
-            "file. Its jars, data, logs and password live under $LINKSIM_HOME (default "
+            "Central jars (needs Java 17 or 21; the first start downloads the jars "
+            "server/jars.lock lists, from $LINKSIM_MAVEN_REPOSITORY if set, and asks Maven when "
+            "that fails). It listens on 127.0.0.1 only, with authentication on and a generated "
+            "password in an owner-only file. Its jars, data, logs and password live under $LINKSIM_HOME (default "
             "~/.cache/linksim)."
         ),
     )

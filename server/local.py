@@ -132,6 +132,15 @@ _DOWNLOADS = 8  # jars downloaded at once
 _LOCKED_PATH = re.compile(r"[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*/[A-Za-z0-9_.-]+\.jar")
 
 
+def _maven(purpose: str) -> str:
+    """The path of ``mvn``, or a :class:`ServerError` saying what linksim needs it for."""
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise ServerError(f"Maven (`mvn`) was not found on PATH; linksim needs it {purpose}. Install it "
+                          "(e.g. `apt-get install maven`), or point linksim at an existing server with NEO4J_URI.")
+    return mvn
+
+
 def _lock_header(settings: ServerSettings) -> str:
     return f"# neo4j {settings.neo4j_version} browser {settings.browser_version}"
 
@@ -158,7 +167,7 @@ def _locked_jars(settings: ServerSettings, lock: Path | None = None) -> list[tup
 def _download_jars(jars: list[tuple[str, str]], repository: str, staging: Path) -> None:
     """Each jar ``repository + path`` into ``staging`` under its file name, ``_DOWNLOADS`` at
     once; a jar whose SHA-1 is not the lock's is a :class:`ServerError`, a download that fails
-    an ``OSError`` or ``http.client.HTTPException`` (the caller removes ``staging``)."""
+    an ``OSError`` or ``http.client.HTTPException``; either way ``staging`` is removed."""
     import urllib.request
     from concurrent.futures import ThreadPoolExecutor
 
@@ -180,9 +189,12 @@ def _download_jars(jars: list[tuple[str, str]], repository: str, staging: Path) 
         try:
             for future in futures:
                 future.result()
-        finally:
+        except BaseException:
             for future in futures:
                 future.cancel()
+            pool.shutdown(wait=True)  # the downloads under way end before their folder goes
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
 
 
 def write_jar_lock(lock: Path, settings: ServerSettings | None = None) -> int:
@@ -191,9 +203,7 @@ def write_jar_lock(lock: Path, settings: ServerSettings | None = None) -> int:
     import tempfile
 
     settings = settings or ServerSettings.from_env()
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise ServerError("Maven (`mvn`) was not found on PATH; the jar lock is what it resolves")
+    mvn = _maven("to write the jar lock, which lists what it resolves")
     with tempfile.TemporaryDirectory() as folder:
         pom, listed = Path(folder) / "pom.xml", Path(folder) / "list.txt"
         pom.write_text(_pom(settings), encoding="utf-8")
@@ -351,22 +361,17 @@ class LocalServer:
         s.dist_dir.mkdir(parents=True, exist_ok=True)
         started = time.monotonic()
         locked = _locked_jars(s)
-        fetched = False
         if locked:
             log.info("fetching the %d jars of Neo4j %s and Neo4j Browser %s from %s into %s "
                      "(first start only)", len(locked), s.neo4j_version, s.browser_version,
                      s.maven_repository, s.lib_dir)
             try:
                 _download_jars(locked, s.maven_repository, staging)
-                fetched = True
             except (OSError, http.client.HTTPException) as error:  # unreachable, timed out, cut, missing
-                shutil.rmtree(staging, ignore_errors=True)
                 log.warning("could not download the jars from %s (%s); resolving them with Maven",
                             s.maven_repository, error)
-            except BaseException:
-                shutil.rmtree(staging, ignore_errors=True)
-                raise
-        if not fetched:
+                locked = []
+        if not locked:
             self._maven_jars(staging)
         shutil.rmtree(s.lib_dir, ignore_errors=True)
         staging.rename(s.lib_dir)
@@ -380,13 +385,7 @@ class LocalServer:
 
     def _maven_jars(self, staging: Path) -> None:
         s = self.settings
-        mvn = shutil.which("mvn")
-        if mvn is None:
-            raise ServerError(
-                "Maven (`mvn`) was not found on PATH; linksim needs it once to fetch the Neo4j "
-                f"{s.neo4j_version} jars from Maven Central. Install it (e.g. `apt-get install "
-                "maven`), or point linksim at an existing server with NEO4J_URI."
-            )
+        mvn = _maven(f"once to fetch the Neo4j {s.neo4j_version} jars from Maven Central")
         pom = s.dist_dir / "pom.xml"
         pom.write_text(_pom(s), encoding="utf-8")
         log.info(
@@ -439,9 +438,7 @@ class LocalServer:
 
     def _fetch_gds(self, folder: Path) -> Path:
         s = self.settings
-        mvn = shutil.which("mvn")
-        if mvn is None:
-            raise ServerError("Maven (`mvn`) was not found on PATH; it is needed once to fetch GDS")
+        mvn = _maven("once to fetch GDS")
         modules = ("proc", "proc-sysinfo", "open-write-services", "opengds-extension")
         dependencies = "".join(
             f"<dependency><groupId>org.neo4j.gds</groupId><artifactId>{m}</artifactId>"

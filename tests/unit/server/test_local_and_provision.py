@@ -113,8 +113,11 @@ def repository(tmp_path: Path):
     for k, path in enumerate(paths):
         (root / path).parent.mkdir(parents=True)
         (root / path).write_bytes(bytes(range(256)) * (4_000 + k))  # ~1 MB, more than one read
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-    handler.log_message = lambda *args: None
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+    handler = functools.partial(Quiet, directory=str(root))
     with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
         threading.Thread(target=server.serve_forever, daemon=True).start()
         lock = tmp_path / "jars.lock"
