@@ -191,13 +191,14 @@ class _Reader:
         return self._take(size)
 
     def readline(self, limit: int) -> bytes:
-        searched = self.at
+        # Counted from ``at``: :meth:`_more` may compact the buffer, which moves every index.
+        searched = 0
         while True:
-            end = self.buffer.find(b"\n", searched, self.at + limit)
+            end = self.buffer.find(b"\n", self.at + searched, self.at + limit)
             if end >= 0:
                 return self._take(end + 1 - self.at)
-            searched = len(self.buffer)
-            if searched - self.at >= limit or not self._more():
+            searched = len(self.buffer) - self.at
+            if searched >= limit or not self._more():
                 return self._take(limit)
 
     def peek(self, size: int) -> bytes:
@@ -337,8 +338,9 @@ def read_warc(path: Path, graph: CrawlGraph, policy, normalize: bool) -> None:
             except (EOFError, OSError, zlib.error) as exc:  # a gzip member cut short or corrupt
                 reason = _gzip_reason(exc)
                 policy.bad(path, None, f"{where} is truncated or corrupt ({reason})" if where else
-                           f"the file is truncated after record {number} (a gzip member is cut short or "
-                           f"corrupt: {reason})", bad)
+                           f"the file is truncated after record {number}: record {number + 1} (offset "
+                           f"{raw.offset_of(start):,}) is cut inside its headers (a gzip member is cut "
+                           f"short or corrupt: {reason})", bad)
                 return
             else:
                 if page is not None:

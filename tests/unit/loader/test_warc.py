@@ -120,3 +120,85 @@ def test_a_length_understated_onto_a_blank_line_is_still_caught(tmp_path: Path) 
     with pytest.raises(InputError, match=r"record 3 \(offset [\d,]+\) is followed by"):
         read(path)
     assert titles(read(path, on_error="skip")) == {f"Page {i}" for i in range(PAGES) if i != 2}
+
+
+def mixed_records(count: int, seed: int, sizes: int = 40_000) -> list[bytes]:
+    """A crawl as wget writes it: a request record before each response, bodies of seeded sizes
+    from 100 bytes to ``sizes``, so that records and header lines fall across every buffer
+    boundary of the reader (its 64 KiB reads and the compaction past 1 MiB)."""
+    import random
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    rng = random.Random(seed)
+    out = []
+    for i in range(count):
+        buffer = io.BytesIO()
+        writer = WARCWriter(buffer, gzip=False)
+        request = StatusAndHeaders(f"GET /p{i} HTTP/1.1", [("Host", "e.org")], is_http_request=True)
+        writer.write_record(writer.create_warc_record(
+            f"http://e.org/p{i}", "request", payload=io.BytesIO(b""), http_headers=request))
+        out.append(buffer.getvalue())
+        buffer = io.BytesIO()
+        writer = WARCWriter(buffer, gzip=False)
+        links = "".join(f"<a href='/p{rng.randrange(count)}'>l</a>" for _ in range(rng.randrange(1, 6)))
+        body = f"<html><title>Page {i}</title>{links}{'x' * rng.randrange(100, sizes)}</html>".encode()
+        headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
+        writer.write_record(writer.create_warc_record(
+            f"http://e.org/p{i}", "response", payload=io.BytesIO(body), http_headers=headers))
+        out.append(buffer.getvalue())
+    return out
+
+
+FRAMINGS = {
+    "plain": lambda parts: b"".join(parts),
+    "one-gzip-member": lambda parts: gzip.compress(b"".join(parts)),
+    "gzip-per-record": lambda parts: b"".join(gzip.compress(part) for part in parts),
+}
+
+
+def url_links(graph: CrawlGraph) -> set[tuple[str, str, int]]:
+    """The graph's links by URL, with their counts: comparable across two reads."""
+    out = set()
+    for source, target, count in graph.links().chunks(1 << 20):
+        out.update((graph.urls[s], graph.urls[t], int(c)) for s, t, c in zip(source, target, count))
+    return out
+
+
+@pytest.mark.parametrize("framing", FRAMINGS)
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_every_framing_of_one_warc_loads_the_same_graph(tmp_path: Path, framing: str, seed: int) -> None:
+    # Small records: header lines are a large share of the bytes, so the reader's buffer is
+    # compacted while a header line straddles its end.
+    count = 2_500
+    parts = mixed_records(count, seed, sizes=2_000)
+    assert sum(map(len, parts)) > 3 << 20  # past the reader's compaction point, three times
+    reference = tmp_path / "reference.warc.gz"
+    reference.write_bytes(FRAMINGS["gzip-per-record"](parts))
+    path = tmp_path / f"crawl-{framing}.warc"
+    path.write_bytes(FRAMINGS[framing](parts))
+    expected, got = read(reference), read(path)
+    assert not got.skipped.counts
+    assert titles(got) == titles(expected) == {f"Page {i}" for i in range(count)}
+    assert url_links(got) == url_links(expected) and len(url_links(got)) > count
+
+
+@pytest.mark.parametrize("framing", FRAMINGS)
+def test_a_cut_last_record_is_named_in_every_framing(tmp_path: Path, framing: str) -> None:
+    parts = mixed_records(60, 4)
+    whole = FRAMINGS[framing](parts)
+    # Inside the last record: half its bytes (its member's, gzipped by record) or, in one gzip
+    # member, the deflate stream's last bytes before the 8-byte trailer.
+    cut = {"plain": len(parts[-1]) // 2, "gzip-per-record": len(gzip.compress(parts[-1])) // 2,
+           "one-gzip-member": 12}[framing]
+    path = tmp_path / "crawl.warc"
+    path.write_bytes(whole[: len(whole) - cut])
+    with pytest.raises(InputError, match=r"truncated") as info:
+        read(path)
+    offset = {"plain": len(whole) - len(parts[-1]), "one-gzip-member": 0,  # a member's offset
+              "gzip-per-record": len(whole) - len(gzip.compress(parts[-1]))}[framing]
+    assert f"record {len(parts)} (offset {offset:,})" in str(info.value), str(info.value)
+    graph = read(path, on_error="skip")
+    assert titles(graph) == {f"Page {i}" for i in range(59)}
+    assert graph.skipped.counts == {"truncated or corrupt WARC": 1}
