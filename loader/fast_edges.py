@@ -73,7 +73,8 @@ def _blocks(path: Path):
 
 
 def _pairs(block: bytes, reverse: bool):
-    """The (source, target) values of a block's data lines, as two pyarrow string arrays."""
+    """The (source, target) values of a block's data lines, as two pyarrow string arrays, and
+    their counts (an int64 array, or None where no line has a third column)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -97,7 +98,7 @@ def _pairs(block: bytes, reverse: bool):
     stripped = stripped.filter(data)
     if len(stripped) == 0:
         empty = pa.array([], pa.string())
-        return empty, empty
+        return empty, empty, None
     # One separator for every line: a tab, else a comma, else white space (a separator absent from
     # the block's bytes is not looked for line by line).
     fields = None
@@ -113,23 +114,35 @@ def _pairs(block: bytes, reverse: bool):
             raise _GiveUp("lines with different separators")
     if fields is None:
         fields = pc.utf8_split_whitespace(stripped)
-    if pc.min(pc.list_value_length(fields)).as_py() < 2:
+    widths = pc.list_value_length(fields)
+    if pc.min(widths).as_py() < 2:
         raise _GiveUp("a line without two columns")
     first, second = pc.list_element(fields, 0), pc.list_element(fields, 1)
     for column in (first, second):
         if pc.min(pc.binary_length(pc.utf8_trim_whitespace(column))).as_py() == 0:
             raise _GiveUp("an empty column")
-    return (second, first) if reverse else (first, second)
+    counts = None
+    if pc.max(widths).as_py() > 2:  # a count column: every line has one, positive integers
+        if pc.max(widths).as_py() > 3 or pc.min(widths).as_py() < 3:
+            raise _GiveUp("lines of more columns than a count, or some without one")
+        text = pc.utf8_trim_whitespace(pc.list_element(fields, 2))
+        if not pc.all(pc.match_substring_regex(text, r"^[0-9]{1,18}$")).as_py():
+            raise _GiveUp("a count that is not a positive integer")
+        counts = pc.cast(text, pa.int64()).to_numpy()
+        if counts.min() <= 0:
+            raise _GiveUp("a count of 0")
+    return ((second, first) if reverse else (first, second)) + (counts,)
 
 
 def _values(block: bytes, reverse: bool):
     """A block's distinct values in order of first appearance, source before target line by line
     (the order in which the line reader meets pages), as (Python strings, whether each is in
-    canonical form, each value's number in that order, two a line); None for a block without data."""
+    canonical form, each value's number in that order, two a line, the lines' counts or None);
+    None for a block without data."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    first, second = _pairs(block, reverse)
+    first, second, counts = _pairs(block, reverse)
     n = len(first)
     if n == 0:
         return None
@@ -139,7 +152,7 @@ def _values(block: bytes, reverse: bool):
     values = encoded.dictionary
     canonical = pc.and_(pc.match_substring_regex(values, CANONICAL),
                         pc.less_equal(pc.binary_length(values), MAX_URL_LENGTH)).to_numpy(zero_copy_only=False)
-    return values.to_pylist(), canonical, encoded.indices.to_numpy()
+    return values.to_pylist(), canonical, encoded.indices.to_numpy(), counts
 
 
 class _Pages:
@@ -199,9 +212,9 @@ def read_edges_fast(path: Path, graph: CrawlGraph, normalize: bool, reverse: boo
         with closing(in_flight(_blocks(path), lambda block: _values(block, reverse), PARSERS)) as parsed:
             for _, values in parsed:
                 if values is not None:
-                    texts, canonical, positions = values
+                    texts, canonical, positions, counts = values
                     ids = pages.ids(texts, canonical)[positions]
-                    graph.extend_links(ids[0::2], ids[1::2])
+                    graph.extend_links(ids[0::2], ids[1::2], counts)
     except _GiveUp as reason:
         log.info("%s: read line by line (%s)", path, reason)
         graph.rollback(mark)

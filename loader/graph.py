@@ -120,14 +120,15 @@ class CrawlGraph:
         self.complete.extend(bytes(len(keys)))
         return np.arange(first, first + len(keys), dtype=np.int64)
 
-    def link(self, source: int, target: int, anchor: str | None = None) -> None:
-        self.spool.append(source, target)
+    def link(self, source: int, target: int, anchor: str | None = None, count: int = 1) -> None:
+        """A link seen ``count`` times (an edge list's count column; 1 otherwise)."""
+        self.spool.append(source, target, count)
         if anchor and (source, target) not in self.anchors:
             self.anchors[(source, target)] = anchor
 
-    def extend_links(self, source: np.ndarray, target: np.ndarray) -> None:
-        """Add many links at once (page indices, no anchors)."""
-        self.spool.extend(source, target)
+    def extend_links(self, source: np.ndarray, target: np.ndarray, counts: np.ndarray | None = None) -> None:
+        """Add many links at once (page indices, no anchors; ``counts``: the times each was seen)."""
+        self.spool.extend(source, target, counts)
 
     def mark(self) -> tuple[int, int, bytes, bytes]:
         """Where the graph stands, for :meth:`rollback` (pages and links only: no title, property

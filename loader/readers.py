@@ -9,8 +9,10 @@ Formats (detected from the name, ``.gz`` read transparently):
 ========== ===================================== =============================================
 format     files                                 what
 ========== ===================================== =============================================
-edges      ``.tsv .txt .edges .el .csv``*        ``source target`` per line (TAB, comma or
-                                                 white space), ``#``/``%`` comments; ids or URLs
+edges      ``.tsv .txt .edges .el .csv``*        ``source target [count]`` per line (TAB,
+                                                 comma or white space), ``#``/``%`` comments;
+                                                 ids or URLs; a third column is the times the
+                                                 link was seen (a positive integer)
 cites      ``.cites``                            WebKB/LINQS: ``cited citing`` per line
 csv        ``.csv``                              pages file (``url``, ``title``, more columns)
                                                  or links file (``source``, ``target``,
@@ -221,7 +223,9 @@ def _split_pair(text: str) -> list[str]:
 def read_edges(
     path: Path, graph: CrawlGraph, policy: ErrorPolicy, normalize: bool, reverse: bool = False
 ) -> None:
-    """``source target`` per line; ``reverse`` for files that list ``target source``.
+    """``source target [count]`` per line; ``reverse`` for files that list ``target source``.
+    A third column is the link's ``count`` (the times it was seen, as a duplicate line counts);
+    anything but a positive integer there, or a fourth column, is a bad record.
 
     A clean file is read by the vectorised reader (:mod:`linksim.loader.fast_edges`, the same
     result); one with anything else is read here, line by line, with ``file:line`` messages.
@@ -256,6 +260,19 @@ def read_edges(
                 "missing column",
             )
             continue
+        count = 1
+        if len(fields) > 2:
+            extra = [f.strip() for f in fields[2:]]
+            if any(extra[1:]):
+                policy.bad(path, number, f"expected two or three columns (source, target, count), found "
+                           f"{len([f for f in fields if f.strip()])}", "extra column")
+                continue
+            if extra[0]:
+                count = _count(extra[0])
+                if count is None:
+                    policy.bad(path, number, "the third column is the link's count, a positive integer; "
+                               f"found {extra[0][:40]!r}", "invalid count")
+                    continue
         first, second = (fields[1], fields[0]) if reverse else (fields[0], fields[1])
         source = known.get(first)
         if source is None and (source := node(first, number)) is None:
@@ -263,7 +280,18 @@ def read_edges(
         target = known.get(second)
         if target is None and (target := node(second, number)) is None:
             continue
-        link(source, target)
+        link(source, target, None, count)
+
+
+MAX_COUNT = (1 << 63) - 1
+
+
+def _count(text: str) -> int | None:
+    """A link count (a positive integer in ASCII digits that an int64 holds), else None."""
+    if not (text.isascii() and text.isdigit()):
+        return None
+    value = int(text)
+    return value if 0 < value <= MAX_COUNT else None
 
 
 def read_cites(path: Path, graph: CrawlGraph, policy: ErrorPolicy, normalize: bool) -> None:

@@ -1,9 +1,11 @@
 """Links spooled to disk: memory that grows with the pages, not the links.
 
-A :class:`LinkSpool` takes ``(source, target)`` page pairs in any order; it holds them in memory
-up to :data:`SPOOL_LINKS`, then appends them to two int32 files in a folder of its own under the
-linksim home (``spool/``). :meth:`LinkSpool.aggregate` gives :class:`Links`, one per ordered pair
-with the times it was added, sorted by (source, target): in memory when nothing was spilled, else
+A :class:`LinkSpool` takes ``(source, target)`` page pairs in any order, each seen once or a
+given number of times (an edge list's count column); it holds them in memory up to
+:data:`SPOOL_LINKS`, then appends them to two int32 files in a folder of its own under the linksim
+home (``spool/``), and a third of counts once a pair with a count other than 1 was added.
+:meth:`LinkSpool.aggregate` gives :class:`Links`, one per ordered pair with the times it was seen
+(its counts summed), sorted by (source, target): in memory when nothing was spilled, else
 merged source range by source range (ranges cut by out-degree, :data:`PARTITION_LINKS` each) into
 on-disk arrays read chunk by chunk. Both ways give the same links, bit for bit. The loader spools
 the links it reads; the graph stream spools the links it reads from Neo4j
@@ -103,34 +105,60 @@ class LinkSpool:
         self.folder: Path | None = None
         self.source = array("i")
         self.target = array("i")
+        self.counts: array | None = None  # a count a pair, once one pair's count is not 1
         self.spilled = 0
         self._aggregated: tuple[int, Links] | None = None
 
     def __len__(self) -> int:
         return self.spilled + len(self.source)
 
-    def append(self, source: int, target: int) -> None:
+    def append(self, source: int, target: int, count: int = 1) -> None:
+        if count != 1 and self.counts is None:
+            self._count_from_now()
         self.source.append(source)
         self.target.append(target)
+        if self.counts is not None:
+            self.counts.append(count)
         if len(self.source) >= self.limit:
             self.spill()
 
-    def extend(self, source: np.ndarray, target: np.ndarray) -> None:
+    def extend(self, source: np.ndarray, target: np.ndarray, counts: np.ndarray | None = None) -> None:
+        if counts is not None and self.counts is None and bool(np.any(counts != 1)):
+            self._count_from_now()
         self.source.frombytes(np.asarray(source, dtype=np.int32).tobytes())
         self.target.frombytes(np.asarray(target, dtype=np.int32).tobytes())
+        if self.counts is not None:
+            self.counts.frombytes((np.ones(len(source), dtype=np.int64) if counts is None else
+                                   np.asarray(counts, dtype=np.int64)).tobytes())
         if len(self.source) >= self.limit:
             self.spill()
+
+    def _count_from_now(self) -> None:
+        """Keep a count a pair from now on: the pairs added before were each seen once. Most
+        inputs never give a count, and pay nothing for the column."""
+        self.counts = array("q", bytes(8 * len(self.source)))
+        np.frombuffer(self.counts, dtype=np.int64)[:] = 1
+        if self.spilled:
+            ones = np.ones(min(self.spilled, PARTITION_LINKS), dtype=np.int64)
+            with open(self.folder / "count.raw", "wb") as handle:
+                for begin in range(0, self.spilled, len(ones)):
+                    ones[: min(len(ones), self.spilled - begin)].tofile(handle)
 
     def spill(self) -> None:
         if not self.source:
             return
         if self.folder is None:
             self.folder = _spool_folder(self.root)
-        for name, column in (("source.raw", self.source), ("target.raw", self.target)):
+        columns = [("source.raw", self.source), ("target.raw", self.target)]
+        if self.counts is not None:
+            columns.append(("count.raw", self.counts))
+        for name, column in columns:
             with open(self.folder / name, "ab") as handle:
                 column.tofile(handle)
         self.spilled += len(self.source)
         del self.source[:], self.target[:]
+        if self.counts is not None:
+            del self.counts[:]
 
     def held(self) -> tuple[np.ndarray, np.ndarray]:
         """The pairs held in memory (all of them when nothing was spilled), as int32 views."""
@@ -143,9 +171,14 @@ class LinkSpool:
         """Forget every link added after ``mark``."""
         if mark >= self.spilled:
             del self.source[mark - self.spilled:], self.target[mark - self.spilled:]
+            if self.counts is not None:
+                del self.counts[mark - self.spilled:]
             return
         for name in ("source.raw", "target.raw"):
             os.truncate(self.folder / name, mark * 4)
+        if self.counts is not None:
+            os.truncate(self.folder / "count.raw", mark * 8)
+            del self.counts[:]
         self.spilled = mark
         del self.source[:], self.target[:]
 
@@ -159,13 +192,13 @@ class LinkSpool:
             source = np.frombuffer(self.source, dtype=np.int32).astype(np.int64)
             target = np.frombuffer(self.target, dtype=np.int32).astype(np.int64)
             n = max(pages, 1)
-            pairs, counts = np.unique(source * n + target, return_counts=True)
+            pairs, counts = _counted(source * n + target, self.counts)
             src, dst = np.divmod(pairs, n)
             loops = src == dst
             return Links(src, dst, counts.astype(np.int64), seen=len(source),
                          self_loops=int(loops.sum()), self_loops_seen=int(counts[loops].sum()))
         self.spill()
-        links = _aggregate_on_disk(self.folder, self.spilled, pages)
+        links = _aggregate_on_disk(self.folder, self.spilled, pages, self.counts is not None)
         self._aggregated = (len(self), links)
         return links
 
@@ -174,23 +207,35 @@ class LinkSpool:
             shutil.rmtree(self.folder, ignore_errors=True)
             self.folder = None
         del self.source[:], self.target[:]
+        self.counts = None
         self.spilled = 0
         self._aggregated = None
 
 
-def _raw_chunks(folder: Path, total: int, size: int | None = None):
+def _counted(pairs: np.ndarray, counts) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct pairs, sorted, and the times each was seen (its counts summed, if given)."""
+    if counts is None:
+        return np.unique(pairs, return_counts=True)
+    distinct, inverse = np.unique(pairs, return_inverse=True)
+    weights = np.frombuffer(counts, dtype=np.int64) if isinstance(counts, array) else counts
+    return distinct, np.bincount(inverse, weights=weights, minlength=len(distinct)).astype(np.int64)
+
+
+def _raw_chunks(folder: Path, total: int, size: int | None = None, counted: bool = False):
     size = size or PARTITION_LINKS
     for begin in range(0, total, size):
         count = min(size, total - begin)
         yield (np.fromfile(folder / "source.raw", dtype=np.int32, count=count, offset=begin * 4),
-               np.fromfile(folder / "target.raw", dtype=np.int32, count=count, offset=begin * 4))
+               np.fromfile(folder / "target.raw", dtype=np.int32, count=count, offset=begin * 4),
+               np.fromfile(folder / "count.raw", dtype=np.int64, count=count, offset=begin * 8)
+               if counted else None)
 
 
-def _aggregate_on_disk(folder: Path, total: int, pages: int) -> Links:
+def _aggregate_on_disk(folder: Path, total: int, pages: int, counted: bool = False) -> Links:
     """The spooled links, by source range (ranges of at most PARTITION_LINKS links read, by the
     pages' out-degrees), each range sorted and counted in memory and appended to the result."""
     degrees = np.zeros(pages, dtype=np.int64)
-    for source, target in _raw_chunks(folder, total):
+    for source, target, _ in _raw_chunks(folder, total):
         if len(source) and (min(source.min(), target.min()) < 0 or max(source.max(), target.max()) >= pages):
             raise IndexError(f"page indices must lie in 0..{pages - 1}")
         degrees += np.bincount(source, minlength=pages)
@@ -205,7 +250,7 @@ def _aggregate_on_disk(folder: Path, total: int, pages: int) -> Links:
     bounds = np.asarray(bounds, dtype=np.int64)
     parts = folder / "parts"
     parts.mkdir(exist_ok=True)
-    for source, target in _raw_chunks(folder, total):
+    for source, target, counts in _raw_chunks(folder, total, counted=counted):
         which = np.searchsorted(bounds, source, side="right")
         order = np.argsort(which, kind="stable")
         cuts = np.searchsorted(which[order], np.arange(len(bounds) + 1))
@@ -216,7 +261,10 @@ def _aggregate_on_disk(folder: Path, total: int, pages: int) -> Links:
                     source[chosen].tofile(handle)
                 with open(parts / f"{part}.t", "ab") as handle:
                     target[chosen].tofile(handle)
-    for name in ("source.raw", "target.raw"):
+                if counted:
+                    with open(parts / f"{part}.c", "ab") as handle:
+                        counts[chosen].tofile(handle)
+    for name in ("source.raw", "target.raw") + (("count.raw",) if counted else ()):
         os.remove(folder / name)
     out = folder / "links"
     out.mkdir(exist_ok=True)
@@ -229,7 +277,11 @@ def _aggregate_on_disk(folder: Path, total: int, pages: int) -> Links:
             source = np.fromfile(parts / f"{part}.s", dtype=np.int32).astype(np.int64)
             target = np.fromfile(parts / f"{part}.t", dtype=np.int32).astype(np.int64)
             os.remove(parts / f"{part}.s"), os.remove(parts / f"{part}.t")
-            pairs, counts = np.unique((source << 32) | target, return_counts=True)
+            seen = None
+            if counted:
+                seen = np.fromfile(parts / f"{part}.c", dtype=np.int64)
+                os.remove(parts / f"{part}.c")
+            pairs, counts = _counted((source << 32) | target, seen)
             src, dst = pairs >> 32, pairs & 0xFFFFFFFF
             loops = src == dst
             self_loops += int(loops.sum())

@@ -35,7 +35,10 @@ def same(a: CrawlGraph, b: CrawlGraph) -> None:
 
 CASES = {
     "tabs.tsv": "# a comment\nhttp://A.example/x\thttp://b.example/y/./z\n\nhttp://b.example/y/z\thttp://a.example/x\n"
-                "% another\n  http://c.example/\thttp://a.example/x\textra column\n",
+                "% another\n  http://c.example/\thttp://a.example/x\n",
+    "counts.tsv": "1\t2\t5\n2\t3\t1\n1\t2\t2\n3\t1\t900000000000\n",  # a count column: summed per pair
+    "counts.txt": "1 2 5\n2 3    1\n",
+    "some_counts.tsv": "1\t2\t5\n2\t3\n1\t2\n",  # counts on some lines: read line by line
     "ids.tsv": "1 2\n2 3\n3\t1\n",  # a mix of separators: read line by line
     "commas.csv": "1,2\n2,3\n3,1\n3,1\n",
     "spaces.txt": "  10   20  \n20 30\r\n30 10\n10 10\n",
@@ -64,7 +67,8 @@ def test_the_same_graph_as_the_line_reader(tmp_path, name, compress):
 
 def test_clean_files_take_the_fast_path_and_others_give_way(tmp_path):
     for name, taken in [("tabs.tsv", True), ("commas.csv", True), ("spaces.txt", True), ("crlf.tsv", True),
-                        ("tab_in_comment.csv", True), ("comma_in_url.tsv", True),
+                        ("tab_in_comment.csv", True), ("comma_in_url.tsv", True), ("counts.tsv", True),
+                        ("counts.txt", True), ("some_counts.tsv", False),
                         ("ids.tsv", False), ("mailto.tsv", False), ("unicode.tsv", False),
                         ("tabs_and_commas.txt", False)]:
         path = tmp_path / name
@@ -125,3 +129,16 @@ def test_values_normalisation_may_change_are_not_canonical(value):
     import re
 
     assert not re.match(CANONICAL, value)
+
+
+def test_a_count_column_is_the_times_a_link_was_seen(tmp_path):
+    path = tmp_path / "counts.tsv"
+    path.write_text(CASES["counts.tsv"])
+    for graph in (line_by_line(path), None):
+        if graph is None:
+            graph = CrawlGraph()
+            assert read_edges_fast(path, graph, True)
+        links = graph.links()
+        by_pair = {(graph.urls[s], graph.urls[t]): int(c) for s, t, c in zip(links.source, links.target, links.count)}
+        assert by_pair == {("1", "2"): 7, ("2", "3"): 1, ("3", "1"): 900_000_000_000}
+        assert links.seen == 4  # lines read

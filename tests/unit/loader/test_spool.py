@@ -133,3 +133,47 @@ def test_a_file_the_fast_reader_gives_up_on_late_leaves_the_line_reader_s_graph(
         a, b = spooled.links(), plain.links()
         assert a.folder is not None and a.seen == b.seen == 20_000
         assert np.array_equal(a.source, b.source) and np.array_equal(a.count, b.count)
+
+
+@pytest.mark.parametrize("first_count_at", [0, 1_500, 19_000])
+def test_counted_links_spooled_equal_the_links_in_memory(tmp_path, first_count_at):
+    """Counts summed per pair, the same in memory and on disk, whether the first count other than
+    1 comes before, after or long after the first spill (the pairs before it each count once)."""
+    pages, total = 300, 20_000
+    source, target = random_links(2, pages, total)
+    counts = np.ones(total, dtype=np.int64)
+    counts[first_count_at::7] = np.arange(2, 2 + len(counts[first_count_at::7]))
+    expected = {}
+    for s, t, c in zip(source.tolist(), target.tolist(), counts.tolist()):
+        expected[(s, t)] = expected.get((s, t), 0) + c
+    results = []
+    for spool in ({}, {"spool_links": 1_000, "spool_root": tmp_path}):
+        graph = CrawlGraph(**spool)
+        for page in range(pages):
+            graph.page(f"https://p{page}.example/")
+        half = total // 2
+        graph.extend_links(source[:half], target[:half], counts[:half])
+        for s, t, c in zip(source[half:half + 30].tolist(), target[half:half + 30].tolist(), counts[half:half + 30].tolist()):
+            graph.link(s, t, None, c)
+        graph.extend_links(source[half + 30:], target[half + 30:], counts[half + 30:])
+        links = graph.links()
+        results.append({(s, t): c for s, t, c in zip(links.source.tolist(), links.target.tolist(), links.count.tolist())})
+        assert links.seen == total
+        graph.close()
+    assert results[0] == results[1] == expected
+
+
+def test_taking_back_counted_links_takes_back_their_counts(tmp_path):
+    graph = CrawlGraph(spool_links=10, spool_root=tmp_path)
+    for page in range(5):
+        graph.page(f"https://p{page}.example/")
+    for _ in range(12):
+        graph.link(0, 1)
+    mark = graph.mark()
+    graph.link(1, 2, None, 40)
+    graph.extend_links(np.array([2, 3] * 6), np.array([3, 4] * 6), np.full(12, 9))
+    graph.rollback(mark)
+    graph.link(1, 2, None, 3)
+    links = graph.links()
+    assert dict(zip(zip(links.source.tolist(), links.target.tolist()), links.count.tolist())) == {(0, 1): 12, (1, 2): 3}
+    graph.close()
