@@ -158,10 +158,11 @@ class CrawlGraph:
         and, from an edge list, the crawled pages it names as the source of a link."""
         return self.recrawl_input(links)[0]
 
-    def recrawl_input(self, links: Links) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def recrawl_input(self, links: Links) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """What a recrawl compares, in one pass over the links: the recrawled pages (see
-        :meth:`recrawled`), the links from them (source and target page numbers) and the pages
-        with links that the input did not recrawl (a links file without its pages file)."""
+        :meth:`recrawled`), the links from them (source and target page numbers), the pages
+        with links that the input did not recrawl (a links file without its pages file), and the
+        counts of the links from recrawled pages."""
         pages = len(self.urls)
         complete = np.frombuffer(bytes(self.complete), dtype=np.uint8).astype(bool)[:pages]
         crawled = np.frombuffer(bytes(self.crawled), dtype=np.uint8).astype(bool)[:pages]
@@ -169,14 +170,15 @@ class CrawlGraph:
         # recrawled exactly when it is complete or crawled: one pass decides every link.
         given = complete | crawled
         recrawled = complete.copy()
-        sources, targets, others = [], [], []
-        for source, target, _ in links.chunks(1 << 22):
+        sources, targets, others, counts = [], [], [], []
+        for source, target, count in links.chunks(1 << 22):
             keep = given[source]
             recrawled[source[keep]] = True
             sources.append(source[keep])
             targets.append(target[keep])
+            counts.append(count[keep])
             others.append(np.unique(source[~keep]))
-        return recrawled, joined(sources), joined(targets), np.unique(joined(others))
+        return recrawled, joined(sources), joined(targets), np.unique(joined(others)), joined(counts)
 
     def hosts(self) -> list[str | None]:
         return hosts_of(self.urls)

@@ -84,6 +84,7 @@ class WriteCounts:
     changed_pages: int = 0
     links_removed: int = 0
     pages_deleted: int = 0
+    bumped: bool = False  # a recrawl's: the graph's version moved (it changed something)
     timings: dict[str, float] = field(default_factory=dict)  # seconds of each stage (a recrawl's)
 
 

@@ -98,19 +98,24 @@ def _write(graph, links, summary, runner, mode, batch_size, local_server, show_p
             began = time.monotonic()
             # The version changes before the first write (an index built meanwhile is stale, as
             # is one built before a load that failed half-way) and after the last. The change is
-            # recorded under the first: page by page for a recrawl, as "anything" for a load.
-            rows, _ = runner.write_returning(bump)
-            graph_id, version = rows[0]
+            # recorded under the first: page by page for a recrawl (which moves the version in
+            # the transaction of its first change, and not at all when it changes nothing), as
+            # "anything" for a load.
             if recrawl and not database_is_empty(runner):
-                counts = write_recrawl(runner, graph, links, graph_id, version, batch_size, show_progress)
+                counts = write_recrawl(runner, graph, links, batch_size, show_progress)
                 summary.timings.update(counts.timings)
+                bumped = counts.bumped
             else:
+                rows, _ = runner.write_returning(bump)
+                graph_id, version = rows[0]
                 record = {"graph": graph_id, "version": version, "scope": "all", "sources": [], "removed_targets": []}
                 runner.write(cypher.query("graph", "record_change"), record)
                 counts = write_online(runner, graph, links, batch_size, show_progress)
                 runner.write(cypher.query("graph", "finish_changes"), {"graph": graph_id})
+                bumped = True
             summary.write_seconds = time.monotonic() - began
-        runner.write(bump)
+        if summary.mode == "bulk" or bumped:
+            runner.write(bump)
         if summary.mode != "bulk":  # a bulk load starts from an empty database: no host graph yet
             from linksim.procedures.hosts import build_host_graph, host_graph_built
 

@@ -35,6 +35,10 @@ def records(runner: QueryRunner) -> list[dict]:
     return runner.run(cypher.query("graph", "changes_since"), {"graph": state["id"], "version": 0})
 
 
+def graph_version(runner: QueryRunner) -> int:
+    return runner.run("MATCH (g:LinksimGraph {name: 'links'}) RETURN g.version AS v")[0]["v"]
+
+
 def write_jsonl(path: Path, pages: dict[str, list[str]]) -> Path:
     path.write_text("".join(json.dumps({"url": url, "links": links}) + "\n" for url, links in pages.items()))
     return path
@@ -70,11 +74,13 @@ def test_a_recrawl_replaces_the_links_of_the_pages_it_crawled(runner: QueryRunne
     assert sorted(last["sources"]) == [E + "a", E + "c"]
     assert sorted(last["removedTargets"]) == [E + "b", "http://other.example/"]
 
-    # The same recrawl again changes nothing.
+    # The same recrawl again changes nothing, and leaves the graph's version (so every index built
+    # since) where it was: no record, no bump.
+    version, count = graph_version(runner), len(records(runner))
     again = load([later], runner, show_progress=False, recrawl=True)
     assert links_of(runner) == expected
     assert (again.changed_pages, again.links_created, again.links_removed, again.pages_deleted) == (0, 0, 0, 0)
-    assert records(runner)[-1]["sources"] == []
+    assert (graph_version(runner), len(records(runner))) == (version, count)
 
 
 def test_a_page_crawled_once_is_kept_when_nothing_links_to_it(runner: QueryRunner, tmp_path: Path) -> None:
@@ -146,6 +152,12 @@ class StopServerAt(QueryRunner):
             self.server.stop()
         return super().write(query, parameters)
 
+    def write_many(self, statements):
+        if any(self.marker in query for query, _ in statements) and not self.stopped:
+            self.stopped = True
+            self.server.stop()
+        return super().write_many(statements)
+
 
 @pytest.mark.parametrize("marker", ["DELETE r", "DETACH DELETE p"])
 def test_a_recrawl_stopped_halfway_is_finished_by_its_rerun(neo4j_server, runner: QueryRunner, tmp_path: Path,
@@ -202,3 +214,70 @@ def test_a_recrawl_with_a_bad_record_changes_nothing(runner: QueryRunner, tmp_pa
     with pytest.raises(InputError, match="bad.jsonl:2"):
         load([bad], runner, show_progress=False, recrawl=True)
     assert (links_of(runner), pages_of(runner), records(runner)) == (before, pages, recorded)
+
+
+def out_links(runner: QueryRunner, urls: list[str]) -> dict[str, set[str]]:
+    rows = runner.run("UNWIND $urls AS url MATCH (a:Page {url: url}) OPTIONAL MATCH (a)-[:LINKS_TO]->(b) "
+                      "RETURN a.url AS a, collect(b.url) AS b", {"urls": urls})
+    return {r["a"]: set(r["b"]) for r in rows}
+
+
+@pytest.mark.parametrize("new_pages", [False, True], ids=["existing-targets", "new-pages"])
+def test_a_recrawl_killed_at_any_moment_leaves_each_page_old_or_new(runner: QueryRunner, cli_env, tmp_path: Path,
+                                                                    new_pages: bool) -> None:
+    """kill -9 of `linksim load --recrawl` while it reads, after its first page's links changed and
+    half-way: every page has all its old out-links or all its new ones, the graph's version has not
+    moved where nothing changed, and the rerun gives the merged crawl exactly."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    rng = random.Random(11)
+    first = random_crawl(rng, 400, 2400)
+    load([write_jsonl(tmp_path / "first.jsonl", first)], runner, show_progress=False)
+    urls = sorted(first)
+    later = {}
+    for i, url in enumerate(rng.sample(urls, 200)):
+        kept = [t for t in first[url] if rng.random() < 0.5]
+        extra = [t for t in rng.sample(urls, 3) if t not in first[url]][:1]
+        later[url] = kept + (extra if not new_pages or i % 3 else [f"http://fresh.example/{i}"])
+    later = {url: links for url, links in later.items() if set(links) != set(first[url])}
+    path = write_jsonl(tmp_path / "later.jsonl", later)
+    old, new = {u: set(first[u]) for u in later}, {u: set(v) for u, v in later.items()}
+    env = dict(os.environ, NEO4J_URI=cli_env.uri, NEO4J_USER=cli_env.user, NEO4J_PASSWORD=cli_env.password,
+               NEO4J_DATABASE=cli_env.database)
+    command = [str(Path(sys.executable).parent / "linksim"), "-q", "load", "--recrawl", "--batch-size", "1", str(path)]
+
+    def moment_reached(moment: str) -> bool:
+        if moment == "read":
+            return runner.run("MATCH (l:LinksimLock {name: 'load'}) RETURN count(l) AS n")[0]["n"] > 0
+        now = out_links(runner, sorted(later))
+        switched = sum(now.get(u, set()) == new[u] for u in later)
+        return switched >= (1 if moment == "first" else len(later) // 2)
+
+    killed_mid_write = 0
+    for moment in ("read", "first", "half"):
+        version, links_before, pages_before = graph_version(runner), links_of(runner), pages_of(runner)
+        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 120
+        while process.poll() is None and not moment_reached(moment) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert process.poll() is None, f"the recrawl ended before the moment {moment!r}: {process.stderr.read()}"
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+        runner.reset_bookmarks()
+        now = out_links(runner, sorted(later))
+        assert all(now.get(u, set()) in (old[u], new[u]) for u in later), moment
+        if links_of(runner) == links_before and pages_of(runner) == pages_before:
+            assert graph_version(runner) == version, f"the version moved with nothing changed ({moment})"
+        else:
+            killed_mid_write += 1
+            assert graph_version(runner) > version
+    assert killed_mid_write >= 1  # at least one kill landed inside the write
+
+    load([path], runner, show_progress=False, recrawl=True, wait=30)
+    pages, links = merged(first, later)
+    assert links_of(runner) == links
+    assert pages_of(runner) == pages
