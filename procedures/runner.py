@@ -113,22 +113,32 @@ class QueryRunner:
         return runner
 
     def _managed(self, access: str, work, **session):
-        """Run ``work(tx)`` in a managed transaction, retried on the driver's retryable errors
-        (a deadlock, a server restarting) for at most :attr:`retry_seconds`: from the call's start,
-        or, while the server cannot be reached, from when it was first found unreachable by any
-        call of this runner. So the writes in flight and those after them give up together, one
-        retry time after the server went away, not one retry time each (the driver's own loop,
-        per call, is set to a single attempt)."""
+        """Run ``work(tx)`` in a managed transaction, retried as :meth:`retried` says (the
+        driver's own loop, per call, is set to a single attempt)."""
+
+        def attempt(_: int):
+            with self.driver.session(database=self.database, bookmark_manager=self.bookmarks,
+                                     max_transaction_retry_time=0, **session) as opened:
+                run = opened.execute_write if access == "write" else opened.execute_read
+                return run(work)
+
+        return self.retried(attempt)
+
+    def retried(self, attempt, before_retry=None):
+        """``attempt(tries)`` (``tries``: the attempts before it), called again on the driver's
+        retryable errors (a deadlock, a server restarting) with a growing, jittered pause, for at
+        most :attr:`retry_seconds`: from the call's start, or, while the server cannot be reached,
+        from when it was first found unreachable by any call of this runner. So the writes in
+        flight and those after them give up together, one retry time after the server went away,
+        not one retry time each. ``before_retry(error, tries)`` runs before each new attempt (to
+        undo what a query that commits in parts left)."""
         from neo4j.exceptions import DriverError, Neo4jError, ServiceUnavailable, SessionExpired
 
         started = time.monotonic()
-        delay = 0.5
+        delay, tries = 0.5, 0
         while True:
             try:
-                with self.driver.session(database=self.database, bookmark_manager=self.bookmarks,
-                                         max_transaction_retry_time=0, **session) as opened:
-                    run = opened.execute_write if access == "write" else opened.execute_read
-                    result = run(work)
+                result = attempt(tries)
                 self._unreachable_since = None
                 return result
             except (DriverError, Neo4jError) as error:
@@ -144,6 +154,9 @@ class QueryRunner:
                     raise
                 time.sleep(min(delay * random.uniform(0.8, 1.2), deadline - now))
                 delay = min(delay * 2, 8.0)
+                tries += 1
+                if before_retry is not None:
+                    before_retry(error, tries)
 
     def verify(self) -> None:
         """Raise if the server cannot be reached or refuses the credentials."""

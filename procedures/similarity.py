@@ -67,7 +67,6 @@ UNWIND $sources AS source
 MATCH (a)-[s:SIMILAR_TO {run: $run}]->() WHERE id(a) = source
 DELETE s
 """
-ATTEMPTS = 3
 
 # An update (procedures.runs.publish_update) marks the current relationships of the lists it
 # replaces with its run id, and deletes them after its switch.
@@ -425,20 +424,20 @@ def _write_lists(runner, lists: "_Lists", method: str, run: int, batch_size: int
     params = {"method": method, "run": run, "concurrency": CONCURRENCY, "lists": max(1, round(batch_size / per_list))}
 
     def write(span: tuple[int, int]) -> dict[str, int]:
-        from neo4j.exceptions import TransientError
-
         rows = lists.rows(*span)
-        for attempt in range(ATTEMPTS):
+
+        def attempt(tries: int) -> dict[str, int]:
             lock.check()
-            try:
-                return runner.write_autocommit(WRITE_SIMILAR, dict(params, rows=rows))
-            except TransientError as error:
-                if attempt == ATTEMPTS - 1:
-                    raise
-                log.info("writing SIMILAR_TO: %s; the batch again (%d)", error.code, attempt + 1)
-                runner.write(UNDO_LISTS, {"sources": [row[0] for row in rows], "run": run})
-                time.sleep(0.5 * (attempt + 1))
-        raise AssertionError("unreachable")
+            # After a deadlock (navigation hubs that many lists end at), the batch's transactions
+            # one at a time: fewer writers lock the same hub's relationship chains at once.
+            return runner.write_autocommit(WRITE_SIMILAR, dict(params, rows=rows,
+                                                               concurrency=1 if tries else CONCURRENCY))
+
+        def undo(error, tries: int) -> None:
+            log.info("writing SIMILAR_TO: %s; the batch again (%d)", getattr(error, "code", error), tries)
+            runner.write(UNDO_LISTS, {"sources": [row[0] for row in rows], "run": run})
+
+        return runner.retried(attempt, undo)  # the runner's retry time (30 s, the driver's default)
 
     with Progress(total, f"writing SIMILAR_TO ({key})", "relationships", enabled=show_progress) as progress:
         batches = iter(lists.batches(max(batch_size, QUERY_RELATIONSHIPS)))

@@ -37,6 +37,9 @@ class RecordingRunner:
         self.sent.append(("write", query, dict(parameters or {})))
         return self._answer(query, parameters) or {}
 
+    def retried(self, attempt, before_retry=None):
+        return attempt(0)
+
     def write_many(self, statements):
         self.sent.append(("transaction", "\n;\n".join(q for q, _ in statements), {"statements": statements}))
         return [self._answer(q, p) or {} for q, p in statements]

@@ -65,3 +65,47 @@ def test_a_query_over_the_servers_transaction_memory_says_to_raise_its_heap() ->
     assert "linksim neo4j start --heap 4g" in worded and "budget" not in worded
     other = str(driver_error(Neo4jError._hydrate_neo4j(code="Neo.ClientError.Statement.SyntaxError", message="x")))
     assert other == "Neo4j error Neo.ClientError.Statement.SyntaxError: x"
+
+
+def test_a_query_that_commits_in_parts_is_retried_for_the_retry_time_with_an_undo(monkeypatch) -> None:
+    """A SIMILAR_TO batch (CALL IN TRANSACTIONS, autocommit) that deadlocks is undone and tried
+    again for the runner's whole retry time, not a fixed number of times (two retries gave up on
+    a crawl with navigation hubs), and gives up once that time is spent."""
+    import time
+
+    from neo4j.exceptions import TransientError
+
+    from linksim.procedures import QueryRunner
+
+    monkeypatch.setenv("LINKSIM_RETRY_SECONDS", "4")
+    monkeypatch.setattr(time, "sleep", lambda seconds: None)  # the backoff's pauses, not their length
+    runner = QueryRunner(None, "neo4j")
+
+    class Deadlock(TransientError):
+        code = "Neo.TransientError.Transaction.DeadlockDetected"
+
+    def deadlock() -> TransientError:
+        return Deadlock("deadlock")
+
+    seen, undone = [], []
+
+    def attempt(tries: int) -> str:
+        seen.append(tries)
+        if tries < 6:
+            raise deadlock()
+        return "written"
+
+    assert runner.retried(attempt, lambda error, tries: undone.append(tries)) == "written"
+    assert seen == list(range(7)) and undone == list(range(1, 7))  # an undo before each new attempt
+
+    clock = iter(range(0, 1000))
+    monkeypatch.setattr(time, "monotonic", lambda: float(next(clock)))
+    calls = []
+
+    def always(tries: int):
+        calls.append(tries)
+        raise deadlock()
+
+    with pytest.raises(TransientError):
+        runner.retried(always)
+    assert 2 <= len(calls) <= 5  # each attempt takes a tick of the fake clock: the 4 s run out
