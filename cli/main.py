@@ -71,10 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Run `linksim COMMAND --help` for the options of a command. " + EXIT_CODES_HELP,
     )
     parser.add_argument("--version", action="version", version=f"linksim {__version__}")
-    parser.add_argument(
-        "-v", "--verbose", action="count", default=0, help="more log output (-vv for debug)"
-    )
-    parser.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors")
+    _global_options(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     demo_cmd.register(commands, connection_options())
     neo4j_cmd.register(commands, connection_options())
@@ -87,7 +84,25 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate_cmd.register(commands, connection_options())
     report_cmd.register(commands, connection_options())
     browser_cmd.register(commands, connection_options())
+    _global_options_everywhere(parser)
     return parser
+
+
+def _global_options(parser: argparse.ArgumentParser, after_command: bool = False) -> None:
+    # After the command, a default that leaves the value given before it as it is.
+    keep = {"default": argparse.SUPPRESS} if after_command else {}
+    parser.add_argument("-v", "--verbose", action="count", help="more log output (-vv for debug)",
+                        **(keep or {"default": 0}))
+    parser.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors", **keep)
+
+
+def _global_options_everywhere(parser: argparse.ArgumentParser) -> None:
+    """-v and -q after a command too (`linksim load x.tsv -q`), as before it."""
+    for action in parser._actions:  # argparse lists a parser's subcommands only there
+        for command in (action.choices or {}).values() if isinstance(action, argparse._SubParsersAction) else ():
+            if not any("-q" in known.option_strings for known in command._actions):
+                _global_options(command, after_command=True)
+            _global_options_everywhere(command)
 
 
 class _StderrHandler(logging.StreamHandler):

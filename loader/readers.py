@@ -433,7 +433,7 @@ def _csv_rows(path: Path, policy: ErrorPolicy) -> Iterator[tuple[int, list[str],
 
 def csv_kind(path: Path) -> str | None:
     """``pages`` or ``links`` by the header, None for a header-less edge list (its first line
-    holds URLs or numbers), ``unknown`` for a header that names neither."""
+    holds a URL or a number), ``unknown`` for a header that names neither."""
     try:
         with open_binary(path) as handle:
             first = handle.readline(MAX_LINE_BYTES).removeprefix(BOM).decode("utf-8", errors="replace")
@@ -445,7 +445,9 @@ def csv_kind(path: Path) -> str | None:
         return "pages"
     if {"source", "target"} <= columns:
         return "links"
-    if not first.strip() or all(c.isdigit() or classify(c) != IDENTIFIER for c in fields if c):
+    # Data, not a header: a first line with a URL or an id in it (a URL with commas splits into
+    # several fields, only some of them URLs). A header names columns: words only.
+    if not first.strip() or any(c.isdigit() or classify(c) != IDENTIFIER for c in fields if c):
         return None
     return "unknown"
 

@@ -410,3 +410,15 @@ def test_skip_resumes_after_a_broken_csv_quote(tmp_path: Path) -> None:
     graph = _read(path, on_error="skip")
     assert graph.skipped.counts["malformed CSV"] == 1
     assert graph.links().seen == 3 and "http://e.org/3" not in graph.urls and "http://e.org/8" in graph.urls
+
+
+def test_a_headerless_csv_whose_first_url_has_commas_is_an_edge_list(tmp_path: Path) -> None:
+    """Told from a header by its column names: a first line with a URL in it is data."""
+    path = tmp_path / "links.csv"
+    path.write_text("http://e.org/a,b\thttp://e.org/c\nhttp://e.org/c\thttp://e.org/a,b\n")
+    assert detect_format(path) == "edges"
+    graph = _read(path)
+    assert sorted(graph.urls) == ["http://e.org/a,b", "http://e.org/c"] and graph.links().seen == 2
+    header = tmp_path / "pages.csv"
+    header.write_text("address,title\nhttp://e.org/,Home\n")  # a header naming no known column
+    assert detect_format(header) == "csv"
