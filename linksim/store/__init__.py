@@ -78,6 +78,13 @@ def remedy(method: str, parameters: dict, rebuild: bool) -> str:
         f"build one with ls.similar({method!r}).index({shown})"
 
 
+class IndexStoreFull(IndexStoreError):
+    """The index store's file system is full (or the index is over a size limit): the exit code
+    of a run that does not fit the free disk, not that of a stale index."""
+
+    exit_code = 8
+
+
 class IndexNotFound(IndexStoreError):
     pass
 
@@ -285,9 +292,10 @@ def save(index, root: Path, method: str, graph_pages: int, graph_links: int, ext
             return _save(index, root, method, graph_pages, graph_links, extra, urls, state, crawled_only, graph)
     except OSError as error:
         cause = error.strerror or str(error)
-        if error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        full = error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+        if full:
             cause += " (free some space, or store the indexes in another folder)"
-        raise IndexStoreError(
+        raise (IndexStoreFull if full else IndexStoreError)(
             f"cannot write the {method} index to {root}: {cause}. The previous index, if any, is "
             "untouched and nothing of the new one was kept."
         ) from None
