@@ -74,6 +74,19 @@ class LockHeld(LinksimError):
     exit_code = 7
 
 
+def holder_alive(runner, name: str) -> bool:
+    """Whether a live writer holds the lock ``name``: its process on this host, else a heartbeat
+    younger than :data:`STALE_SECONDS`."""
+    rows = runner.run("MATCH (l:LinksimLock {name: $name}) WHERE l.owner IS NOT NULL "
+                      "RETURN l.pid AS pid, l.host AS host, timestamp() - l.heartbeat AS silent", {"name": name})
+    if not rows:
+        return False
+    row = rows[0]
+    if row["host"] == socket.gethostname() and row["pid"] is not None:
+        return _process_alive(int(row["pid"]))
+    return row["silent"] is not None and row["silent"] < STALE_SECONDS * 1000
+
+
 def _process_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

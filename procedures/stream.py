@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from linksim.errors import LinksimError
 from linksim.graph import LinkGraph
 from linksim.procedures.graphs import PAGE_GRAPH, LinkGraphOf, graph_of, refuse_crawled_only
 from linksim.store.spool import LinkSpool
@@ -94,6 +95,36 @@ class StreamedGraph:
     @property
     def links_per_second(self) -> float:
         return self.graph.m / self.seconds if self.seconds > 0 else float("inf")
+
+
+class GraphHalfWritten(LinksimError):
+    """A load of the graph was cut short (killed, the server gone) and not run again: the graph
+    is neither the old crawl nor the new one, and nothing is computed from it."""
+
+    exit_code = 5
+
+
+UNFINISHED = """
+MATCH (c:LinksimChange {graph: $graph}) WHERE NOT c.done
+RETURN min(c.version) AS version, min(c.at) AS at, count(c) AS records
+"""
+
+
+def refuse_half_written(runner, state: dict) -> None:
+    """Raise :class:`GraphHalfWritten` where a load's change record is not done and no live load
+    holds the load lock (a load under way only makes what is built meanwhile stale)."""
+    from linksim.procedures.locks import holder_alive
+
+    if state.get("id") is None:
+        return
+    rows = runner.run(UNFINISHED, {"graph": state["id"]})
+    if not rows or not rows[0]["records"] or holder_alive(runner, "load"):
+        return
+    raise GraphHalfWritten(
+        f"the graph is half-written: a load (graph version {rows[0]['version']}, begun {rows[0]['at']}) was cut "
+        "short and not run again, so some pages have their new links and others their old ones. Run the same "
+        "`linksim load` (with --recrawl, if it was one) again to finish it; nothing was computed."
+    )
 
 
 def graph_state(runner, graph: str | LinkGraphOf = "pages") -> dict:
@@ -170,6 +201,8 @@ def stream_link_graph(
     refuse_crawled_only(of, crawled_only)
     all_pages = not crawled_only
     state = graph_state(runner, of)  # before reading: a load meanwhile makes the index stale, never wrong
+    if of is PAGE_GRAPH:
+        refuse_half_written(runner, state)
     node_ids, urls, degree = read_pages(runner, all_pages, of)
     query = links_query(crawled_only, self_loops, of)
     starts = chunk_starts(degree, chunk, CHUNK_LINKS)

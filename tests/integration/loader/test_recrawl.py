@@ -16,6 +16,7 @@ from linksim.cli.main import main
 from linksim.loader.online import LoadInterrupted
 from linksim.procedures import QueryRunner
 from linksim.procedures.load import load
+from linksim.procedures.stream import GraphHalfWritten, stream_link_graph
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "crawl"
 E = "http://example.org/"
@@ -276,8 +277,12 @@ def test_a_recrawl_killed_at_any_moment_leaves_each_page_old_or_new(runner: Quer
             killed_mid_write += 1
             assert graph_version(runner) > version
     assert killed_mid_write >= 1  # at least one kill landed inside the write
+    # Half-written, and its writer gone: nothing is computed from it until the rerun.
+    with pytest.raises(GraphHalfWritten, match="half-written.*Run the same `linksim load`"):
+        stream_link_graph(runner, show_progress=False)
 
     load([path], runner, show_progress=False, recrawl=True, wait=30)
     pages, links = merged(first, later)
     assert links_of(runner) == links
     assert pages_of(runner) == pages
+    assert stream_link_graph(runner, show_progress=False).graph.m == len({(a, b) for a, b in links if a != b})
