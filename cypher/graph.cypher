@@ -28,10 +28,15 @@ CALL () { MATCH ()-[r:HOST_LINKS_TO]->() RETURN count(r) AS links }
 RETURN id, version, pages, links;
 
 // name: bump_host_graph_version
+// `building` is true from the first bump of a build to its last: a build cut short is marked.
 MERGE (g:LinksimGraph {name: 'hosts'})
 ON CREATE SET g.id = randomUUID(), g.version = 0
-SET g.version = g.version + 1, g.changed = datetime()
+SET g.version = g.version + 1, g.changed = datetime(), g.building = $building
 RETURN g.id AS id, g.version AS version;
+
+// name: host_graph_building
+MATCH (g:LinksimGraph {name: 'hosts'})
+RETURN coalesce(g.building, false) AS building;
 
 // name: pages_named
 // How many of the names are URLs of pages (`linksim related NAME` takes a bare host name for a

@@ -79,7 +79,7 @@ def _build(runner, batch_size: int, show_progress: bool) -> HostGraph:
                  if pair in existing and existing[pair][0] != n]
     reshaped = set(names) != existing_names or bool(gone) or bool(new)
     if reshaped:
-        runner.write(cypher.query("graph", "bump_host_graph_version"))
+        runner.write(cypher.query("graph", "bump_host_graph_version"), {"building": True})
     timings["read"] = time.monotonic() - began
 
     mark = time.monotonic()
@@ -107,7 +107,7 @@ def _build(runner, batch_size: int, show_progress: bool) -> HostGraph:
                 progress.update(len(rows[start : start + batch_size]))
     runner.write(cypher.query("hosts", "delete_empty_hosts"))
     if reshaped:
-        runner.write(cypher.query("graph", "bump_host_graph_version"))
+        runner.write(cypher.query("graph", "bump_host_graph_version"), {"building": False})
     timings["host links"] = time.monotonic() - mark
     result = host_counts(runner)
     result.seconds, result.timings = time.monotonic() - began, timings

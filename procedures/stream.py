@@ -110,12 +110,21 @@ RETURN min(c.version) AS version, min(c.at) AS at, count(c) AS records
 """
 
 
-def refuse_half_written(runner, state: dict) -> None:
-    """Raise :class:`GraphHalfWritten` where a load's change record is not done and no live load
-    holds the load lock (a load under way only makes what is built meanwhile stale)."""
+def refuse_half_written(runner, state: dict, graph: LinkGraphOf = PAGE_GRAPH) -> None:
+    """Raise :class:`GraphHalfWritten` where a load's change record is not done (a host graph's
+    build is marked under way) and no live writer holds the load lock (a load or build under way
+    only makes what is built meanwhile stale)."""
+    from linksim import cypher
     from linksim.procedures.locks import holder_alive
 
     if state.get("id") is None:
+        return
+    if graph is not PAGE_GRAPH:
+        rows = runner.run(cypher.query("graph", "host_graph_building"))
+        if rows and rows[0]["building"] and not holder_alive(runner, "load"):
+            raise GraphHalfWritten("the host graph is half-built: a `linksim hosts` (or a load that keeps it in "
+                                   "step) was cut short and not run again. Run `linksim hosts` again to finish it; "
+                                   "nothing was computed.")
         return
     rows = runner.run(UNFINISHED, {"graph": state["id"]})
     if not rows or not rows[0]["records"] or holder_alive(runner, "load"):
@@ -201,8 +210,7 @@ def stream_link_graph(
     refuse_crawled_only(of, crawled_only)
     all_pages = not crawled_only
     state = graph_state(runner, of)  # before reading: a load meanwhile makes the index stale, never wrong
-    if of is PAGE_GRAPH:
-        refuse_half_written(runner, state)
+    refuse_half_written(runner, state, of)
     node_ids, urls, degree = read_pages(runner, all_pages, of)
     query = links_query(crawled_only, self_loops, of)
     starts = chunk_starts(degree, chunk, CHUNK_LINKS)

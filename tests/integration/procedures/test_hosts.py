@@ -205,3 +205,32 @@ def test_every_method_runs_on_the_host_graph_of_najdisi(runner, cli_env, tmp_pat
             assert "graph='hosts'" in str(error)
         assert main(["-q", "related", host, "--method", "simrank"]) == 6
         assert "--graph hosts" in capsys.readouterr().err
+
+
+def test_a_host_graph_build_cut_short_is_refused_until_it_is_run_again(runner, tmp_path) -> None:
+    """A build that dies after its first write leaves the host graph marked half-built: nothing
+    is computed from it (exit 5) until `linksim hosts` runs again, which finishes it."""
+    import pytest
+
+    from linksim import cypher
+    from linksim.procedures import QueryRunner
+    from linksim.procedures.stream import GraphHalfWritten, stream_link_graph
+
+    class Crash(Exception):
+        pass
+
+    class CrashAt(QueryRunner):
+        def write(self, query, parameters=None):
+            if query == cypher.query("hosts", "create_host_links"):
+                raise Crash("the process dies here")
+            return super().write(query, parameters)
+
+    load([DATA / "webkb" / "cornell.cites", DATA / "webkb" / "texas.cites"], runner, show_progress=False)
+    with pytest.raises(Crash):
+        build_host_graph(CrashAt(runner.driver, runner.database), batch_size=7, show_progress=False)
+    runner.reset_bookmarks()
+    with pytest.raises(GraphHalfWritten, match="the host graph is half-built"):
+        stream_link_graph(runner, graph="hosts", show_progress=False)
+    build_host_graph(runner, show_progress=False)
+    assert host_graph(runner) == expected_host_graph(runner)
+    assert stream_link_graph(runner, graph="hosts", show_progress=False).graph.n == len(host_graph(runner)[0])
