@@ -17,21 +17,26 @@ from linksim.loader.readers import ErrorPolicy, InputError, read_input
 PAGES = 5
 
 
-def records(pages: int = PAGES) -> list[bytes]:
-    """Each record of a WARC of HTML responses, as warcio writes it (CRLF CRLF included)."""
-    from warcio.statusandheaders import StatusAndHeaders
+def one_record(url: str, kind: str, body: bytes, http_headers) -> bytes:
+    """One WARC record as warcio writes it (CRLF CRLF included)."""
     from warcio.warcwriter import WARCWriter
 
-    out = []
-    for i in range(pages):
-        buffer = io.BytesIO()
-        writer = WARCWriter(buffer, gzip=False)
-        body = f"<html><title>Page {i}</title><a href='/p{i + 1}'>next</a>{'text ' * 200}</html>".encode()
-        headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
-        writer.write_record(writer.create_warc_record(
-            f"http://e.org/p{i}", "response", payload=io.BytesIO(body), http_headers=headers))
-        out.append(buffer.getvalue())
-    return out
+    buffer = io.BytesIO()
+    writer = WARCWriter(buffer, gzip=False)
+    writer.write_record(writer.create_warc_record(url, kind, payload=io.BytesIO(body), http_headers=http_headers))
+    return buffer.getvalue()
+
+
+def html_headers():
+    from warcio.statusandheaders import StatusAndHeaders
+
+    return StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
+
+
+def records(pages: int = PAGES) -> list[bytes]:
+    """Each record of a WARC of HTML responses, as warcio writes it (CRLF CRLF included)."""
+    return [one_record(f"http://e.org/p{i}", "response", f"<html><title>Page {i}</title><a href='/p{i + 1}'>next"
+                       f"</a>{'text ' * 200}</html>".encode(), html_headers()) for i in range(pages)]
 
 
 def with_length(record: bytes, change: int) -> bytes:
@@ -129,25 +134,15 @@ def mixed_records(count: int, seed: int, sizes: int = 40_000) -> list[bytes]:
     import random
 
     from warcio.statusandheaders import StatusAndHeaders
-    from warcio.warcwriter import WARCWriter
 
     rng = random.Random(seed)
     out = []
     for i in range(count):
-        buffer = io.BytesIO()
-        writer = WARCWriter(buffer, gzip=False)
         request = StatusAndHeaders(f"GET /p{i} HTTP/1.1", [("Host", "e.org")], is_http_request=True)
-        writer.write_record(writer.create_warc_record(
-            f"http://e.org/p{i}", "request", payload=io.BytesIO(b""), http_headers=request))
-        out.append(buffer.getvalue())
-        buffer = io.BytesIO()
-        writer = WARCWriter(buffer, gzip=False)
+        out.append(one_record(f"http://e.org/p{i}", "request", b"", request))
         links = "".join(f"<a href='/p{rng.randrange(count)}'>l</a>" for _ in range(rng.randrange(1, 6)))
         body = f"<html><title>Page {i}</title>{links}{'x' * rng.randrange(100, sizes)}</html>".encode()
-        headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
-        writer.write_record(writer.create_warc_record(
-            f"http://e.org/p{i}", "response", payload=io.BytesIO(body), http_headers=headers))
-        out.append(buffer.getvalue())
+        out.append(one_record(f"http://e.org/p{i}", "response", body, html_headers()))
     return out
 
 
