@@ -9,7 +9,7 @@ from pathlib import Path
 
 from linksim.cli.options import add_graph, add_list_options, add_memory, add_sampling, checked, command, print_estimate
 
-from linksim.methods import DEFAULT_METHOD, METHODS, tree_methods
+from linksim.methods import DEFAULT_METHOD, METHODS, sample_methods
 from linksim.parameters import SIMILAR_WRITE_BATCH
 
 METHOD_HELP = "; ".join(f"{m.name}: {m.summary}" for m in METHODS.values())
@@ -80,11 +80,13 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     similar.add_argument("method", metavar="METHOD", choices=methods, help=" | ".join(methods))
     add_list_options(
         similar,
-        sample_help=f"{', '.join(tree_methods())}: a page whose trees hold over 20,000 members reads S "
+        sample_help=f"{', '.join(sample_methods())}: a page whose trees hold over 20,000 members reads S "
         "members of each large range of them (S · c^(t-1) for the pages met at step t), a systematic sample, "
         "and scores its 256 best candidates exactly (PSimRank: and the 128 sharing most first-step buckets); "
         "the summary counts the lists that sampled. Default 16, PSimRank 8 (hundreds of lists a second per core on a "
-        "10M-link crawl; the README gives their judged quality); 0: every member read, the exact lists",
+        "10M-link crawl; the README gives their judged quality); xjaccard: a page whose min-hash buckets hold "
+        "over 20,000 members reads S of each bucket over 1,024 and scores its 256 best candidates exactly (default 16); "
+        "0: every member read, the exact lists",
         retire_help="the previous run's relationships: delete them before returning (wait, the "
         "default) or in a process of its own after the new run is current (background: "
         "the command returns at once; readers see the new run either way)")
@@ -243,7 +245,7 @@ def _similar(args: argparse.Namespace) -> int:
         f"run {record.id} is now current."
         + (f" Coverage: {record.answered:,} of the {record.linked:,} {nodes} with a link got a list "
            f"({record.coverage:.1%})." if record.coverage is not None else "")
-        + (f" {record.lists_sampled:,} lists were read from a sample of large fingerprint trees (exact "
+        + (f" {record.lists_sampled:,} lists were read from a sample of large fingerprint trees or buckets (exact "
            "scores; --sample 0 for exact lists)." if record.lists_sampled else "")
         + (f" {record.lists_resumed:,} lists were read back from the run of the same lists cut short before, "
            "not computed again." if record.lists_resumed else "")

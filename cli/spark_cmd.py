@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from linksim.cli.options import add_list_options, add_sampling, add_wait, checked, command
-from linksim.methods import tree_methods
+from linksim.methods import sample_methods
 from linksim.procedures.spark import spark_methods
 
 
@@ -68,7 +68,7 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     similar.add_argument("method", metavar="METHOD", choices=spark_methods(), help=" | ".join(spark_methods()))
     _spark_options(similar)
     _build_options(similar)
-    add_list_options(similar, sample_help=f"as for `linksim similar` ({', '.join(tree_methods())}; default 16, "
+    add_list_options(similar, sample_help=f"as for `linksim similar` ({', '.join(sample_methods())}; default 16, "
                      "PSimRank 8; 0: every list exact)",
                      retire_help="the previous run's relationships: as for `linksim similar`")
     similar.add_argument("--write-partitions", type=checked("write_partitions"), default=1,

@@ -203,10 +203,10 @@ def similar(
     registered(method).parameters_for(**given)  # the method's own parameters, checked by the registry
     check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, batch_size=batch_size, wait=wait,
                      sample=sample)
-    if sample is not None and not registered(method).fingerprint_trees:
-        from linksim.methods import tree_methods
+    if sample is not None and not registered(method).reads_sample:
+        from linksim.methods import sample_methods
 
-        raise ConfigurationError(f"--sample (sample) applies to {', '.join(tree_methods())}, not to {method}")
+        raise ConfigurationError(f"--sample (sample) applies to {', '.join(sample_methods())}, not to {method}")
     if retire not in RETIRE_MODES:
         raise ConfigurationError(f"retire must be one of {', '.join(RETIRE_MODES)}, got {retire!r}")
     of = graph_of(graph)

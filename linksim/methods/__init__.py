@@ -10,7 +10,7 @@ method's name; adding a method is one module and :func:`register`.
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_METHOD", "METHODS", "Method", "SimilarityIndex", "method", "register", "tree_methods"]
+__all__ = ["DEFAULT_METHOD", "METHODS", "Method", "SimilarityIndex", "method", "register", "sample_methods"]
 
 from linksim.errors import ConfigurationError
 from linksim.parameters import GRAPHS
@@ -49,9 +49,9 @@ def register(entry: Method) -> Method:
 DEFAULT_METHOD = "spectral"
 
 
-def tree_methods() -> list[str]:
-    """The methods whose index is fingerprint trees (``--sample`` applies to them)."""
-    return [name for name, entry in METHODS.items() if entry.fingerprint_trees]
+def sample_methods() -> list[str]:
+    """The methods whose top-k reads large ranges of their index from a sample (``--sample``)."""
+    return [name for name, entry in METHODS.items() if entry.reads_sample]
 
 
 def method(name: str) -> Method:

@@ -65,7 +65,10 @@ class Method:
         ``restore(meta, arrays)`` -> index, from the store.
     fingerprint_trees : bool
         The index is fingerprint graphs read as trees (SimRank, PSimRank, P-PSimRank): it can be built into
-        memory-mapped files (``build(..., directory=)``) and its top-k takes ``sample``.
+        memory-mapped files (``build(..., directory=)``).
+    reads_sample : bool
+        Its top-k reads a large range of the index (a tree, a bucket) from a systematic sample of
+        ``sample`` members (the fingerprint-tree methods and extended Jaccard's min-hash buckets).
     exact : callable or None
         ``exact(graph, decay, length, each=None)`` -> dense n x n scores (small graphs), or None
         where the index is exact itself.
@@ -100,7 +103,8 @@ class Method:
     update: Callable | None = None
     restore: Callable = None
     exact: Callable | None = None
-    fingerprint_trees: bool = False  # fingerprint trees: built on disk on demand, --sample applies
+    fingerprint_trees: bool = False  # fingerprint trees: built on disk on demand
+    reads_sample: bool = False  # --sample applies
     walk: str | None = None
     value_ranges: Callable = None
     estimate: Callable = None

@@ -68,6 +68,7 @@ XJACCARD = Method(
     update=_update,
     restore=_restore,
     exact=exact_reference("xjaccard"),
+    reads_sample=True,
     value_ranges=_value_ranges,
     estimate=_estimate,
     spark_rows=_spark_rows,

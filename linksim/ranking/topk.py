@@ -70,9 +70,9 @@ def top_k_all(
     options = {}
     if sample is not None:
         if not hasattr(index, "lists_sampled"):
-            from linksim.methods import tree_methods
+            from linksim.methods import sample_methods
 
-            raise ConfigurationError(f"--sample (sample) applies to {', '.join(tree_methods())}, not to "
+            raise ConfigurationError(f"--sample (sample) applies to {', '.join(sample_methods())}, not to "
                                      f"{getattr(index, 'method', type(index).__name__)}")
         options["sample"] = sample
     pages = np.arange(index.n) if pages is None else np.asarray(pages)

@@ -196,6 +196,57 @@ def test_related_scores_are_the_pairwise_similarities(method: str) -> None:
             assert [v for v, _ in ranked] == [v for v, _ in best]
 
 
+def navigation_site(n: int = 3_000, sidebar: int = 40, sections: int = 30, seed: int = 3) -> LinkGraph:
+    """A documentation site: every page links the sidebar's pages, each of those links 150 pages,
+    and two pages in three link 5 pages of their section, so that every page's 2-step
+    in-neighbourhood is nearly the whole site and each of its min-hash rows past the first one
+    bucket of nearly every page (issue 59: 29 lists a second on a wget crawl)."""
+    rng = np.random.default_rng(seed)
+    section = rng.integers(0, sections, n)
+    source, target = [], []
+    for u in range(sidebar, n):
+        source += [u] * sidebar
+        target += range(sidebar)
+        if u % 3:
+            mates = rng.choice(np.flatnonzero(section == section[u]), 5)
+            source += [u] * 5
+            target += mates.tolist()
+    for h in range(sidebar):
+        target += rng.choice(np.arange(sidebar, n), 150, replace=False).tolist()
+        source += [h] * 150
+    return LinkGraph.from_edges(np.array(source), np.array(target), n)
+
+
+@pytest.mark.parametrize("candidates", [256, 12])
+def test_xjaccard_hub_buckets_are_sampled_and_the_lists_keep_their_worth(candidates: int, monkeypatch) -> None:
+    from linksim.fingerprints.minhash import MinHashIndex
+
+    index = build_minhash_index(navigation_site(), n_fingerprints=40, length=4, seed=1)
+    index._sample_candidates = candidates  # 12: the candidates miss pages, so some lists cannot be proven
+    read = []
+    summed = MinHashIndex._summed
+    monkeypatch.setattr(MinHashIndex, "_summed", lambda self, order, starts, sizes, weights: (
+        read.append(int(sizes.sum())), summed(self, order, starts, sizes, weights))[1])
+    rows = index.n_fingerprints * index.length
+    worths, proven = [], 0
+    for u in range(40, index.n, 29):
+        exact = index.related(u, top_k=10, sample=0)
+        whole = read[-1]
+        before = index.lists_sampled
+        got = index.related(u, top_k=10)
+        assert whole > 20_000 and read[-1] <= rows * index._bucket_cap and read[-1] < whole / 4
+        assert all(score == pytest.approx(index.sim(u, v), abs=1e-12) for v, score in got)
+        if index.lists_sampled == before:  # proven: the exact list
+            proven += 1
+            assert [v for v, _ in got] == [v for v, _ in exact]
+        worths.append(sum(s for _, s in got) / sum(s for _, s in exact))
+    assert index.lists_sampled + proven == len(worths)
+    if candidates < 100:  # a list that is not the exact one is never passed off as proven
+        assert index.lists_sampled > 0 and max(worths) <= 1 + 1e-9
+    else:
+        assert index.lists_sampled == 0 and min(worths) == pytest.approx(1, abs=1e-9)
+
+
 # The matrix forms of the exact references against the definitions written pair by pair -------
 def simrank_by_pairs(graph: LinkGraph, decay: float, length: int) -> np.ndarray:
     sets = [graph.in_links(v).tolist() for v in range(graph.n)]

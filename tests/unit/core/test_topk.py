@@ -128,12 +128,15 @@ def test_a_method_reads_its_own_sample_by_default_and_a_copy_of_its_index_too(mo
                                                             for u in range(graph.n)]) == (own == 1)
 
 
-def test_the_sample_is_for_fingerprint_indexes_only() -> None:
+def test_the_sample_is_for_the_methods_that_read_samples_only() -> None:
     from linksim.errors import ConfigurationError
+    from linksim.methods import method
 
-    index = build_minhash_index(graph_with_twins(3), 10, seed=1)
-    with pytest.raises(ConfigurationError, match="--sample"):
+    index = method("pagesim").build_index(graph_with_twins(3))
+    with pytest.raises(ConfigurationError, match="--sample .*xjaccard"):
         top_k_all(index, top_k=3, workers=1, show_progress=False, sample=100)
+    minhash = build_minhash_index(graph_with_twins(3), 10, seed=1)
+    assert top_k_all(minhash, top_k=3, workers=1, show_progress=False, sample=0)[0].size > 0
 
 
 @pytest.mark.parametrize("kind", ["simrank", "psimrank"])
