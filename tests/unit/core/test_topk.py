@@ -424,3 +424,47 @@ def test_a_run_cut_short_resumes_from_its_finished_chunks_and_gives_the_same_lis
     assert len(list(folder.glob("part-*.npz"))) == 1 and chunks > 4
     Checkpoint(folder, {"run": 1}).discard()
     assert not folder.exists()
+
+
+SLOW_LISTS = """
+import sys, time
+from pathlib import Path
+import numpy as np
+from linksim.ranking.topk import top_k_all
+
+class Slow:
+    n = 4_000
+    def related(self, u, top_k=10, similarity_cutoff=0.0):
+        Path(sys.argv[1]).touch()  # a worker is answering
+        time.sleep(0.01)
+        return [((u + 1) % self.n, 0.5)]
+
+top_k_all(Slow(), top_k=1, workers=2, chunk=50, show_progress=False)
+"""
+
+
+def test_ctrl_c_during_the_lists_stops_every_worker_without_their_tracebacks(tmp_path) -> None:
+    """A terminal's Ctrl-C reaches the whole process group: the forked workers must not each print
+    ``Process ForkPoolWorker-N:`` and a traceback; the parent stops them and raises once."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    started = tmp_path / "started"
+    child = subprocess.Popen([sys.executable, "-c", SLOW_LISTS, str(started)], stderr=subprocess.PIPE, text=True,
+                             cwd=tmp_path, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not started.exists() and time.monotonic() < deadline and child.poll() is None:
+        time.sleep(0.05)
+    assert started.exists(), child.stderr.read() if child.poll() is not None else "no worker started in 60 s"
+    time.sleep(0.3)
+    os.killpg(child.pid, signal.SIGINT)
+    try:
+        _, stderr = child.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        raise AssertionError("the lists went on 30 s after Ctrl-C")
+    assert child.returncode != 0
+    assert "ForkPoolWorker" not in stderr and stderr.count("KeyboardInterrupt") == 1, stderr
