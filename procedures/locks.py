@@ -53,7 +53,7 @@ RETURN free AS acquired, l.owner AS owner, l.pid AS pid, l.host AS host, l.comma
 
 HOLDER = """
 MATCH (l:LinksimLock {name: $name})
-RETURN l.owner AS owner, l.pid AS pid, l.host AS host
+RETURN l.owner AS owner, l.pid AS pid, l.host AS host, timestamp() - l.heartbeat AS silent
 """
 
 HEARTBEAT = """
@@ -75,16 +75,24 @@ class LockHeld(LinksimError):
 
 
 def holder_alive(runner, name: str) -> bool:
-    """Whether a live writer holds the lock ``name``: its process on this host, else a heartbeat
-    younger than :data:`STALE_SECONDS`."""
-    rows = runner.run("MATCH (l:LinksimLock {name: $name}) WHERE l.owner IS NOT NULL "
-                      "RETURN l.pid AS pid, l.host AS host, timestamp() - l.heartbeat AS silent", {"name": name})
-    if not rows:
+    """Whether a live writer holds the lock ``name``: on this host, a writer not :func:`_gone`;
+    elsewhere, one whose heartbeat is younger than :data:`STALE_SECONDS`."""
+    rows = runner.run(HOLDER, {"name": name})
+    if not rows or not rows[0]["owner"]:
         return False
     row = rows[0]
     if row["host"] == socket.gethostname() and row["pid"] is not None:
-        return _process_alive(int(row["pid"]))
+        return not _gone(row)
     return row["silent"] is not None and row["silent"] < STALE_SECONDS * 1000
+
+
+def _gone(holder: dict) -> bool:
+    """Whether a lock's holder is a writer of this host known to be gone: its process ended, or it
+    is this process and the lock is not one it holds now (a release that failed)."""
+    if holder["host"] != socket.gethostname() or holder["pid"] is None:
+        return False
+    pid = int(holder["pid"])
+    return not _process_alive(pid) or (pid == os.getpid() and holder["owner"] not in _HELD)
 
 
 def _process_alive(pid: int) -> bool:
@@ -187,11 +195,9 @@ def acquire(runner, name: str, wait: float = 0.0, poll: float = 0.5) -> WriterLo
     while True:
         dead = ""
         holder = runner.run(HOLDER, {"name": name})
-        if holder and holder[0]["owner"] and holder[0]["host"] == host and holder[0]["pid"] is not None:
-            pid = int(holder[0]["pid"])
-            if not _process_alive(pid) or (pid == os.getpid() and holder[0]["owner"] not in _HELD):
-                dead = holder[0]["owner"]
-                log.info("taking over the lock %s left by pid %s, whose writer is gone", name, pid)
+        if holder and holder[0]["owner"] and _gone(holder[0]):
+            dead = holder[0]["owner"]
+            log.info("taking over the lock %s left by pid %s, whose writer is gone", name, holder[0]["pid"])
         rows, _ = runner.write_returning(ACQUIRE, {
             "name": name, "owner": owner, "dead": dead, "pid": os.getpid(), "host": host,
             "command": _command_line(), "stale": int(STALE_SECONDS * 1000),
