@@ -192,12 +192,13 @@ def spark_index(runner, connection, root, method: str, master: str = "local[2]",
     index's description."""
     from linksim import store
     from linksim.digest import graph_fingerprint
-    from linksim.procedures.stream import graph_state
+    from linksim.procedures.stream import graph_state, refuse_half_written
 
     _check_method(method)
     registered(method).parameters_for(**given)  # checked before Spark starts
-    spark = spark or session(master, partitions)
     state = graph_state(runner)  # before reading: a load meanwhile makes the index stale, never wrong
+    refuse_half_written(runner, state)  # a load cut short: nothing built on it (before Spark starts)
+    spark = spark or session(master, partitions)
     graph = graph or read_graph(spark, connection, partitions)
     if graph.n == 0:
         raise LinksimError("the database has no pages: load a crawl first (`linksim load`)")
@@ -309,15 +310,17 @@ def spark_similar(runner, connection, root, method: str, master: str = "local[2]
     from linksim.procedures.schema import apply_schema
     from linksim.procedures.budget import check_write_disk
     from linksim.procedures.runs import publish_run
-    from linksim.procedures.stream import graph_state
+    from linksim.procedures.stream import graph_state, refuse_half_written
 
     _check_method(method)
     check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, sample=sample)
     parameters = registered(method).parameters_for(**given)
+    refuse_half_written(runner, graph_state(runner))  # before Spark starts; again once the lock is held
     spark = spark or session(master, partitions)
     with acquire(runner, f"similar:{method}", wait=wait) as lock:
         began = time.monotonic()
         state = graph_state(runner)
+        refuse_half_written(runner, state)
         graph = read_graph(spark, connection, partitions)
         found = None if rebuild else _stored(root, method, parameters, state)
         if found is None:

@@ -280,6 +280,11 @@ def test_a_recrawl_killed_at_any_moment_leaves_each_page_old_or_new(runner: Quer
     # Half-written, and its writer gone: nothing is computed from it until the rerun.
     with pytest.raises(GraphHalfWritten, match="half-written.*Run the same `linksim load`"):
         stream_link_graph(runner, show_progress=False)
+    from linksim.procedures.spark import spark_index, spark_similar
+
+    for spark_path in (spark_index, spark_similar):  # refused before Spark starts
+        with pytest.raises(GraphHalfWritten, match="half-written"):
+            spark_path(runner, runner.connection, tmp_path / "indexes", "psimrank")
 
     load([path], runner, show_progress=False, recrawl=True, wait=30)
     pages, links = merged(first, later)
