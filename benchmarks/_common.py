@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import platform
 import resource
 import socket
+import subprocess
 import threading
+from datetime import datetime, timezone
+from pathlib import Path
 
 
 def free_port() -> int:
@@ -151,3 +156,39 @@ def recrawled_graph(graph, share: float, rng):
     gained = target[rng.integers(0, len(target), int(lost.sum()))]
     return LinkGraph.from_edges(np.concatenate([source[~lost], source[lost]]), np.concatenate([target[~lost], gained]),
                                 graph.n)
+
+
+def gds_anchor(runner, label: str = "") -> float:
+    """GDS writing top-10 lists with its own writer: gds.knn.write on one node property; its
+    relationships/s."""
+    runner.run("CALL gds.graph.drop('linksim_write', false) YIELD graphName RETURN graphName")
+    runner.run("CALL gds.graph.project('linksim_write', 'Page', 'LINKS_TO') YIELD nodeCount RETURN nodeCount")
+    runner.run("CALL gds.pageRank.mutate('linksim_write', {mutateProperty: 'pr'}) YIELD nodePropertiesWritten "
+               "RETURN nodePropertiesWritten")
+    rows = runner.run("CALL gds.knn.write('linksim_write', {nodeProperties: ['pr'], topK: 10, concurrency: 2, "
+                      "writeRelationshipType: 'GDS_SIMILAR', writeProperty: 'score', writeConcurrency: 2}) "
+                      "YIELD relationshipsWritten, writeMillis, computeMillis "
+                      "RETURN relationshipsWritten, writeMillis, computeMillis")
+    written, millis = rows[0]["relationshipsWritten"], rows[0]["writeMillis"]
+    print(f"anchor, GDS's writer{label} (gds.knn.write top 10, one property): {written:,} relationships in "
+          f"{millis / 1000:.1f} s, {written / (millis / 1000):,.0f}/s (compute {rows[0]['computeMillis'] / 1000:.1f} s)")
+    runner.run("CALL gds.graph.drop('linksim_write', false) YIELD graphName RETURN graphName")
+    runner.write_autocommit("MATCH ()-[s:GDS_SIMILAR]->() CALL (s) { DELETE s } IN TRANSACTIONS OF 50000 ROWS")
+    return written / (millis / 1000)
+
+
+def results_header(argv: list[str]) -> dict:
+    """What a results file says of itself: the commit (and whether the tree had changes), the
+    machine, the command, when."""
+    root = Path(__file__).resolve().parents[1]
+
+    def git(*words: str) -> str:
+        return subprocess.run(["git", *words], cwd=root, capture_output=True, text=True).stdout.strip()
+
+    cores = len(os.sched_getaffinity(0))
+    memory = next((line.split()[1] for line in Path("/proc/meminfo").read_text().splitlines()
+                   if line.startswith("MemTotal")), "?")
+    return {"commit": git("rev-parse", "HEAD"), "tree_changed": bool(git("status", "--porcelain", "--", "linksim",
+                                                                          "loader", "procedures", "cypher")),
+            "machine": f"{platform.node()}: {cores} cores, {int(memory) // 2**20} GiB, {platform.platform()}",
+            "command": " ".join(["python", *argv]), "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}

@@ -53,6 +53,12 @@ def parse_links(text: str) -> int:
 def crawl(args):
     from linksim.graph import LinkGraph
 
+    if args.edges is not None:  # two page numbers a line (benchmarks/doccrawl.py writes its crawl so)
+        import pandas as pd
+
+        edges = pd.read_csv(args.edges, sep="\t", header=None, names=["s", "t"])
+        n = int(max(edges.s.max(), edges.t.max())) + 1
+        return f"{args.edges.name}", LinkGraph.from_edges(edges.s.to_numpy(), edges.t.to_numpy(), n)
     if args.crawl == "cnr-2000":
         from _common import cnr_edges
 
@@ -223,6 +229,8 @@ def explain_worst(graph, index, judge, lists, exact, pages, top_k: int, count: i
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--crawl", choices=["generated", "cnr-2000"], default="generated")
+    parser.add_argument("--edges", type=Path, default=None,
+                        help="a crawl as a tab-separated list of page numbers instead (benchmarks/doccrawl.py's)")
     parser.add_argument("--links", type=parse_links, default=parse_links("1M"), help="generated crawl's links")
     parser.add_argument("--seed", type=int, default=1, help="generated crawl's seed")
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
@@ -313,6 +321,8 @@ def main() -> None:
                 for knobs in args.reading:  # the index's own sample unless the knobs set one
                     rows.append((reading_label(knobs), *lists_for(with_knobs(index, knobs), pages, args.top_k, None),
                                  cuts))
+            elif entry.reads_sample:  # extended Jaccard: its own sampled reading of large buckets
+                rows.append((f"--sample {index.sample} (default)", *lists_for(index, pages, args.top_k, None), None))
             else:
                 rows.append(("all-pages reading", *lists_for(index, pages, args.top_k), None))
             for label, lists, speed, list_cuts in rows:

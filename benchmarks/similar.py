@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import bench_server, ensure_cnr, peak_mib  # noqa: E402
+from _common import bench_server, ensure_cnr, gds_anchor, peak_mib  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -87,25 +87,6 @@ def anchor(runner, relationships: int) -> None:
         deleted = time.perf_counter() - began
         print(f"anchor, the server alone ({label}, no client): create {relationships / created:,.0f}/s, "
               f"delete {relationships / deleted:,.0f}/s")
-
-
-def gds_anchor(runner, label: str = "") -> float:
-    """GDS writing top-10 lists with its own writer: gds.knn.write on one node property; its
-    relationships/s."""
-    runner.run("CALL gds.graph.drop('linksim_write', false) YIELD graphName RETURN graphName")
-    runner.run("CALL gds.graph.project('linksim_write', 'Page', 'LINKS_TO') YIELD nodeCount RETURN nodeCount")
-    runner.run("CALL gds.pageRank.mutate('linksim_write', {mutateProperty: 'pr'}) YIELD nodePropertiesWritten "
-               "RETURN nodePropertiesWritten")
-    rows = runner.run("CALL gds.knn.write('linksim_write', {nodeProperties: ['pr'], topK: 10, concurrency: 2, "
-                      "writeRelationshipType: 'GDS_SIMILAR', writeProperty: 'score', writeConcurrency: 2}) "
-                      "YIELD relationshipsWritten, writeMillis, computeMillis "
-                      "RETURN relationshipsWritten, writeMillis, computeMillis")
-    written, millis = rows[0]["relationshipsWritten"], rows[0]["writeMillis"]
-    print(f"anchor, GDS's writer{label} (gds.knn.write top 10, one property): {written:,} relationships in "
-          f"{millis / 1000:.1f} s, {written / (millis / 1000):,.0f}/s (compute {rows[0]['computeMillis'] / 1000:.1f} s)")
-    runner.run("CALL gds.graph.drop('linksim_write', false) YIELD graphName RETURN graphName")
-    runner.write_autocommit("MATCH ()-[s:GDS_SIMILAR]->() CALL (s) { DELETE s } IN TRANSACTIONS OF 50000 ROWS")
-    return written / (millis / 1000)
 
 
 def main() -> None:
