@@ -56,6 +56,15 @@ def bench_server(instance: str, gds: bool = False):
     return server, Connection(settings.uri, "neo4j", server.password(), "neo4j", "local")
 
 
+def cli_env(instance: str) -> dict[str, str]:
+    """The environment of a ``linksim`` child that talks to the local instance ``instance`` (its
+    password file), whatever server the caller's environment names."""
+    env = dict(os.environ, LINKSIM_INSTANCE=instance)
+    for var in ("NEO4J_URI", "NEO4J_PASSWORD", "NEO4J_PASSWORD_FILE"):
+        env.pop(var, None)
+    return env
+
+
 def ensure_cnr(runner, server, path) -> None:
     """Load cnr-2000 into the benchmark instance unless it already holds exactly that crawl."""
     from linksim.procedures.load import load

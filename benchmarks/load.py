@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Peak, free_port  # noqa: E402
+from _common import Peak, cli_env, free_port  # noqa: E402
 
 
 def run_child(command: list[str], env: dict[str, str], out: Path) -> tuple[dict, float, int, int]:
@@ -92,9 +92,7 @@ def main() -> None:
     server = LocalServer(settings)
     server.stop()
     server.start()
-    env = dict(os.environ, LINKSIM_INSTANCE=args.instance)
-    for var in ("NEO4J_URI", "NEO4J_PASSWORD", "NEO4J_PASSWORD_FILE"):
-        env.pop(var, None)
+    env = cli_env(args.instance)
     connection = Connection(settings.uri, "neo4j", server.password(), "neo4j", "local")
 
     def wipe() -> None:

@@ -1,0 +1,113 @@
+"""``linksim similar METHOD --estimate`` beside the measured peak of the whole process tree.
+
+Issue 59's acceptance: the estimate within +-25 % of the peak PSS of the process tree (forked
+workers counted once for the pages they share, memory-mapped index files in proportion) of the
+same ``linksim similar METHOD --top-k 10 --rebuild``, for every method, on cnr-2000 and on the
+generated 10M-link crawl (``benchmarks/scale.py``'s, made with ``linksim generate`` if missing).
+Each crawl is loaded into a Neo4j instance of its own (``estimate``); each method's estimate is
+asked first (``--estimate --json``), then the run is timed and sampled (RSS every 0.2 s, PSS and
+anonymous memory every 1 s, :class:`_common.Peak`).
+
+Resumable method by method (``<home>/estimate/state.json``); the figures go to
+``benchmarks/results/estimate.json`` with the commit, the machine and the command.
+
+    .venv/bin/python benchmarks/estimate.py [--crawls cnr-2000 10M] [--methods ...] [--fresh]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import Peak, bench_server, cli_env, results_header  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+TOLERANCE = 0.25
+
+
+def crawl_path(name: str, data: Path) -> Path:
+    if name == "cnr-2000":
+        return data / "cnr-2000" / "cnr-2000.edges.tsv.gz"
+    from load import generated_crawl
+
+    return generated_crawl(name, 1)
+
+
+def main() -> None:
+    from linksim.home import linksim_home
+    from linksim.methods import METHODS
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--crawls", nargs="+", default=["cnr-2000", "10M"])
+    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--instance", default="estimate")
+    parser.add_argument("--fresh", action="store_true", help="forget the runs measured before")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "estimate.json")
+    args = parser.parse_args()
+
+    from linksim.procedures import QueryRunner
+    from linksim.procedures.load import load
+    from linksim.procedures.maintenance import clear_database
+
+    work = linksim_home() / "estimate"
+    work.mkdir(parents=True, exist_ok=True)
+    state_path = work / "state.json"
+    state = {} if args.fresh or not state_path.exists() else json.loads(state_path.read_text())
+    linksim = str(Path(sys.executable).parent / "linksim")
+    for crawl in args.crawls:
+        if all(method in state.get(crawl, {}) for method in args.methods):
+            continue
+        path = crawl_path(crawl, args.data)
+        server, connection = bench_server(args.instance)
+        env = cli_env(args.instance)
+        try:
+            with QueryRunner.connect(connection) as runner:
+                if state.get("loaded") != crawl:
+                    clear_database(runner)
+                    load([path], runner, mode="auto", local_server=server, show_progress=False)
+                    state["loaded"] = crawl
+                    state_path.write_text(json.dumps(state, indent=1))
+            for method in args.methods:
+                if method in state.get(crawl, {}):
+                    continue
+                asked = subprocess.run([linksim, "similar", method, "--top-k", "10", "--rebuild", "--estimate", "--json"],
+                                       env=env, capture_output=True, text=True, check=True)
+                estimate = json.loads(asked.stdout)
+                began = time.monotonic()
+                child = subprocess.Popen([linksim, "-q", "similar", method, "--top-k", "10", "--rebuild"], env=env,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                peak = Peak(child.pid)
+                stderr = child.stderr.read()
+                child.wait()
+                peak.stop()
+                if child.returncode != 0:
+                    sys.exit(f"linksim similar {method} failed ({child.returncode}): {stderr[-2000:]}")
+                figures = {"estimate_min": estimate["bytesMin"], "estimate_max": estimate["bytesMax"],
+                           "peak_stage": estimate["peakStage"], "on_disk": estimate["onDisk"],
+                           "pss": peak.peak_pss, "rss": peak.peak, "anonymous": peak.peak_anon,
+                           "seconds": round(time.monotonic() - began, 1)}
+                figures["pss_over_estimate_max"] = round(figures["pss"] / figures["estimate_max"], 3)
+                figures["within"] = abs(figures["pss_over_estimate_max"] - 1) <= TOLERANCE
+                state.setdefault(crawl, {})[method] = figures
+                state_path.write_text(json.dumps(state, indent=1))
+                print(f"{crawl:<9}{method:<10} estimate {figures['estimate_min'] / 2**20:,.0f}-"
+                      f"{figures['estimate_max'] / 2**20:,.0f} MiB, peak PSS {figures['pss'] / 2**20:,.0f} MiB "
+                      f"(RSS {figures['rss'] / 2**20:,.0f}), PSS / estimate {figures['pss_over_estimate_max']:.2f}, "
+                      f"{figures['seconds']:.0f} s", flush=True)
+        finally:
+            server.stop()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({**results_header(sys.argv), "tolerance": TOLERANCE,
+                                    "runs": {k: v for k, v in state.items() if k != "loaded"}}, indent=1))
+    print(f"written to {args.out}")
+
+
+if __name__ == "__main__":
+    main()
