@@ -8,6 +8,7 @@ import resource
 import socket
 import subprocess
 import threading
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -184,6 +185,20 @@ def gds_anchor(runner, label: str = "") -> float:
     runner.run("CALL gds.graph.drop('linksim_write', false) YIELD graphName RETURN graphName")
     runner.write_autocommit("MATCH ()-[s:GDS_SIMILAR]->() CALL (s) { DELETE s } IN TRANSACTIONS OF 50000 ROWS")
     return written / (millis / 1000)
+
+
+def resumable_state(name: str, fresh: bool = False) -> tuple[Path, dict, Callable[[], object]]:
+    """(folder, state, save) of a benchmark resumable stage by stage: ``<home>/<name>/state.json``
+    read back (unless ``fresh``), and ``save()`` writing it again after a stage."""
+    import json
+
+    from linksim.home import linksim_home
+
+    folder = linksim_home() / name
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "state.json"
+    state = {} if fresh or not path.exists() else json.loads(path.read_text())
+    return folder, state, lambda: path.write_text(json.dumps(state, indent=1))
 
 
 def results_header(argv: list[str]) -> dict:

@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import bench_server, gds_anchor, results_header  # noqa: E402
+from _common import bench_server, gds_anchor, results_header, resumable_state  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "rust-doc"
@@ -106,7 +106,6 @@ def count_transient() -> list:
 
 
 def main() -> None:
-    from linksim.home import linksim_home
     from linksim.methods import METHODS
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -119,14 +118,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "doccrawl.json")
     args = parser.parse_args()
 
-    work = linksim_home() / "doccrawl"
-    work.mkdir(parents=True, exist_ok=True)
-    state_path = work / "state.json"
-    state = {} if args.fresh or not state_path.exists() else json.loads(state_path.read_text())
+    work, state, save = resumable_state("doccrawl", args.fresh)
 
     def done(stage: str, value) -> None:
         state[stage] = value
-        state_path.write_text(json.dumps(state, indent=1))
+        save()
         print(f"{stage}: {json.dumps(value)[:400]}", flush=True)
 
     if "package" not in state:

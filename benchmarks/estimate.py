@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Peak, bench_server, cli_env, results_header  # noqa: E402
+from _common import Peak, bench_server, cli_env, results_header, resumable_state  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TOLERANCE = 0.25
@@ -40,7 +40,6 @@ def crawl_path(name: str, data: Path) -> Path:
 
 
 def main() -> None:
-    from linksim.home import linksim_home
     from linksim.methods import METHODS
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -56,10 +55,7 @@ def main() -> None:
     from linksim.procedures.load import load
     from linksim.procedures.maintenance import clear_database
 
-    work = linksim_home() / "estimate"
-    work.mkdir(parents=True, exist_ok=True)
-    state_path = work / "state.json"
-    state = {} if args.fresh or not state_path.exists() else json.loads(state_path.read_text())
+    _, state, save = resumable_state("estimate", args.fresh)
     linksim = str(Path(sys.executable).parent / "linksim")
     for crawl in args.crawls:
         if all(method in state.get(crawl, {}) for method in args.methods):
@@ -73,7 +69,7 @@ def main() -> None:
                     clear_database(runner)
                     load([path], runner, mode="auto", local_server=server, show_progress=False)
                     state["loaded"] = crawl
-                    state_path.write_text(json.dumps(state, indent=1))
+                    save()
             for method in args.methods:
                 if method in state.get(crawl, {}):
                     continue
@@ -96,7 +92,7 @@ def main() -> None:
                 figures["pss_over_estimate_max"] = round(figures["pss"] / figures["estimate_max"], 3)
                 figures["within"] = abs(figures["pss_over_estimate_max"] - 1) <= TOLERANCE
                 state.setdefault(crawl, {})[method] = figures
-                state_path.write_text(json.dumps(state, indent=1))
+                save()
                 print(f"{crawl:<9}{method:<10} estimate {figures['estimate_min'] / 2**20:,.0f}-"
                       f"{figures['estimate_max'] / 2**20:,.0f} MiB, peak PSS {figures['pss'] / 2**20:,.0f} MiB "
                       f"(RSS {figures['rss'] / 2**20:,.0f}), PSS / estimate {figures['pss_over_estimate_max']:.2f}, "
