@@ -34,6 +34,11 @@ ON CREATE SET g.id = randomUUID(), g.version = 0
 SET g.version = g.version + 1, g.changed = datetime(), g.building = $building
 RETURN g.id AS id, g.version AS version;
 
+// name: unfinished_changes
+// The change records of loads cut short and not run again (of graph $graph; null: of any graph).
+MATCH (c:LinksimChange) WHERE NOT c.done AND ($graph IS NULL OR c.graph = $graph)
+RETURN min(c.version) AS version, min(c.at) AS at, count(c) AS records;
+
 // name: host_graph_building
 MATCH (g:LinksimGraph {name: 'hosts'})
 RETURN coalesce(g.building, false) AS building;

@@ -39,7 +39,6 @@ UNWIND $url AS url
 OPTIONAL MATCH (p:Page {url: url})
 RETURN collect(coalesce(id(p), -1)) AS ids
 """
-UNDONE = "MATCH (c:LinksimChange) WHERE NOT c.done RETURN count(c) AS n"
 GRAPH_VERSION = "MATCH (g:LinksimGraph {name: 'links'}) RETURN g.id AS id, g.version AS version"
 # The version and the change record in one statement, so that they commit together (with the
 # first page's links where no page was new).
@@ -137,7 +136,8 @@ def write_recrawl(
         counts.changed_pages = len(changed)
 
         removed_targets = np.unique(removed_b)
-        if begun is None and not len(changed) and not runner.run(UNDONE)[0]["n"]:
+        unfinished = runner.run(cypher.query("graph", "unfinished_changes"), {"graph": None})[0]["records"]
+        if begun is None and not len(changed) and not unfinished:
             # Nothing to change: the pages' titles and crawl times only, the version left as it is.
             write_pages(runner, graph, counts, stage, batch_size, show_progress, recrawl=True)
             counts.links_updated = len(links)

@@ -104,12 +104,6 @@ class GraphHalfWritten(LinksimError):
     exit_code = 5
 
 
-UNFINISHED = """
-MATCH (c:LinksimChange {graph: $graph}) WHERE NOT c.done
-RETURN min(c.version) AS version, min(c.at) AS at, count(c) AS records
-"""
-
-
 def refuse_half_written(runner, state: dict, graph: LinkGraphOf = PAGE_GRAPH) -> None:
     """Raise :class:`GraphHalfWritten` where a load's change record is not done (a host graph's
     build is marked under way) and no live writer holds the load lock (a load or build under way
@@ -126,7 +120,7 @@ def refuse_half_written(runner, state: dict, graph: LinkGraphOf = PAGE_GRAPH) ->
                                    "step) was cut short and not run again. Run `linksim hosts` again to finish it; "
                                    "nothing was computed.")
         return
-    rows = runner.run(UNFINISHED, {"graph": state["id"]})
+    rows = runner.run(cypher.query("graph", "unfinished_changes"), {"graph": state["id"]})
     if not rows or not rows[0]["records"] or holder_alive(runner, "load"):
         return
     raise GraphHalfWritten(
