@@ -8,6 +8,7 @@ import resource
 import socket
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -90,6 +91,7 @@ class Peak:
         self.peak_pss = 0
         self.peak_anon = 0
         self.peak_own = 0
+        self.peak_pss_at = 0.0  # time.monotonic() of the PSS peak: which stage it fell in
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
         self._thread.start()
@@ -123,7 +125,8 @@ class Peak:
                 self.peak = max(self.peak, total)
                 self.peak_own = max(self.peak_own, own)
                 if full_read:
-                    self.peak_pss = max(self.peak_pss, pss)
+                    if pss > self.peak_pss:
+                        self.peak_pss, self.peak_pss_at = pss, time.monotonic()
                     self.peak_anon = max(self.peak_anon, anon)
             except psutil.Error:
                 return

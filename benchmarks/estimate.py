@@ -77,10 +77,11 @@ def main() -> None:
                                        env=env, capture_output=True, text=True, check=True)
                 estimate = json.loads(asked.stdout)
                 began = time.monotonic()
-                child = subprocess.Popen([linksim, "-q", "similar", method, "--top-k", "10", "--rebuild"], env=env,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                child = subprocess.Popen([linksim, "similar", method, "--top-k", "10", "--rebuild"],
+                                         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
                 peak = Peak(child.pid)
-                stderr = child.stderr.read()
+                logged = [(time.monotonic(), line.rstrip()) for line in child.stderr]  # the stage of the peak
+                stderr = "\n".join(line for _, line in logged)
                 child.wait()
                 peak.stop()
                 if child.returncode != 0:
@@ -88,7 +89,8 @@ def main() -> None:
                 figures = {"estimate_min": estimate["bytesMin"], "estimate_max": estimate["bytesMax"],
                            "peak_stage": estimate["peakStage"], "on_disk": estimate["onDisk"],
                            "pss": peak.peak_pss, "rss": peak.peak, "anonymous": peak.peak_anon,
-                           "seconds": round(time.monotonic() - began, 1)}
+                           "seconds": round(time.monotonic() - began, 1),
+                           "peak_after": next((line for at, line in reversed(logged) if at <= peak.peak_pss_at), "")}
                 figures["pss_over_estimate_max"] = round(figures["pss"] / figures["estimate_max"], 3)
                 figures["within"] = abs(figures["pss_over_estimate_max"] - 1) <= TOLERANCE
                 state.setdefault(crawl, {})[method] = figures
@@ -96,7 +98,7 @@ def main() -> None:
                 print(f"{crawl:<9}{method:<10} estimate {figures['estimate_min'] / 2**20:,.0f}-"
                       f"{figures['estimate_max'] / 2**20:,.0f} MiB, peak PSS {figures['pss'] / 2**20:,.0f} MiB "
                       f"(RSS {figures['rss'] / 2**20:,.0f}), PSS / estimate {figures['pss_over_estimate_max']:.2f}, "
-                      f"{figures['seconds']:.0f} s", flush=True)
+                      f"{figures['seconds']:.0f} s; the peak after: {figures['peak_after']}", flush=True)
         finally:
             server.stop()
     args.out.parent.mkdir(parents=True, exist_ok=True)

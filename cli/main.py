@@ -163,6 +163,9 @@ def _index_command(corrupt: bool):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``linksim`` console script."""
+    from linksim.allocator import return_freed_memory
+
+    return_freed_memory()
     parser = build_parser()
     args = parser.parse_args(argv)
     _configure_logging(args.verbose, args.quiet)

@@ -17,8 +17,11 @@ from dataclasses import dataclass, field
 from linksim.errors import ConfigurationError, LinksimError
 
 MIB = 1 << 20
-#: The interpreter with numpy, scipy, pandas and the Neo4j driver loaded (measured: 150-170 MiB).
-BASE_BYTES = 160 * MIB
+#: The interpreter with numpy, scipy, pandas and the Neo4j driver loaded and the compiled kernels
+#: read from numba's cache (measured: 214-220 MiB after ``linksim.ranking.treescan.warm_up``).
+#: Freed arrays go back to the system (:mod:`linksim.allocator`), so the stages' peaks add up
+#: from the arrays they hold.
+BASE_BYTES = 224 * MIB
 #: A streamed URL: the str object (49 bytes + its characters) and its slot in the list.
 URL_OVERHEAD = 49 + 8
 URL_CHARS_MIN, URL_CHARS_MAX = 40, 100

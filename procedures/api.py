@@ -469,9 +469,11 @@ def connect(uri: str | None = None, user: str | None = None, password_file: str 
     """Connect to Neo4j with the command line's precedence (these arguments, then ``NEO4J_URI``,
     ``NEO4J_USER``, ``NEO4J_PASSWORD`` / ``NEO4J_PASSWORD_FILE``, ``NEO4J_DATABASE``, then the
     local server of ``linksim neo4j start``), and check that the server answers."""
+    from linksim.allocator import return_freed_memory
     from linksim.procedures.runner import QueryRunner
     from linksim.server.connection import resolve_connection
 
+    return_freed_memory()  # what the estimates assume of a process that builds indexes
     connection = resolve_connection(uri=uri, user=user, password_file=password_file, database=database)
     local = None
     if connection.source == "local":
