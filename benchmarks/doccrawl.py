@@ -84,7 +84,7 @@ def crawl(work: Path, html: Path) -> dict:
 
 def count_transient() -> list:
     """QueryRunner.retried wrapped (once) to note each retryable error an attempt raises (its code)
-    in the list returned: empty it before each run."""
+    and its message in the list returned: empty it before each run."""
     from linksim.procedures.runner import QueryRunner
 
     errors: list = []
@@ -96,7 +96,9 @@ def count_transient() -> list:
                 return attempt(tries)
             except Exception as error:
                 if getattr(error, "is_retryable", lambda: False)():
-                    errors.append(getattr(error, "code", None) or type(error).__name__)
+                    # the code, and the lock the server names (which node or chain the batches met on)
+                    errors.append(f"{getattr(error, 'code', None) or type(error).__name__}: "
+                                  f"{str(getattr(error, 'message', error))[:400]}")
                 raise
 
         return real(self, counted, before_retry)

@@ -38,16 +38,17 @@ log = logging.getLogger(__name__)
 # by source matches the source once per list (57k relationships/s on cnr-2000 against 26k for one
 # row per relationship with a string run id).
 #
-# The server splits each query into small transactions and commits CONCURRENCY of them at once
-# (CALL ... IN CONCURRENT TRANSACTIONS), and two queries are in flight: measured on cnr-2000
-# beside gds.knn.write (93-99k relationships/s), 85k/s, against 72-80k for client transactions of
-# 500-1,000 relationships three at once and 47-50k for client transactions of 50,000 (a large
-# transaction's state costs more to build and commit than its round trips save).
+# Concurrent transactions deadlock where they insert into the relationship chains of the same pages
+# (Neo4j locks two neighbouring relationships of each chain it inserts into), and the pages of
+# neighbouring lists are mostly near each other in id (a crawl numbers a site's pages together):
+# measured on a wget crawl of a documentation site, every deadlock was between two transactions of
+# neighbouring lists, at pages a few ids apart. So the lists are cut into WRITE_LANES lanes of
+# consecutive sources, and the lanes are written at once, one query each at a time, far apart in id;
+# within a lane the server commits a query's transactions one after another.
 # A query's rows are whole lists (about QUERY_RELATIONSHIPS relationships); its transactions hold
 # about --batch-size relationships (SIMILAR_WRITE_BATCH).
 QUERY_RELATIONSHIPS = 50_000
-QUERIES_IN_FLIGHT = 2
-CONCURRENCY = 2
+WRITE_LANES = 4
 # Deletes of retired runs go in larger transactions (one query, committed batch by batch).
 RETIRE_BATCH = 50_000
 WRITE_SIMILAR = """
@@ -57,7 +58,7 @@ CALL (row) {
   UNWIND range(0, size(row[1]) - 1) AS i
   MATCH (b) WHERE id(b) = row[1][i]
   CREATE (a)-[:SIMILAR_TO {score: row[2][i], method: $method, rank: i + 1, run: $run}]->(b)
-} IN $concurrency CONCURRENT TRANSACTIONS OF $lists ROWS
+} IN TRANSACTIONS OF $lists ROWS
 """
 
 # A query cut short (a deadlock between its transactions, a server gone) leaves some of its
@@ -421,17 +422,14 @@ def _write_lists(runner, lists: "_Lists", method: str, run: int, batch_size: int
 
     total = len(lists.source)
     per_list = max(1.0, total / max(1, len(lists.bounds) - 1))
-    params = {"method": method, "run": run, "concurrency": CONCURRENCY, "lists": max(1, round(batch_size / per_list))}
+    params = {"method": method, "run": run, "lists": max(1, round(batch_size / per_list))}
 
     def write(span: tuple[int, int]) -> dict[str, int]:
         rows = lists.rows(*span)
 
         def attempt(tries: int) -> dict[str, int]:
             lock.check()
-            # After a deadlock (navigation hubs that many lists end at), the batch's transactions
-            # one at a time: fewer writers lock the same hub's relationship chains at once.
-            return runner.write_autocommit(WRITE_SIMILAR, dict(params, rows=rows,
-                                                               concurrency=1 if tries else CONCURRENCY))
+            return runner.write_autocommit(WRITE_SIMILAR, dict(params, rows=rows))
 
         def undo(error, tries: int) -> None:
             log.info("writing SIMILAR_TO: %s; the batch again (%d)", getattr(error, "code", error), tries)
@@ -440,8 +438,8 @@ def _write_lists(runner, lists: "_Lists", method: str, run: int, batch_size: int
         return runner.retried(attempt, undo)  # the runner's retry time (30 s, the driver's default)
 
     with Progress(total, f"writing SIMILAR_TO ({key})", "relationships", enabled=show_progress) as progress:
-        batches = iter(lists.batches(max(batch_size, QUERY_RELATIONSHIPS)))
-        for (first, last), counters in in_flight(batches, write, workers=QUERIES_IN_FLIGHT):
+        batches = lists.lane_batches(max(batch_size, QUERY_RELATIONSHIPS), WRITE_LANES)
+        for (first, last), counters in in_flight(batches, write, workers=WRITE_LANES):
             size = lists.size(first, last)
             if counters.get("relationships_created", 0) != size:
                 raise LinksimError(
@@ -516,15 +514,28 @@ class _Lists:
         starts = np.flatnonzero(np.r_[True, source[1:] != source[:-1]]) if len(source) else np.zeros(0, np.int64)
         self.bounds = np.r_[starts, len(source)].astype(np.int64)
 
-    def batches(self, relationships: int):
-        """(first list, last list + 1) spans of about ``relationships`` relationships each."""
-        first = 0
-        lists = len(self.bounds) - 1
-        while first < lists:
+    def _spans(self, first: int, end: int, relationships: int):
+        """(first list, last list + 1) spans of about ``relationships`` relationships each, from
+        list ``first`` to list ``end`` (excluded)."""
+        while first < end:
             last = int(np.searchsorted(self.bounds, self.bounds[first] + relationships, side="right")) - 1
-            last = min(max(last, first + 1), lists)
+            last = min(max(last, first + 1), end)
             yield first, last
             first = last
+
+    def lane_batches(self, relationships: int, lanes: int):
+        """Spans of about ``relationships`` relationships within ``lanes`` lanes of consecutive lists (about as many
+        relationships each), taken from the lanes in turn: a lane's next span comes once the
+        spans of the other lanes before it, so that the spans written at once are a lane apart."""
+        total = int(self.bounds[-1])
+        cuts = np.searchsorted(self.bounds, [total * k // lanes for k in range(1, lanes)], side="left")
+        edges = [0, *sorted(set(int(c) for c in cuts)), len(self.bounds) - 1]
+        per_lane = [list(self._spans(first, last, relationships)) for first, last in zip(edges, edges[1:])
+                    if last > first]
+        for turn in range(max((len(spans) for spans in per_lane), default=0)):
+            for spans in per_lane:
+                if turn < len(spans):
+                    yield spans[turn]
 
     def size(self, first: int, last: int) -> int:
         return int(self.bounds[last] - self.bounds[first])

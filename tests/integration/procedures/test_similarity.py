@@ -111,8 +111,8 @@ def test_an_interrupted_run_leaves_the_old_results_and_is_cleaned_up(runner, tmp
         write_similar(runner, handle, batch_size=100, show_progress=False)
     monkeypatch.setattr(runner, "write_autocommit", real_write)
     partial = {key: n for key, n in relationships(runner).items() if key[1] != old.id}
-    # Batches 1 and 2 of the interrupted run were written, and batch 4 may have been (two are in flight).
-    assert sum(partial.values()) in (calls[0] + calls[1], calls[0] + calls[1] + calls[-1])
+    # Every batch started was written but the interrupted one (the lanes' writes in flight finish).
+    assert sum(partial.values()) == sum(calls) - calls[2] > 0
     assert current_runs(runner) == {"simrank": [old.id]}
     assert runner.run(query, {"url": url, "method": "simrank", "limit": 10}) == shown
 

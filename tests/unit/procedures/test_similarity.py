@@ -42,8 +42,8 @@ def test_similar_writes_then_switches_then_retires(fake, recording, tmp_path, mo
     assert sum(len(row[1]) for row in rows) == record.written and all(p["run"] == 7 for p in written)
     assert all(sum(len(row[1]) for row in p["rows"]) <= 2 for p in written)  # queries of about 2 (whole lists)
     # The server commits a query in transactions of about --batch-size relationships (here one list
-    # of up to 2), two at once.
-    assert all(p["lists"] == 1 and p["concurrency"] == 2 for p in written)
+    # of up to 2), one after another (the lanes are what runs at once).
+    assert all(p["lists"] == 1 for p in written)
     assert all("autocommit" == kind for kind, q, _ in runner.sent if "CREATE (a)-[:SIMILAR_TO" in q)
     assert {row[0] for row in rows} <= set(fake.IDS) and len({row[0] for row in rows}) == len(rows)  # a list a source
     assert all(len(row[1]) == len(row[2]) <= 2 and row[2] == sorted(row[2], reverse=True) for row in rows)
@@ -69,3 +69,30 @@ def test_related_reads_no_link_and_builds_nothing(fake, recording, tmp_path) -> 
     runner.answers["LinksimGraph {name: 'links'}"] = [dict(fake.STATE, version=3, links=6)]
     with pytest.raises(store.IndexMismatch, match="stale"):
         ls.related("http://e.org/c")
+
+
+@pytest.mark.parametrize("lanes", [1, 2, 4, 7])
+def test_the_writes_at_once_are_a_lane_apart(lanes) -> None:
+    """Every list is written once, in whole-list spans of about the size asked; any ``lanes``
+    spans in a row (what is in flight at once) come from different lanes of consecutive sources
+    while every lane has spans left, so that no two of them are neighbours (the lists of
+    neighbouring pages meet on the same relationship chains)."""
+    from linksim.procedures.similarity import _Lists
+
+    rng = np.random.default_rng(3)
+    sizes = rng.integers(1, 11, size=500)  # lists of 1-10 relationships, sources 0..499
+    source = np.repeat(np.arange(500), sizes)
+    lists = _Lists(source, rng.integers(0, 500, size=len(source)), rng.random(len(source)))
+    spans = list(lists.lane_batches(60, lanes))
+    covered = np.concatenate([np.arange(first, last) for first, last in spans])
+    assert np.array_equal(np.sort(covered), np.arange(500))  # each list once
+    assert all(lists.size(first, last) <= 60 or last == first + 1 for first, last in spans)
+    starts = sorted(first for first, _ in spans[:lanes])  # the first turn: each lane's first span
+    assert starts[0] == 0 and len(set(starts)) == lanes
+    lane = [int(np.searchsorted(starts, first, side="right")) - 1 for first, _ in spans]
+    by_lane = [[span for span, k in zip(spans, lane) if k == owner] for owner in range(lanes)]
+    assert all(a[1] == b[0] for spans_of in by_lane for a, b in zip(spans_of, spans_of[1:]))  # consecutive
+    weights = [sum(lists.size(*span) for span in spans_of) for spans_of in by_lane]
+    assert max(weights) - min(weights) <= 2 * 10  # as many relationships each, to a list at either end
+    full = lanes * min(len(spans_of) for spans_of in by_lane)
+    assert all(len(set(lane[i:i + lanes])) == lanes for i in range(full - lanes + 1))
