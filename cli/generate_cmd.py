@@ -25,6 +25,10 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
                         help="power-law exponent of the out-degrees (default 2.1)")
     parser.add_argument("--in-exponent", type=checked("in_exponent"), default=2.38,
                         help="power-law exponent of the in-degrees (default 2.38)")
+    parser.add_argument("--labels", action="store_true",
+                        help="a crawl with planted topics, sites, sections and navigation hubs instead, its pages' "
+                             "labels (topic.subtopic) written beside it as OUTPUT's stem + .categories.tsv, for "
+                             "`linksim evaluate --categories` (see the README, 'Synthetic crawls')")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
 
@@ -35,14 +39,17 @@ def _generate(args: argparse.Namespace) -> int:
     degree 2.38 (see the README, 'Synthetic crawls'). About 0.11 pages a link, 11 out-links a
     crawled page, one host per 50 pages. The same --seed and --links give the same file."""
 
-    from linksim.generate import CopyingModel
+    from linksim.generate import CopyingModel, LabelledModel
     from linksim.loader.synthetic import write_synthetic_crawl
 
     model = CopyingModel(out_exponent=args.out_exponent, in_exponent=args.in_exponent)
     model.check()
-    crawl = write_synthetic_crawl(args.output, args.links, args.seed, model, show_progress=not args.quiet)
+    labels = LabelledModel(out_exponent=args.out_exponent, in_exponent=args.in_exponent) if args.labels else None
+    crawl = write_synthetic_crawl(args.output, args.links, args.seed, model, show_progress=not args.quiet,
+                                  labels=labels)
     if args.json:
-        print(json.dumps({**asdict(crawl), "path": str(crawl.path)}))
+        print(json.dumps({**asdict(crawl), "path": str(crawl.path),
+                          "categories": None if crawl.categories is None else str(crawl.categories)}))
     else:
         print("\n".join(crawl.lines()), file=sys.stdout)
     return 0

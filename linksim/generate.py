@@ -164,3 +164,173 @@ def degree_exponent(degrees: np.ndarray, k_min: int) -> tuple[float, int]:
     if len(tail) == 0:
         raise ValueError(f"no degree is >= {k_min}")
     return 1.0 + len(tail) / float(np.log(tail / (k_min - 0.5)).sum()), len(tail)
+
+
+# A crawl with planted structure, labelled ----------------------------------------------------
+# The copying model has the web's degrees but no topics, so no generated crawl could grade a
+# method's lists. This one plants what related pages are about: topics, sites within a topic,
+# sections within a site, each section on one subtopic of its site's topic; a site's home page
+# linked from and linking every page of the site and a hub per section (the navigation sidebars
+# of a real site, which co-cite everything and say nothing of a page's subject); and content links
+# with power-law out-degrees (exponent 2.1 by default) to targets drawn by a heavy-tailed popularity
+# (exponent 2.38), mostly within the section, the site or the subtopic on
+# other sites. A page's label is its topic and subtopic; siblings are the other subtopics of a topic.
+
+
+@dataclass(frozen=True)
+class LabelledModel:
+    """The parameters of the labelled crawl (the shares of a content link's target add up to 1)."""
+
+    subtopics: int = 6  # of each topic
+    pages_per_topic: int = 2_000  # topics = pages / this (at least 2)
+    site_exponent: float = 2.0  # site sizes: a discrete power law from min_site_pages
+    min_site_pages: int = 8
+    same_section: float = 0.35
+    same_site: float = 0.15  # another section of the site
+    same_subtopic: float = 0.30  # a page of the subtopic, on any site of the topic
+    same_topic: float = 0.10  # a page of the topic, any subtopic
+    # the rest (0.10): any page of the crawl
+    max_out_degree: int = 1_000
+    out_exponent: float = OUT_EXPONENT  # of the content links' out-degrees
+    in_exponent: float = IN_EXPONENT  # of the pages' popularity as targets
+
+    @property
+    def anywhere(self) -> float:
+        return 1.0 - self.same_section - self.same_site - self.same_subtopic - self.same_topic
+
+    def check(self) -> None:
+        shares = (self.same_section, self.same_site, self.same_subtopic, self.same_topic)
+        if min(shares) < 0 or self.anywhere < -1e-12:
+            raise ConfigurationError(f"the target shares must be >= 0 and add up to at most 1, got {shares}")
+        if self.subtopics < 1 or self.pages_per_topic < 1 or self.min_site_pages < 2:
+            raise ConfigurationError("subtopics and pages_per_topic must be >= 1, min_site_pages >= 2")
+        if not self.site_exponent > 1.0:
+            raise ConfigurationError(f"site_exponent must be > 1, got {self.site_exponent}")
+        copying_share(self.out_exponent), copying_share(self.in_exponent)
+
+    def mean_content_links(self) -> float:
+        """The mean of the content out-degree ⌊U^(−1/(γ−1))⌋ capped at max_out_degree (γ = out_exponent)."""
+        k = np.arange(1, self.max_out_degree + 1, dtype=np.float64)
+        tail = k ** (-(self.out_exponent - 1.0))  # P(degree >= k)
+        return float(tail.sum())
+
+
+@dataclass
+class LabelledCrawl:
+    """Links and labels of a generated labelled crawl; pages are numbered site after site."""
+
+    source: np.ndarray  # int32, a link's page numbers
+    target: np.ndarray
+    site: np.ndarray  # int32 a page: its site
+    topic: np.ndarray  # int32 a page: its site's topic
+    subtopic: np.ndarray  # int32 a page: its section's subtopic (-1: a site's home page)
+
+    @property
+    def pages(self) -> int:
+        return len(self.site)
+
+    def label(self, page: int) -> str | None:
+        """``t<topic>.s<subtopic>`` (a category path of depth 2), None for a home page."""
+        return None if self.subtopic[page] < 0 else f"t{self.topic[page]}.s{self.subtopic[page]}"
+
+
+def _site_sizes(rng: np.random.Generator, pages: int, model: LabelledModel) -> np.ndarray:
+    sizes = []
+    total = 0
+    while total < pages:
+        draw = np.floor(model.min_site_pages * rng.random(4096) ** (-1.0 / (model.site_exponent - 1.0)))
+        draw = np.minimum(draw, max(model.min_site_pages, pages // 4)).astype(np.int64)
+        sizes.append(draw)
+        total += int(draw.sum())
+    sizes = np.concatenate(sizes)
+    sizes = sizes[: int(np.searchsorted(np.cumsum(sizes), pages)) + 1]
+    sizes[-1] -= int(sizes.sum()) - pages
+    if sizes[-1] < 2:  # too small for a home and a section: its pages go to the site before
+        sizes = np.r_[sizes[:-2], sizes[-2] + sizes[-1]] if len(sizes) > 1 else np.array([pages])
+    return sizes
+
+
+def _weighted_picks(rng: np.random.Generator, group: np.ndarray, weight: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """For each entry of ``wanted`` (a group number), a page of that group drawn in proportion to
+    ``weight`` (``group``: each page's group)."""
+    order = np.argsort(group, kind="stable")
+    cumulative = np.cumsum(weight[order])
+    groups = int(group.max()) + 1
+    ends = np.searchsorted(group[order], np.arange(groups), side="right")
+    starts = np.r_[0, ends[:-1]]
+    low = np.where(starts > 0, cumulative[np.maximum(starts - 1, 0)], 0.0)
+    high = cumulative[np.maximum(ends - 1, 0)]
+    at = low[wanted] + rng.random(len(wanted)) * (high[wanted] - low[wanted])
+    picked = np.searchsorted(cumulative, at, side="right")
+    return order[np.clip(picked, starts[wanted], ends[wanted] - 1)]
+
+
+def generate_labelled(links: int, seed: int = 0, model: LabelledModel = LabelledModel()) -> LabelledCrawl:
+    """About ``links`` links (exactly, before the loader drops duplicates and self-loops) of a
+    labelled crawl; the same seed and sizes give the same crawl."""
+    if links < 100:
+        raise ConfigurationError(f"a labelled crawl needs at least 100 links, got {links}")
+    model.check()
+    rng = np.random.default_rng(seed)
+    structural = 4.0  # a page's links to and from its home and its section's hub
+    pages = max(model.min_site_pages * 2, int(links / (structural + model.mean_content_links())))
+    sizes = _site_sizes(rng, pages, model)
+    sites = len(sizes)
+    topics = max(2, pages // model.pages_per_topic)
+    site_topic = rng.integers(0, topics, size=sites)
+    site = np.repeat(np.arange(sites), sizes)
+    first = np.r_[0, np.cumsum(sizes)[:-1]]
+    rank = np.arange(pages) - first[site]  # a page's place in its site; 0: the home page
+    sections = np.minimum(model.subtopics, np.maximum(1, (sizes - 1) // model.min_site_pages))
+    # the subtopics of a site's sections: distinct, drawn from its topic's
+    keys = rng.random((sites, model.subtopics)).argsort(axis=1)
+    section = np.where(rank > 0, ((rank - 1) * sections[site]) // np.maximum(sizes[site] - 1, 1), -1)
+    subtopic = np.where(rank > 0, keys[site, np.maximum(section, 0)], -1)
+    topic = site_topic[site]
+    section_id = np.where(rank > 0, site * model.subtopics + np.maximum(section, 0), -1)
+    section_start = np.ones(pages, dtype=bool)
+    section_start[1:] = section_id[1:] != section_id[:-1]
+    hub = np.maximum.accumulate(np.where(section_start, np.arange(pages), 0))  # the section's first page
+
+    members = np.flatnonzero(rank > 0)
+    home = first[site[members]]
+    own_hub = hub[members]
+    not_hub = members[own_hub != members]
+    nav_source = [members, home, not_hub, hub[not_hub]]
+    nav_target = [home, members, hub[not_hub], not_hub]
+    nav = sum(len(part) for part in nav_source)
+
+    # Content links: power-law out-degrees, scaled to the links left.
+    budget = max(0, links - nav)
+    degree = np.minimum(np.floor(rng.random(len(members)) ** (-1.0 / (model.out_exponent - 1.0))),
+                        model.max_out_degree).astype(np.int64)
+    cut = int(np.searchsorted(np.cumsum(degree), budget))
+    degree[cut + 1:] = 0
+    if cut < len(degree):
+        degree[cut] -= int(degree.sum()) - budget
+    short = budget - int(degree.sum())  # the draws fell short: one more link to pages at random
+    if short > 0:
+        degree += np.bincount(rng.integers(0, len(members), short), minlength=len(members))
+    content_source = np.repeat(members, degree)
+    popularity = rng.random(pages) ** (-1.0 / (model.in_exponent - 1.0))
+    kind = np.searchsorted(np.cumsum([model.same_section, model.same_site, model.same_subtopic, model.same_topic]),
+                           rng.random(len(content_source)), side="right")
+    content_target = np.empty(len(content_source), dtype=np.int64)
+    scopes = (
+        (section_id, section_id),  # the source's section
+        (np.where(rank > 0, site, -1), site),  # its site
+        (np.where(rank > 0, topic * model.subtopics + subtopic, -1), topic * model.subtopics + subtopic),
+        (topic, topic),  # its topic
+        (np.zeros(pages, dtype=np.int64), np.zeros(pages, dtype=np.int64)),  # anywhere
+    )
+    for number, (group, of_source) in enumerate(scopes):
+        chosen = np.flatnonzero(kind == number)
+        if not len(chosen):
+            continue
+        # home pages are targets of the anywhere and topic scopes only (group -1 holds them otherwise)
+        valid = group >= 0
+        shifted = np.where(valid, group, group.max() + 1)
+        content_target[chosen] = _weighted_picks(rng, shifted, popularity, of_source[content_source[chosen]])
+    source = np.concatenate([*nav_source, content_source]).astype(np.int32)
+    target = np.concatenate([*nav_target, content_target]).astype(np.int32)
+    return LabelledCrawl(source, target, site.astype(np.int32), topic.astype(np.int32), subtopic.astype(np.int32))

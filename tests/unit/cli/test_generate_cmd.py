@@ -22,3 +22,19 @@ def test_a_seeded_crawl_is_the_same_file_twice(tmp_path, capsys) -> None:
     assert main(["-q", "generate", str(first), "--links", "2k", "--seed", "5"]) == 0
     assert main(["-q", "generate", str(second), "--links", "2000", "--seed", "5"]) == 0
     assert first.read_bytes() == second.read_bytes() and first.stat().st_size > 1000
+
+
+def test_a_labelled_crawl_comes_with_its_labels(tmp_path, capsys) -> None:
+    import json
+
+    from linksim.cli.main import main
+
+    assert main(["-q", "generate", str(tmp_path / "a.tsv.gz"), "--links", "3k", "--seed", "2", "--labels", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["categories"] == str(tmp_path / "a.categories.tsv") and printed["links"] == 3_000
+    assert main(["-q", "generate", str(tmp_path / "b.tsv.gz"), "--links", "3k", "--seed", "2", "--labels"]) == 0
+    assert (tmp_path / "a.tsv.gz").read_bytes() == (tmp_path / "b.tsv.gz").read_bytes()
+    assert (tmp_path / "a.categories.tsv").read_bytes() == (tmp_path / "b.categories.tsv").read_bytes()
+    assert main(["-q", "generate", str(tmp_path / "c.tsv.gz"), "--links", "50", "--labels"]) == 2
+    assert "at least 100 links" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.categories.tsv", "a.tsv.gz", "b.categories.tsv", "b.tsv.gz"]

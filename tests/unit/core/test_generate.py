@@ -104,3 +104,95 @@ def test_bad_models_are_refused(kwargs):
 def test_too_few_links_are_refused():
     with pytest.raises(ConfigurationError, match="at least"):
         next(generate_links(3, 0))
+
+
+# The labelled crawl -------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def labelled():
+    from linksim.generate import generate_labelled
+
+    return generate_labelled(300_000, seed=4)
+
+
+def test_a_labelled_crawl_is_its_seed_and_size(labelled):
+    from linksim.generate import generate_labelled
+
+    again = generate_labelled(300_000, seed=4)
+    assert len(labelled.source) == 300_000  # links, exactly, before the loader drops duplicates
+    assert all(np.array_equal(getattr(labelled, a), getattr(again, a)) for a in ("source", "target", "subtopic"))
+    assert not np.array_equal(generate_labelled(300_000, seed=5).target, labelled.target)
+
+
+def test_a_labelled_crawl_plants_sites_sections_and_their_hubs(labelled):
+    c = labelled
+    pages = np.arange(c.pages)
+    first = np.r_[True, c.site[1:] != c.site[:-1]]
+    assert np.all(np.diff(c.site) >= 0) and np.all(c.subtopic[first] == -1)  # site after site, home first
+    assert np.all(c.subtopic[~first] >= 0)
+    home = np.maximum.accumulate(np.where(first, pages, 0))
+    links = set(zip(c.source.tolist(), c.target.tolist()))
+    members = pages[~first]
+    assert all((p, h) in links and (h, p) in links for p, h in zip(members.tolist(), home[members].tolist()))
+    # one topic a site; a site's sections are distinct subtopics of it, each a run of pages with a hub
+    by_site = {}
+    for p in members.tolist():
+        by_site.setdefault(int(c.site[p]), []).append(int(c.subtopic[p]))
+    assert all(len(set(c.topic[c.site == s])) == 1 for s in list(by_site)[:50])
+    for sections in by_site.values():
+        runs = [sections[0]] + [b for a, b in zip(sections, sections[1:]) if b != a]
+        assert len(runs) == len(set(runs))  # each section's pages together, one section a subtopic
+    hub = members[np.r_[True, (c.subtopic[members][1:] != c.subtopic[members][:-1])
+                        | (c.site[members][1:] != c.site[members][:-1])]]
+    assert all((hub_page, hub_page + 1) in links or c.site[hub_page] != c.site[min(hub_page + 1, c.pages - 1)]
+               or c.subtopic[hub_page] != c.subtopic[min(hub_page + 1, c.pages - 1)] for hub_page in hub[:200].tolist())
+
+
+def test_a_labelled_crawls_content_links_follow_the_model(labelled):
+    """The shares of the targets' scopes among the links that are not navigation, and the
+    out-degree tail: what the model says, within sampling error at this size."""
+    from linksim.generate import LabelledModel
+
+    c, model = labelled, LabelledModel()
+    pages = np.arange(c.pages)
+    first = np.r_[True, c.site[1:] != c.site[:-1]]
+    home = np.maximum.accumulate(np.where(first, pages, 0))
+    s, t = c.source.astype(np.int64), c.target.astype(np.int64)
+    section = c.site.astype(np.int64) * 1000 + c.subtopic
+    start = np.r_[True, section[1:] != section[:-1]]
+    hub = np.maximum.accumulate(np.where(start, pages, 0))
+    nav = (t == home[s]) | (s == home[t]) | (t == hub[s]) | (s == hub[t])
+    s, t = s[~nav], t[~nav]
+    same_site = c.site[s] == c.site[t]
+    same_section = same_site & (c.subtopic[s] == c.subtopic[t])
+    # a subtopic target off the site, or a topic / anywhere target that lands in it, counts here too
+    off_site_same_label = ~same_site & (c.topic[s] == c.topic[t]) & (c.subtopic[s] == c.subtopic[t])
+    # Every draw from the section lands in it (and some of the site's and the subtopic's do too).
+    assert model.same_section - 0.05 < same_section.mean() < model.same_section + model.same_site + 0.05
+    assert off_site_same_label.mean() > 0.6 * model.same_subtopic
+    # Only the draws from anywhere leave the topic (all but the share that lands back in it).
+    topics = int(c.topic.max()) + 1
+    assert model.anywhere * (1 - 3 / topics) - 0.02 < (c.topic[s] != c.topic[t]).mean() < model.anywhere + 0.02
+    out_degree = np.bincount(s, minlength=c.pages)
+    exponent, tail = degree_exponent(out_degree[out_degree > 0], 5)
+    assert tail > 1_000 and abs(exponent - OUT_EXPONENT) < 0.25
+
+
+def test_write_labelled_crawl_gives_links_and_labels_the_loader_reads(tmp_path):
+    from linksim.generate import LabelledModel
+    from linksim.loader.categories import read_categories
+    from linksim.loader.synthetic import categories_path, write_synthetic_crawl
+
+    crawl = write_synthetic_crawl(tmp_path / "lab.tsv.gz", 5_000, seed=2, labels=LabelledModel(), show_progress=False)
+    assert crawl.categories == categories_path(tmp_path / "lab.tsv.gz") == tmp_path / "lab.categories.tsv"
+    categories = read_categories(crawl.categories)
+    import gzip
+
+    urls = set()
+    with gzip.open(crawl.path, "rt") as handle:
+        for line in handle:
+            source, target = line.rstrip("\n").split("\t")
+            urls.update((source, target))
+    assert set(categories) <= urls and len(categories) == crawl.pages - crawl.hosts  # every page but the homes
+    assert all(len(paths) == 1 and paths[0].count(".") == 1 for paths in categories.values())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lab.categories.tsv", "lab.tsv.gz"]  # no scratch left
