@@ -9,8 +9,8 @@ precision@10, hits@10 (every labelled page, missing places are misses), sibling 
 pooled, top 100), the queries with comparable pairs, and the coverage (pages with a link that get
 a list). The best anchor of each column is printed last, and where linksim's default stands.
 
-    .venv/bin/python benchmarks/quality.py [--data ../shared/data] [--datasets wikispeedia webkb]
-                                           [--no-exact] [--json results.json] [--cost]
+    .venv/bin/python benchmarks/quality.py [--data ../shared/data] [--datasets wikispeedia webkb labelled]
+                                           [--labelled-links 3e5] [--no-exact] [--json results.json] [--cost]
 
 ``--cost``: what the default costs beside P-PSimRank and SimRank on cnr-2000 (325,557 pages):
 the index build, the process's peak memory after it, and the mean time of a top-10 list over 200
@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 COLUMNS = ("precision_at_10", "hits_at_10", "gamma", "pooled", "queries", "coverage")
 
 
-def labelled_crawl(name: str, data: Path):
+def labelled_crawl(name: str, data: Path, labelled_links: int = 300_000):
     """(LinkGraph keyed by URL, page -> classes) of a labelled crawl, as linksim loads it."""
     import sys
 
@@ -43,6 +43,8 @@ def labelled_crawl(name: str, data: Path):
     from linksim.loader.categories import read_categories
     from linksim.loader.load import read_files
 
+    if name == "labelled":
+        return generated_labelled(labelled_links, LABELLED_SEED)
     folder = data / name
     if not folder.exists():
         sys.exit(f"{folder} is missing: put the shared data set there or pass --data")
@@ -53,6 +55,32 @@ def labelled_crawl(name: str, data: Path):
     depth = 2 if name == "wikispeedia" else 1
     classes = {crawl.index[url]: classes_of(paths, depth) for url, paths in read_categories(folder).items()
                if url in crawl.index}
+    return graph, classes
+
+
+LABELLED_SEED = 1
+
+
+def generated_labelled(links: int, seed: int):
+    """The same for `linksim generate --labels` (written to a scratch folder and read back as the
+    loader reads it; its classes are topic.subtopic)."""
+    import tempfile
+
+    from linksim.evaluation import classes_of
+    from linksim.generate import LabelledModel
+    from linksim.graph import LinkGraph
+    from linksim.loader.categories import read_categories
+    from linksim.loader.load import read_files
+    from linksim.loader.synthetic import write_synthetic_crawl
+
+    with tempfile.TemporaryDirectory() as folder:
+        written = write_synthetic_crawl(Path(folder) / "labelled.tsv.gz", links, seed, labels=LabelledModel(),
+                                        show_progress=False)
+        crawl, _ = read_files([written.path])
+        categories = read_categories(written.categories)
+    links_ = crawl.links()
+    graph = LinkGraph.from_edges(links_.source, links_.target, len(crawl), crawl.urls)
+    classes = {crawl.index[url]: classes_of(paths, 2) for url, paths in categories.items() if url in crawl.index}
     return graph, classes
 
 
@@ -68,7 +96,7 @@ def grade(name: str, source: str, lists, classes, linked, seconds: float) -> dic
     return {"name": name, "source": source, **report.as_dict(), "seconds": round(seconds, 1)}
 
 
-def rows_for(graph, classes, exact: bool) -> list[dict]:
+def rows_for(graph, classes, exact: bool, methods: list[str] | None = None) -> list[dict]:
     from linksim.evaluation import top_lists_from_matrix
     from linksim.evaluation.anchors import ANCHORS, anchor_lists
     from linksim.evaluation.experiments import lists_of
@@ -77,6 +105,7 @@ def rows_for(graph, classes, exact: bool) -> list[dict]:
     linked = linked_pages(graph)
     rows = []
     order = [DEFAULT_METHOD] + [m for m in METHODS if m != DEFAULT_METHOD]
+    order = [m for m in order if methods is None or m in methods]
     for method in order:
         entry = METHODS[method]
         began = time.monotonic()
@@ -154,7 +183,11 @@ def cost(data: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
-    parser.add_argument("--datasets", nargs="+", default=["wikispeedia", "webkb"], choices=["wikispeedia", "webkb"])
+    parser.add_argument("--datasets", nargs="+", default=["wikispeedia", "webkb"],
+                        choices=["wikispeedia", "webkb", "labelled"],
+                        help="labelled: `linksim generate --labels` of --labelled-links links, seed 1")
+    parser.add_argument("--labelled-links", type=float, default=300_000)
+    parser.add_argument("--methods", nargs="+", help="linksim's methods to grade (default: every one)")
     parser.add_argument("--no-exact", dest="exact", action="store_false",
                         help="skip the exact references (dense matrices, tens of seconds each on Wikispeedia)")
     parser.add_argument("--json", type=Path, help="also write the rows here")
@@ -163,17 +196,24 @@ def main() -> None:
 
     results = {}
     for name in args.datasets:
-        graph, classes = labelled_crawl(name, args.data)
+        graph, classes = labelled_crawl(name, args.data, int(args.labelled_links))
         print(f"\n{name}: {graph.n:,} pages, {graph.m:,} links, {sum(1 for c in classes.values() if c):,} "
               f"labelled, {len(linked_pages(graph)):,} with a link (top 100 graded)")
         print(header())
-        rows = rows_for(graph, classes, args.exact)
+        rows = rows_for(graph, classes, args.exact, args.methods)
         verdict(rows)
         results[name] = rows
     if args.cost:
         cost(args.data)
     if args.json:
-        args.json.write_text(json.dumps(results, indent=1, default=lambda v: None))
+        import sys
+
+        sys.path.insert(0, str(REPO / "benchmarks"))
+        from _common import results_header
+
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({**results_header(sys.argv), "datasets": results}, indent=1,
+                                        default=lambda v: None))
 
 
 if __name__ == "__main__":
