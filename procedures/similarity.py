@@ -524,9 +524,10 @@ class _Lists:
             first = last
 
     def lane_batches(self, relationships: int, lanes: int):
-        """Spans of about ``relationships`` relationships within ``lanes`` lanes of consecutive lists (about as many
-        relationships each), taken from the lanes in turn: a lane's next span comes once the
-        spans of the other lanes before it, so that the spans written at once are a lane apart."""
+        """Spans of about ``relationships`` relationships within ``lanes`` lanes of consecutive
+        lists (about as many relationships each), taken from the lanes in turn: a lane's next span
+        comes once the spans of the other lanes before it, so that those written at once are a
+        lane apart."""
         total = int(self.bounds[-1])
         cuts = np.searchsorted(self.bounds, [total * k // lanes for k in range(1, lanes)], side="left")
         edges = [0, *sorted(set(int(c) for c in cuts)), len(self.bounds) - 1]

@@ -29,7 +29,8 @@ def test_a_labelled_crawl_comes_with_its_labels(tmp_path, capsys) -> None:
 
     from linksim.cli.main import main
 
-    assert main(["-q", "generate", str(tmp_path / "a.tsv.gz"), "--links", "3k", "--seed", "2", "--labels", "--json"]) == 0
+    a = str(tmp_path / "a.tsv.gz")
+    assert main(["-q", "generate", a, "--links", "3k", "--seed", "2", "--labels", "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["categories"] == str(tmp_path / "a.categories.tsv") and printed["links"] == 3_000
     assert main(["-q", "generate", str(tmp_path / "b.tsv.gz"), "--links", "3k", "--seed", "2", "--labels"]) == 0
@@ -37,4 +38,5 @@ def test_a_labelled_crawl_comes_with_its_labels(tmp_path, capsys) -> None:
     assert (tmp_path / "a.categories.tsv").read_bytes() == (tmp_path / "b.categories.tsv").read_bytes()
     assert main(["-q", "generate", str(tmp_path / "c.tsv.gz"), "--links", "50", "--labels"]) == 2
     assert "at least 100 links" in capsys.readouterr().err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.categories.tsv", "a.tsv.gz", "b.categories.tsv", "b.tsv.gz"]
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == ["a.categories.tsv", "a.tsv.gz", "b.categories.tsv", "b.tsv.gz"]
