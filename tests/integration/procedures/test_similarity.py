@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -96,12 +97,15 @@ def test_an_interrupted_run_leaves_the_old_results_and_is_cleaned_up(runner, tmp
 
     real_write = runner.write_autocommit
     calls = []
+    counted = threading.Lock()  # the lanes' writes call this from several threads at once
 
     def failing_write(query_text, parameters=None):
         if "CREATE (a)-[:SIMILAR_TO" in query_text:
-            calls.append(sum(len(row[1]) for row in parameters["rows"]))  # whole lists, about 100
-        if len(calls) == 3 and "CREATE (a)-[:SIMILAR_TO" in query_text:
-            raise KeyboardInterrupt  # the user pressed ^C in the middle of the write
+            with counted:
+                calls.append(sum(len(row[1]) for row in parameters["rows"]))  # whole lists, about 100
+                third = len(calls) == 3
+            if third:
+                raise KeyboardInterrupt  # the user pressed ^C in the middle of the write
         return real_write(query_text, parameters)
 
     monkeypatch.setattr(runner, "write_autocommit", failing_write)
@@ -140,11 +144,17 @@ def test_a_write_cut_short_by_a_transient_error_is_written_again_whole(runner, t
     real_write = runner.write_autocommit
     failed = []
 
+    counted = threading.Lock()  # the lanes' writes call this from several threads at once
+
     def deadlocked_after_writing(query_text, parameters=None):
         counters = real_write(query_text, parameters)  # its transactions committed ...
-        if "CREATE (a)-[:SIMILAR_TO" in query_text and len(failed) < 2:
-            failed.append(sum(len(row[1]) for row in parameters["rows"]))
-            raise TransientError("Neo.TransientError.Transaction.DeadlockDetected")  # ... then it failed
+        if "CREATE (a)-[:SIMILAR_TO" in query_text:
+            with counted:
+                fail = len(failed) < 2
+                if fail:
+                    failed.append(sum(len(row[1]) for row in parameters["rows"]))
+            if fail:
+                raise TransientError("Neo.TransientError.Transaction.DeadlockDetected")  # ... then it failed
         return counters
 
     monkeypatch.setattr(runner, "write_autocommit", deadlocked_after_writing)
