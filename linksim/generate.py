@@ -229,10 +229,6 @@ class LabelledCrawl:
     def pages(self) -> int:
         return len(self.site)
 
-    def label(self, page: int) -> str | None:
-        """``t<topic>.s<subtopic>`` (a category path of depth 2), None for a home page."""
-        return None if self.subtopic[page] < 0 else f"t{self.topic[page]}.s{self.subtopic[page]}"
-
 
 def _site_sizes(rng: np.random.Generator, pages: int, model: LabelledModel) -> np.ndarray:
     sizes = []

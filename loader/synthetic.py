@@ -109,14 +109,9 @@ def write_synthetic_crawl(
         raise LinksimError(f"cannot write {path}: the folder {folder} does not exist")
     work = Path(tempfile.mkdtemp(prefix=".linksim-generate-", dir=folder))
     partial = work / path.name
-    if labels is not None:
-        try:
-            return _write_labelled(path, partial, links, seed, labels, show_progress, began)
-        except OSError as error:
-            raise LinksimError(f"cannot write {path}: {error.strerror or error}; nothing was written") from None
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
     try:
+        if labels is not None:
+            return _write_labelled(path, partial, links, seed, labels, show_progress, began)
         source = np.lib.format.open_memmap(work / "source.npy", mode="w+", dtype=np.int32, shape=(links,))
         target = np.lib.format.open_memmap(work / "target.npy", mode="w+", dtype=np.int32, shape=(links,))
         pages = 0
