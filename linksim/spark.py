@@ -458,7 +458,7 @@ def spectral_rows(edges, n: int, n_fingerprints: int, length: int, seed: int, pa
     """Spectral P-PSimRank's index (:mod:`linksim.spectral`) as one DataFrame of
     :data:`SPECTRAL_SCHEMA`: ``part`` 0, P-PSimRank's fingerprint-graph edges (``fp, page, parent,
     label``: :func:`fingerprint_rows`, bit for bit numpy's); ``part`` 1, a page's row of the link
-    embedding (``page, vector``: :func:`link_embedding_rows`); ``part`` 2, a page's neighbour over
+    embedding (``page, vector``: :func:`link_embedding_rows`, bit for bit numpy's); ``part`` 2, a page's neighbour over
     links both ways (``page, neighbour``). Written as Parquet by the executors."""
     F = _functions()
     from linksim.spectral import RANK, WALK_METHOD
@@ -474,7 +474,7 @@ def spectral_rows(edges, n: int, n_fingerprints: int, length: int, seed: int, pa
         return frame.select(*columns)
 
     walks = fingerprint_rows(edges, n, WALK_METHOD, n_fingerprints, length, seed, partitions, log, codes=codes)
-    embedding = link_embedding_rows(edges, n, RANK, partitions, log)
+    embedding = link_embedding_rows(edges, n, RANK, seed, log)
     neighbours = _union([edges.select(F.col("src").alias("page"), F.col("dst").alias("neighbour")),
                          edges.select(F.col("dst").alias("page"), F.col("src").alias("neighbour"))],
                         spark, "page int, neighbour int").distinct()
@@ -482,63 +482,26 @@ def spectral_rows(edges, n: int, n_fingerprints: int, length: int, seed: int, pa
                    shaped(neighbours, NEIGHBOUR_PART)], spark, SPECTRAL_SCHEMA)
 
 
-def link_embedding_rows(edges, n: int, rank: int, partitions: int = 4, log=None):
-    """``(page, vector)``: :func:`linksim.spectral.link_embedding` on Spark, one row per page with a
-    link. The features ``[W_in | W_out]`` (idf-weighted, unit rows) are built with joins, their
-    truncated SVD is MLlib's (``IndexedRowMatrix.computeSVD``: ARPACK over distributed products
-    with the Gramian, which is never formed), and each page's row ``U Σ`` is scaled to unit length
-    on the executors. Another SVD code than scipy's: the cosines of the rows are the same to the
-    solvers' tolerance (the rank-k subspace is unique where σ_k > σ_k+1), the vectors differ by a
-    rotation, so the index's lists equal numpy's up to near-ties of the cosines."""
-    F = _functions()
-    from pyspark.mllib.linalg import Vectors
-    from pyspark.mllib.linalg.distributed import IndexedRow, IndexedRowMatrix
-
-    from linksim.spectral import FLOOR, IDF_POWER
+def link_embedding_rows(edges, n: int, rank: int, seed: int = 0, log=None):
+    """``(page, vector)``: :func:`linksim.embedding.link_embedding` of the links, one row per page
+    with a direction, computed in the driver from the links collected there: the same solver and
+    start block as the one-machine build, so the same vectors bit for bit. (The driver gathers the
+    whole index in :func:`spectral_index` anyway; a solver whose block lives on the executors is
+    what scales past the driver.)"""
+    from linksim.embedding import link_embedding
+    from linksim.graph import LinkGraph
 
     spark = edges.sparkSession
     began = time.monotonic()
-    schema = "page int, vector array<float>"
-    k = min(rank, n - 1)
-    if n < 3 or k < 1:
-        return spark.createDataFrame([], schema)
-
-    def weighted(degree_of: str, row: str, column):
-        frequency = edges.groupBy(degree_of).agg(F.count(F.lit(1)).alias("df"))
-        weight = F.pow(F.log(F.lit(float(n)) / F.col("df").cast("double")), F.lit(IDF_POWER))
-        return edges.join(frequency, degree_of).select(F.col(row).alias("page"), column.alias("col"),
-                                                       weight.alias("w"))
-
-    # Row u: its in-links (column = the parent, weighted by the parent's out-degree as df) and its
-    # out-links (column n + the child, weighted by the child's in-degree).
-    entries = _union([weighted("src", "dst", F.col("src")), weighted("dst", "src", F.col("dst") + F.lit(n))],
-                     spark, "page int, col int, w double").where(F.col("w") > 0)
-    width = 2 * n
-
-    def row_of(record):
-        pairs = sorted((int(c), float(w)) for c, w in record["entries"])
-        values = np.array([w for _, w in pairs])
-        values /= np.sqrt((values * values).sum())
-        return IndexedRow(int(record["page"]), Vectors.sparse(width, [c for c, _ in pairs], values.tolist()))
-
-    grouped = entries.groupBy("page").agg(F.collect_list(F.struct("col", "w")).alias("entries"))
-    if grouped.limit(1).count() == 0:
-        return spark.createDataFrame([], schema)
-    # Held by the executors' JVMs: ARPACK passes over the rows hundreds of times, each pass a job.
-    rows = grouped.rdd.map(row_of).map(lambda row: (row.index, row.vector)).toDF(["index", "vector"])
-    rows = rows.localCheckpoint(eager=True)
-    svd = IndexedRowMatrix(rows, n, width).computeSVD(k, computeU=True, rCond=1e-10)
-    values = svd.s.toArray()
-    keep = values > 1e-10 * values.max()  # as the numpy build: directions of a zero value are noise
-
-    def embedded(row):
-        vector = row.vector.toArray()[keep] * values[keep]
-        norm = np.sqrt((vector * vector).sum())
-        return int(row.index), (vector / norm if norm >= FLOOR else 0.0 * vector).astype(np.float32).tolist()
-
-    frame = spark.createDataFrame(svd.U.rows.map(embedded), schema)
+    links = edges.select("src", "dst").toPandas()
+    graph = LinkGraph.from_edges(links["src"].to_numpy(np.int64), links["dst"].to_numpy(np.int64), n)
+    del links
+    embedding = link_embedding(graph, rank, seed)
+    pages = np.flatnonzero(embedding.any(axis=1))
+    frame = spark.createDataFrame([(int(u), embedding[u].tolist()) for u in pages.tolist()],
+                                  "page int, vector array<float>")
     if log:
-        log(f"link embedding: rank {int(keep.sum())} of {k}, {time.monotonic() - began:.1f} s")
+        log(f"link embedding: rank {embedding.shape[1]} of {rank}, {time.monotonic() - began:.1f} s")
     return frame
 
 

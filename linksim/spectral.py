@@ -41,8 +41,9 @@ candidates gave 0.518 and Γ 0.44 with Monte Carlo, 0.384 exact: its sampled tie
 candidates. Hub damping is what makes the embedding work: precision@10 is 0.456 with unweighted
 features, 0.510 with ln(n / df), 0.518 with its power 1.5.
 
-The SVD is scipy's ARPACK (``svds``) from a start vector drawn with the index's seed: the same
-graph and seed give the same embedding on the same machine; its last bits may differ between BLAS
+The SVD is randomized subspace iteration (:mod:`linksim.embedding`, :mod:`linksim.lowrank`), in
+memory of the pages times the rank, from a start block drawn with the index's seed: the same graph
+and seed give the same embedding on the same machine; its last bits may differ between BLAS
 builds, which is why the embedding is stored with the index, never recomputed for a query.
 """
 
@@ -54,6 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from linksim.embedding import FLOOR, IDF_POWER, RANK, link_embedding, link_features  # noqa: F401 (the method's)
 from linksim.fingerprints.index import FingerprintIndex
 from linksim.graph import LinkGraph
 from linksim.parameters import check_page
@@ -61,19 +63,13 @@ from linksim.ranking import top_pages, top_pairs
 
 log = logging.getLogger(__name__)
 
-RANK = 100  #: dimensions of the link embedding
 CANDIDATES = 100  #: co-linked pages each list is chosen from
 NEAREST = 10  #: nearest pages of the embedding added to the candidates
 HUB_DEGREE = 200  #: a shared neighbour of more links (both ways) than this is not counted
 ALPHA = 0.8  #: the cosine's share of the score (the rest: P-PSimRank's)
-IDF_POWER = 1.5  #: a feature's weight is ln(n / df) to this power (hub damping)
 #: A candidate is left unscored only when its bound is this far below the k-th score found: far
 #: above the last bits in which two sums of the same terms can differ, so no tie is cut.
 PRUNE_MARGIN = 1e-9
-#: A page whose row of U Σ is shorter than this (its unit row of features all but orthogonal to the
-#: embedding: on Wikispeedia 3 pages, at 1e-12, the next at 0.05) has no direction: scaled to unit
-#: length, rounding noise would give it one that changes with the solver's start vector.
-FLOOR = 1e-6
 WALK_METHOD = "ppsimrank"  #: whose fingerprint walks give the sampled share of the score
 #: From this many pages, each page's nearest pages of the embedding (:func:`nearest_pages`, stored
 #: with the index) come from an HNSW graph (faiss, :class:`HnswGraph`) instead of a scan of every
@@ -93,44 +89,6 @@ HNSW_SEARCH = 128
 def combined_score(cosine: np.ndarray, walks: np.ndarray) -> np.ndarray:
     """s = ALPHA · max(0, cos) + (1 − ALPHA) · ppsim, from max(0, cos) and P-PSimRank's scores."""
     return ALPHA * cosine + (1.0 - ALPHA) * walks
-
-
-def link_features(graph: LinkGraph):
-    """``X = [W_in | W_out]`` (n x 2n, CSR): u's in-links and out-links, self-links aside, each
-    weighted ``ln(n / df) ** IDF_POWER``, rows of unit length (a page without links: a zero row)."""
-    import scipy.sparse as sp
-
-    n = graph.n
-    blocks = []
-    for direction in ("in", "out"):  # in-links of the row, then its out-links
-        block = graph.neighbour_matrix(direction)
-        frequency = np.asarray(block.sum(axis=0)).ravel()
-        weights = np.log(n / np.maximum(frequency, 1.0)) ** IDF_POWER
-        blocks.append(block @ sp.diags(weights))
-    features = sp.hstack(blocks).tocsr()
-    norms = np.sqrt(np.asarray(features.multiply(features).sum(axis=1)).ravel())
-    return sp.diags(np.divide(1.0, norms, out=np.zeros(n), where=norms > 0)) @ features
-
-
-def link_embedding(graph: LinkGraph, rank: int = RANK, seed: int = 0) -> np.ndarray:
-    """Each page's row of the rank-``rank`` truncated SVD of :func:`link_features` (U Σ), scaled to
-    unit length (float32; a zero row for a page without links or one shorter than :data:`FLOOR`)."""
-    from scipy.sparse.linalg import svds
-
-    features = link_features(graph)
-    n = graph.n
-    embedding = np.zeros((n, 0), dtype=np.float32)
-    k = min(rank, min(features.shape) - 1)
-    if n >= 3 and features.nnz and k >= 1:
-        start = np.random.default_rng(seed).standard_normal(min(features.shape))
-        left, values, _ = svds(features, k=k, v0=start)
-        keep = values > 1e-10 * values.max()  # directions of a zero singular value are noise
-        embedding = left[:, keep] * values[keep]
-    embedding = embedding.astype(np.float64)
-    embedding[np.diff(features.indptr) == 0] = 0.0  # a page without links has no direction
-    norms = np.linalg.norm(embedding, axis=1, keepdims=True)
-    embedding = np.divide(embedding, norms, out=np.zeros_like(embedding), where=norms >= FLOOR)
-    return embedding.astype(np.float32)
 
 
 def neighbour_lists(graph: LinkGraph):

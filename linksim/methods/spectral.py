@@ -35,6 +35,8 @@ def _value_ranges(meta: dict, n: int, length: int) -> dict[str, tuple[float, flo
 
 
 def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[int, int, int, dict]:
+    from linksim.embedding import OVERSAMPLE
+    from linksim.lowrank import BLOCK, CHUNK
     from linksim.spectral import ANN_PAGES, HNSW_LINKS, NEAREST, RANK, SCAN_BLOCK, SEARCH_BLOCK
 
     fingerprints, working, stored, parts = fingerprint_methods.estimate(pages, links, parameters, False,
@@ -42,9 +44,11 @@ def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[
     embedding = 4 * RANK * pages
     neighbours = 8 * (pages + 1) + 4 * 2 * links  # both ways: two entries a link
     nearest = 4 * NEAREST * pages
-    # The SVD: the sparse features (two a link, 12 bytes each), ARPACK's Lanczos basis (2 RANK + 1
-    # vectors of the longer side, 2 pages) and its U, Sigma, V^T.
-    svd = 24 * links + 8 * (2 * RANK + 1) * 2 * pages + 8 * RANK * 3 * pages
+    # The SVD (randomized subspace iteration): its block of RANK + OVERSAMPLE float32 columns, the
+    # Gram operator's two scratch blocks of BLOCK columns and its four float64 weights a page, and
+    # a chunk of the block in float64. The links are the graph's own lists, not copied. It runs first:
+    # of the index, only the block (the embedding to be) is held then.
+    svd = 4 * (RANK + OVERSAMPLE) * pages + 2 * 4 * BLOCK * pages + 33 * pages + 8 * (RANK + OVERSAMPLE) * CHUNK
     # The nearest pages: faiss's HNSW graph (a copy of the embedding, 2 HNSW_LINKS int32 links a
     # page at its lowest level, about 1 / HNSW_LINKS of that above) and a block of results. It is
     # built and freed before the fingerprints and the neighbour lists: on top of the whole index,
@@ -53,7 +57,8 @@ def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[
     search = (embedding + int(4 * 2 * HNSW_LINKS * 1.05) * pages + 16 * (2 * NEAREST + 1) * SEARCH_BLOCK
               if pages >= ANN_PAGES else 4 * SCAN_BLOCK * pages)
     held = {"link embedding": embedding, "neighbour lists": neighbours, "nearest pages": nearest}
-    return (fingerprints + embedding + neighbours + nearest, max(working, svd, search - fingerprints - neighbours),
+    index = fingerprints + embedding + neighbours + nearest
+    return (index, max(working, svd - index, search - fingerprints - neighbours),
             stored + embedding + neighbours + nearest, dict(parts, **held))
 
 
