@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit
 
 from linksim.graph import LinkGraph
-from linksim.lowrank import leading_eigenvectors
+from linksim.lowrank import CHUNK, leading_eigenvectors
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +112,6 @@ def link_features(graph: LinkGraph):
     return sp.diags(np.divide(1.0, norms, out=np.zeros(n), where=norms > 0)) @ features
 
 
-
 class LinkGram:
     """M = X X^T of the link features (see the module) as an operator on n x b float32 blocks."""
 
@@ -195,9 +194,9 @@ def link_embedding(graph: LinkGraph, rank: int = RANK, seed: int = 0, passes: in
         gram.close()
     # U Σ, rows to unit length, in place a chunk of rows at a time.
     scale = np.sqrt(values)
-    for start in range(0, n, 65_536):
-        rows = vectors[start : start + 65_536].astype(np.float64) * scale
+    for start in range(0, n, CHUNK):
+        rows = vectors[start : start + CHUNK].astype(np.float64) * scale
         norms = np.linalg.norm(rows, axis=1, keepdims=True)
-        keep = (norms >= FLOOR) & gram.featured[start : start + 65_536, None]
-        vectors[start : start + 65_536] = np.divide(rows, norms, out=np.zeros_like(rows), where=keep)
+        keep = (norms >= FLOOR) & gram.featured[start : start + CHUNK, None]
+        vectors[start : start + CHUNK] = np.divide(rows, norms, out=np.zeros_like(rows), where=keep)
     return vectors
