@@ -181,22 +181,32 @@ def link_embedding(graph: LinkGraph, rank: int = RANK, seed: int = 0, passes: in
     """Each page's row of the rank-``rank`` truncated SVD of the link features (U Σ), scaled to
     unit length (float32, n x r, r <= rank: fewer where the features have fewer directions; a zero
     row for a page without links or one shorter than :data:`FLOOR`)."""
+    return embedding_and_share(graph, rank, seed, passes, oversample)[0]
+
+
+def embedding_and_share(graph: LinkGraph, rank: int = RANK, seed: int = 0, passes: int = PASSES,
+                        oversample: int = OVERSAMPLE) -> tuple[np.ndarray, float]:
+    """(:func:`link_embedding`, the share of the features' weight it holds): the sum of the
+    eigenvalues found over the trace of X X^T (the pages with features, each row of unit length),
+    that is the mean over those pages of the squared length of their row of U Σ before it is
+    scaled, in [0, 1]; 0 without features. Rounded to float32, as a Spark build carries it."""
     n = graph.n
     if n < 3 or rank < 1:
-        return np.zeros((n, 0), dtype=np.float32)
+        return np.zeros((n, 0), dtype=np.float32), 0.0
     gram = LinkGram(graph)
     try:
-        if not gram.featured.any():
-            return np.zeros((n, 0), dtype=np.float32)
+        featured = int(gram.featured.sum())
+        if not featured:
+            return np.zeros((n, 0), dtype=np.float32), 0.0
         vectors, values = leading_eigenvectors(gram, n, min(rank, n - 1), oversample, passes, seed,
                                                progress=log.info)
+        # U Σ, rows to unit length, in place a chunk of rows at a time.
+        scale = np.sqrt(values)
+        for start in range(0, n, CHUNK):
+            rows = vectors[start : start + CHUNK].astype(np.float64) * scale
+            norms = np.linalg.norm(rows, axis=1, keepdims=True)
+            keep = (norms >= FLOOR) & gram.featured[start : start + CHUNK, None]
+            vectors[start : start + CHUNK] = np.divide(rows, norms, out=np.zeros_like(rows), where=keep)
     finally:
         gram.close()
-    # U Σ, rows to unit length, in place a chunk of rows at a time.
-    scale = np.sqrt(values)
-    for start in range(0, n, CHUNK):
-        rows = vectors[start : start + CHUNK].astype(np.float64) * scale
-        norms = np.linalg.norm(rows, axis=1, keepdims=True)
-        keep = (norms >= FLOOR) & gram.featured[start : start + CHUNK, None]
-        vectors[start : start + CHUNK] = np.divide(rows, norms, out=np.zeros_like(rows), where=keep)
-    return vectors
+    return vectors, float(np.float32(min(1.0, float(values.sum()) / featured)))

@@ -7,8 +7,9 @@ Every similarity linksim computes is a sum, and each term has a meaning:
   is a fingerprint where they met: the step, the meeting page and the two walks that led to it
   (each step a link, followed backwards; P-PSimRank's either way, or staying put), share
   ``c^τ / N``.
-- **The default method** (spectral P-PSimRank): ``ALPHA · max(0, cos) + (1 − ALPHA) · ppsim``: one
-  term for the link embedding's cosine, then P-PSimRank's meetings, each times ``1 − ALPHA``.
+- **The default method** (spectral P-PSimRank): ``a · max(0, cos) + (1 − a) · ppsim``, ``a`` the
+  index's cosine share: one term for the link embedding's cosine, then P-PSimRank's meetings, each
+  times ``1 − a``.
 - **Extended Jaccard**: ``(1/N) Σ_i Σ_k c^k (1 − c) · 1{fp_k(u) = fp_k(v)}``: a term is a
   fingerprint and a radius k where the two min-hashes agree; the shared page reaches both pages in
   at most k links (the shortest link paths from it are given), share ``c^k (1 − c) / N``.
@@ -71,14 +72,14 @@ def explain(index, u: int, v: int, neighbours: Neighbours, n_fingerprints: int |
     from linksim.fingerprints.index import FingerprintIndex
     from linksim.fingerprints.minhash import MinHashIndex
     from linksim.pagesim import PageSimIndex
-    from linksim.spectral import ALPHA, SpectralIndex
+    from linksim.spectral import SpectralIndex
 
     if u == v:
         raise ConfigurationError("explain takes two different pages (a page's similarity to itself is 1)")
     if isinstance(index, SpectralIndex):
         cosine = float(index.cosine(u, np.array([v]))[0])
-        terms = [Term("embedding", ALPHA * cosine)] if cosine > 0 else []
-        terms += meetings(index.fingerprints, u, v, neighbours, n_fingerprints, weight=1.0 - ALPHA, codes=codes)
+        terms = [Term("embedding", index.share * cosine)] if cosine > 0 else []
+        terms += meetings(index.fingerprints, u, v, neighbours, n_fingerprints, weight=1.0 - index.share, codes=codes)
     elif isinstance(index, FingerprintIndex):
         terms = meetings(index, u, v, neighbours, n_fingerprints, codes=codes)
     elif isinstance(index, MinHashIndex):

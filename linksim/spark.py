@@ -451,6 +451,7 @@ def minhash_rows(edges, n: int, n_fingerprints: int, length: int, seed: int, par
 # Spectral P-PSimRank ------------------------------------------------------------------------------
 SPECTRAL_SCHEMA = "part byte, fp int, page int, parent int, label byte, neighbour int, vector array<float>"
 FINGERPRINT_PART, EMBEDDING_PART, NEIGHBOUR_PART = 0, 1, 2
+SHARE_PAGE = -1  #: the embedding part's row that holds the embedding's share of the features' weight
 
 
 def spectral_rows(edges, n: int, n_fingerprints: int, length: int, seed: int, partitions: int = 4, log=None,
@@ -484,11 +485,12 @@ def spectral_rows(edges, n: int, n_fingerprints: int, length: int, seed: int, pa
 
 def link_embedding_rows(edges, n: int, rank: int, seed: int = 0, log=None):
     """``(page, vector)``: :func:`linksim.embedding.link_embedding` of the links, one row per page
-    with a direction, computed in the driver from the links collected there: the same solver and
+    with a direction, and the share of the features' weight it holds as the vector of page
+    :data:`SHARE_PAGE` (float32, as the one-machine build rounds it), computed in the driver from the links collected there: the same solver and
     start block as the one-machine build, so the same vectors bit for bit. (The driver gathers the
     whole index in :func:`spectral_index` anyway; a solver whose block lives on the executors is
     what scales past the driver.)"""
-    from linksim.embedding import link_embedding
+    from linksim.embedding import embedding_and_share
     from linksim.graph import LinkGraph
 
     spark = edges.sparkSession
@@ -496,10 +498,10 @@ def link_embedding_rows(edges, n: int, rank: int, seed: int = 0, log=None):
     links = edges.select("src", "dst").toPandas()
     graph = LinkGraph.from_edges(links["src"].to_numpy(np.int64), links["dst"].to_numpy(np.int64), n)
     del links
-    embedding = link_embedding(graph, rank, seed)
+    embedding, held = embedding_and_share(graph, rank, seed)
     pages = np.flatnonzero(embedding.any(axis=1))
-    frame = spark.createDataFrame([(int(u), embedding[u].tolist()) for u in pages.tolist()],
-                                  "page int, vector array<float>")
+    rows = [(SHARE_PAGE, [held])] + [(int(u), embedding[u].tolist()) for u in pages.tolist()]
+    frame = spark.createDataFrame(rows, "page int, vector array<float>")
     if log:
         log(f"link embedding: rank {embedding.shape[1]} of {rank}, {time.monotonic() - began:.1f} s")
     return frame
@@ -509,7 +511,7 @@ def spectral_index(rows, parameters: dict, n: int):
     """The rows of :func:`spectral_rows` gathered in the driver as a
     :class:`linksim.spectral.SpectralIndex`."""
     from linksim.fingerprints.index import FingerprintIndex
-    from linksim.spectral import WALK_METHOD, SpectralIndex, nearest_pages
+    from linksim.spectral import WALK_METHOD, SpectralIndex, cosine_share, nearest_pages
 
     F = _functions()
     walks = rows.where(F.col("part") == FINGERPRINT_PART).select("fp", "page", "parent", "label")
@@ -517,6 +519,9 @@ def spectral_index(rows, parameters: dict, n: int):
     fingerprints = FingerprintIndex(parent, label, WALK_METHOD, parameters["length"], parameters["seed"], "",
                                     parameters["decay"])
     vectors = rows.where(F.col("part") == EMBEDDING_PART).select("page", "vector").toPandas()
+    held = vectors["vector"][vectors["page"] == SHARE_PAGE]
+    share = cosine_share(float(held.iloc[0][0]) if len(held) else 0.0)
+    vectors = vectors[vectors["page"] != SHARE_PAGE]
     width = len(vectors["vector"].iloc[0]) if len(vectors) else 0
     embedding = np.zeros((n, width), dtype=np.float32)
     if len(vectors):
@@ -527,7 +532,7 @@ def spectral_index(rows, parameters: dict, n: int):
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(page, minlength=n), out=indptr[1:])
     # The nearest pages from the gathered embedding, as the one-machine build finds them.
-    return SpectralIndex(fingerprints, embedding, indptr, neighbour[order], nearest_pages(embedding))
+    return SpectralIndex(fingerprints, embedding, indptr, neighbour[order], nearest_pages(embedding), share=share)
 
 
 def top_k_lists(spark, index_path: str, n: int, top_k: int = 10, similarity_cutoff: float = 0.0, sample: int | None = None,

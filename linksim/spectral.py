@@ -19,7 +19,7 @@ Two stages, as search engines rank. The candidates of page u are
 
 Each candidate v is scored by
 
-    s(u, v) = ALPHA · max(0, cos(e_u, e_v)) + (1 − ALPHA) · ppsim(u, v)
+    s(u, v) = a · max(0, cos(e_u, e_v)) + (1 − a) · ppsim(u, v)
 
 where ``e_u`` is u's row of a rank-:data:`RANK` truncated SVD (latent semantic indexing, Deerwester
 et al. 1990, here of links instead of words) of the link matrix ``X = [W_in | W_out]``: row u
@@ -28,9 +28,14 @@ shared child are different evidence), each weighted by ``ln(n / df) ** 1.5``, df
 pages with that feature (a hub's links say little: the inverse document frequency of the
 hub-weighted cosine of search engines, a little steeper), rows scaled to unit length. ``ppsim`` is
 P-PSimRank's Monte Carlo score (in [0, 1]), the fingerprints' share: it keeps a link between u and
-v as evidence. So s is symmetric, in [0, 1], and s(u, u) = 1; the lists hold the best candidates
-by s. Only ppsim is sampled: the candidates and the cosine are exact, so the Monte Carlo lists
-differ from the exact ones by P-PSimRank's error times 1 − ALPHA.
+v as evidence. The cosine's share ``a`` is the crawl's, not a constant: the share of the link
+features' weight that the embedding holds (:func:`cosine_share`; at most :data:`MAX_SHARE`). On a
+crawl of a few topics a rank-100 embedding holds much of every page's links and its cosine ranks
+best; on a crawl of thousands of sites it holds a small part (the sections of a site, tied by their
+hub, are finer than 100 directions) and P-PSimRank's walks, which read every link, rank best. So s
+is symmetric, in [0, 1], and s(u, u) = 1; the lists hold the best candidates by s. Only ppsim is
+sampled: the candidates, the cosine and ``a`` are exact, so the Monte Carlo lists differ from the
+exact ones by P-PSimRank's error times 1 − a.
 
 Measured on Wikispeedia and WebKB (``benchmarks/quality.py``, seed 0): the co-linked candidates
 hold the related pages (in Adamic-Adar's own order, hubs counted, precision@10 is 0.338), the
@@ -55,7 +60,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from linksim.embedding import FLOOR, IDF_POWER, RANK, link_embedding, link_features  # noqa: F401 (the method's)
+from linksim.embedding import (FLOOR, IDF_POWER, RANK, embedding_and_share, link_embedding,  # noqa: F401 (the method's)
+                               link_features)
 from linksim.fingerprints.index import FingerprintIndex
 from linksim.graph import LinkGraph
 from linksim.parameters import check_page
@@ -66,7 +72,10 @@ log = logging.getLogger(__name__)
 CANDIDATES = 100  #: co-linked pages each list is chosen from
 NEAREST = 10  #: nearest pages of the embedding added to the candidates
 HUB_DEGREE = 200  #: a shared neighbour of more links (both ways) than this is not counted
-ALPHA = 0.8  #: the cosine's share of the score (the rest: P-PSimRank's)
+#: The cosine's share of the score is at most this (the rest: P-PSimRank's): where the embedding
+#: holds all of the links, the walks still keep a link between two pages as evidence. An index
+#: stored without its share (built before the share was the crawl's) scores with this one.
+MAX_SHARE = 0.8
 #: A candidate is left unscored only when its bound is this far below the k-th score found: far
 #: above the last bits in which two sums of the same terms can differ, so no tie is cut.
 PRUNE_MARGIN = 1e-9
@@ -86,9 +95,15 @@ HNSW_BUILD = 128  #: efConstruction
 HNSW_SEARCH = 128
 
 
-def combined_score(cosine: np.ndarray, walks: np.ndarray) -> np.ndarray:
-    """s = ALPHA · max(0, cos) + (1 − ALPHA) · ppsim, from max(0, cos) and P-PSimRank's scores."""
-    return ALPHA * cosine + (1.0 - ALPHA) * walks
+def cosine_share(held: float) -> float:
+    """The cosine's share of the score, from the share of the link features' weight the embedding
+    holds (:func:`linksim.embedding.embedding_and_share`): that share, at most :data:`MAX_SHARE`."""
+    return min(MAX_SHARE, max(0.0, float(held)))
+
+
+def combined_score(cosine: np.ndarray, walks: np.ndarray, share: float) -> np.ndarray:
+    """s = a · max(0, cos) + (1 − a) · ppsim, from max(0, cos), P-PSimRank's scores and a = ``share``."""
+    return share * cosine + (1.0 - share) * walks
 
 
 def neighbour_lists(graph: LinkGraph):
@@ -249,6 +264,7 @@ class SpectralIndex:
     neighbour_indptr: np.ndarray  # (n + 1,) int64: page u's neighbours, links both ways,
     neighbour_indices: np.ndarray  # are neighbour_indices[indptr[u]:indptr[u + 1]] (int32)
     nearest: np.ndarray  # (n, NEAREST) int32: row u, u's nearest pages (nearest_pages), -1 past the last
+    share: float = MAX_SHARE  # the cosine's share of the score (cosine_share)
 
     def __post_init__(self) -> None:
         from linksim.ranking.treescan import read_only
@@ -285,7 +301,7 @@ class SpectralIndex:
         return np.maximum(self.embedding[pages].astype(np.float64) @ row, 0.0)
 
     def combine(self, u: int, pages: np.ndarray, walks: np.ndarray) -> np.ndarray:
-        return combined_score(self.cosine(u, pages), walks)
+        return combined_score(self.cosine(u, pages), walks, self.share)
 
     def sim(self, u: int, v: int, n_fingerprints: int | None = None, **options) -> float:
         check_page(u, self.n), check_page(v, self.n)
@@ -322,7 +338,7 @@ class SpectralIndex:
                 n_fingerprints: int | None = None, **options) -> list[tuple[int, float]]:
         """The best of u's candidates by the combined score. A top-k list scores P-PSimRank (the
         costly share: a walk of its trees in each fingerprint) only for the candidates that can
-        still reach the k-th score, by the bound ``ALPHA cos + (1 - ALPHA) c``: the list is the one
+        still reach the k-th score, by the bound ``a cos + (1 - a) c``: the list is the one
         of every candidate scored, float for float (on the generated 10M-link crawl about a third
         of the candidates are scored).
 
@@ -350,20 +366,20 @@ class SpectralIndex:
         cosine = self.cosine(u, pages)
         if top_k is None or len(pages) <= top_k:
             walks = self.fingerprints.sims(u, pages, n_fingerprints=n_fingerprints)
-            return top_pairs(pages, combined_score(cosine, walks), u, top_k, similarity_cutoff)
+            return top_pairs(pages, combined_score(cosine, walks, self.share), u, top_k, similarity_cutoff)
         # P-PSimRank's score of a page v != u is at most c (every walk meets u at step 1 or later),
-        # so v's combined score is at most ALPHA cos + (1 - ALPHA) c. Score the candidates in
+        # so v's combined score is at most a cos + (1 - a) c. Score the candidates in
         # decreasing bound, a batch at a time, until the next bound is below the k-th score found:
         # the pages left unscored cannot enter the list (nor tie), so the list is the one of all
         # candidates scored, float for float.
-        bound = combined_score(cosine, self.fingerprints.decay)
+        bound = combined_score(cosine, self.fingerprints.decay, self.share)
         order = np.argsort(-bound, kind="stable")
         scored, batch = 0, 2 * top_k
         while True:
             chosen = order[: scored + batch]
             fresh = chosen[scored:]
             walks = self.fingerprints.sims(u, pages[fresh], n_fingerprints=n_fingerprints)
-            combined = combined_score(cosine[fresh], walks)
+            combined = combined_score(cosine[fresh], walks, self.share)
             values = combined if scored == 0 else np.concatenate((values, combined))
             scored = len(chosen)
             if scored == len(pages):
@@ -378,14 +394,15 @@ class SpectralIndex:
     def store_arrays(self) -> dict[str, np.ndarray]:
         return dict(self.fingerprints.store_arrays(), embedding=self.embedding,
                     neighbour_indptr=self.neighbour_indptr, neighbour_indices=self.neighbour_indices,
-                    nearest=self.nearest)
+                    nearest=self.nearest, cosine_share=np.array([self.share]))
 
     @classmethod
     def from_store(cls, meta: dict, arrays: dict[str, np.ndarray]) -> "SpectralIndex":
         own = ("embedding", "neighbour_indptr", "neighbour_indices", "nearest")
         fingerprints = FingerprintIndex.from_store(dict(meta, method=WALK_METHOD),
-                                                   {k: v for k, v in arrays.items() if k not in own})
-        return cls(fingerprints, *(arrays[name] for name in own))
+                                                   {k: v for k, v in arrays.items() if k not in (*own, "cosine_share")})
+        share = float(arrays["cosine_share"][0]) if "cosine_share" in arrays else MAX_SHARE
+        return cls(fingerprints, *(arrays[name] for name in own), share=share)
 
 
 def build_spectral_index(graph: LinkGraph, n_fingerprints: int = 100, length: int = 3, seed: int = 0,
@@ -393,10 +410,11 @@ def build_spectral_index(graph: LinkGraph, n_fingerprints: int = 100, length: in
     """P-PSimRank's fingerprints, the link embedding, the neighbour lists and the nearest pages of ``graph``."""
     from linksim.fingerprints.walks import build_index
 
-    embedding = link_embedding(graph, RANK, seed)
+    embedding, held = embedding_and_share(graph, RANK, seed)
+    log.info("link embedding: rank %d, %.3f of the link features' weight", embedding.shape[1], held)
     nearest = nearest_pages(embedding, show_progress=show_progress)  # its HNSW graph freed before the walks
     fingerprints = build_index(graph, WALK_METHOD, n_fingerprints, length, seed, decay, show_progress=show_progress)
-    return SpectralIndex(fingerprints, embedding, *neighbour_lists(graph), nearest)
+    return SpectralIndex(fingerprints, embedding, *neighbour_lists(graph), nearest, share=cosine_share(held))
 
 
 def spectral_exact(graph: LinkGraph, decay: float = 0.6, length: int = 3, each=None, seed: int = 0,
@@ -410,9 +428,10 @@ def spectral_exact(graph: LinkGraph, decay: float = 0.6, length: int = 3, each=N
     from linksim.fingerprints.exact import ppsimrank_exact
 
     n = graph.n
-    embedding = link_embedding(graph, RANK, seed)
+    embedding, held = embedding_and_share(graph, RANK, seed)
+    share = cosine_share(held)
     cosines = embedding.astype(np.float64) @ embedding.astype(np.float64).T
-    cosine = ALPHA * np.maximum(cosines, 0.0)
+    cosine = share * np.maximum(cosines, 0.0)
     both = graph.neighbour_matrix("both").toarray()
     degree = both.sum(axis=0)
     worth = np.where(degree > HUB_DEGREE, 0.0, 1.0 / np.log(np.maximum(degree, 2.0)))
@@ -428,7 +447,7 @@ def spectral_exact(graph: LinkGraph, decay: float = 0.6, length: int = 3, each=N
         return kept
 
     def combined(walks: np.ndarray) -> np.ndarray:
-        scores = cosine + (1.0 - ALPHA) * walks
+        scores = cosine + (1.0 - share) * walks
         np.fill_diagonal(scores, 1.0)
         return np.where(kept_by(walks), scores, 0.0) if candidates else scores
 

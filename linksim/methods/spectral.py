@@ -31,7 +31,8 @@ def _exact(graph: LinkGraph, decay: float, length: int, each=None):
 def _value_ranges(meta: dict, n: int, length: int) -> dict[str, tuple[float, float]]:
     links = int(meta["graph"].get("links", n * n))
     return dict(fingerprint_methods.value_ranges(meta, n, length), embedding=(-1.0, 1.0),
-                neighbour_indptr=(0, 2 * links), neighbour_indices=(0, n - 1), nearest=(-1, n - 1))
+                neighbour_indptr=(0, 2 * links), neighbour_indices=(0, n - 1), nearest=(-1, n - 1),
+                cosine_share=(0.0, 1.0))
 
 
 def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[int, int, int, dict]:
@@ -80,7 +81,8 @@ SPECTRAL = Method(
     title="Spectral P-PSimRank",
     summary="spectral P-PSimRank: a page's 100 best co-linked pages (Adamic-Adar, links both ways, hubs of "
             "over 200 links skipped) and its 10 nearest in the link embedding (truncated SVD, rank 100, of the "
-            "idf-weighted in- and out-links), ranked by 0.8 x the embeddings' cosine + 0.2 x P-PSimRank's score",
+            "idf-weighted in- and out-links), ranked by a x the embeddings' cosine + (1 - a) x P-PSimRank's score, a "
+            "the share of the link features' weight the embedding holds (at most 0.8)",
     defaults=dict(fingerprint_methods.MONTE_CARLO, length=3),
     build=_build,
     restore=_restore,

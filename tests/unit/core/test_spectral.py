@@ -11,7 +11,7 @@ import pytest
 from linksim.graph import LinkGraph
 import linksim.spectral as spectral
 from linksim.spectral import (
-    ALPHA, CANDIDATES, IDF_POWER, NEAREST, SpectralIndex, build_spectral_index, colink_weights, colinked,
+    CANDIDATES, IDF_POWER, MAX_SHARE, NEAREST, SpectralIndex, build_spectral_index, colink_weights, colinked,
     link_embedding, link_features, neighbour_lists, spectral_exact,
 )
 
@@ -134,7 +134,7 @@ def test_ten_thousand_fingerprints_are_within_the_bound_of_the_exact_scores() ->
     exact = spectral_exact(graph, 0.6, 3, candidates=False)
     estimated = np.array([[index.sim(u, v) for v in range(graph.n)] for u in range(graph.n)])
     # Only P-PSimRank's share is sampled: 10,000 fingerprints put it within 0.03 (as its own test).
-    assert np.abs(estimated - exact).max() <= (1 - ALPHA) * 0.03
+    assert np.abs(estimated - exact).max() <= (1 - index.share) * 0.03
 
 
 def test_the_index_round_trips_through_its_stored_arrays() -> None:
@@ -240,11 +240,12 @@ def test_from_ann_pages_the_nearest_pages_come_from_the_hnsw_graph_and_lists_kee
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_lists_that_leave_candidates_unscored_are_the_lists_of_every_candidate_scored(seed) -> None:
-    # The top-k query scores P-PSimRank only for candidates whose bound ALPHA cos + (1 - ALPHA) c
+    # The top-k query scores P-PSimRank only for candidates whose bound a cos + (1 - a) c
     # can still reach the k-th score: its lists must be those of every candidate scored, float for
     # float, ties by page included. Few fingerprints give many equal scores to break.
     graph = random_graph(seed, n=300, m=2_400)
     index = build_spectral_index(graph, n_fingerprints=8, seed=seed)
+    index.share = MAX_SHARE  # the bound prunes where the cosine weighs: a sparse random crawl's share is small
     asked = []
     original = index.fingerprints.sims
 
@@ -309,3 +310,45 @@ def test_the_nearest_pages_are_the_exact_ones_whichever_product_scanned_them() -
         want = sorted((v for v in range(n) if v != u and exact[u, v] > spectral.NEAR_COSINE),
                       key=lambda v: (-round(exact[u, v], 12), v))[:NEAREST]
         assert nearest(embedding, u).tolist() == want
+
+
+def test_the_cosine_share_is_the_weight_the_embedding_holds_at_most_max_share() -> None:
+    # The share is the mean squared length of the rows of U Σ before they are scaled: the rank's
+    # eigenvalues over the trace of X X^T, one a page with links.
+    graph = random_graph(6, n=200, m=900)
+    features = link_features(graph).toarray()
+    singular = np.linalg.svd(features, compute_uv=False)
+    for rank in (5, 20):
+        _, held = spectral.embedding_and_share(graph, rank, seed=6)
+        exact = (singular[:rank] ** 2).sum() / (np.linalg.norm(features, axis=1) > 0).sum()
+        # Ky Fan: no k-dimensional subspace holds more than the k largest eigenvalues; 4 passes of
+        # subspace iteration come within a few per cent of them on this flat spectrum.
+        assert 0.95 * exact <= held <= exact * (1 + 1e-6)
+        assert 0.0 < held < 1.0
+    _, whole = spectral.embedding_and_share(graph, 199, seed=6)
+    assert whole == pytest.approx(1.0, abs=1e-3)  # every direction: all of the weight
+    index = build_spectral_index(graph, n_fingerprints=20, seed=6)
+    assert index.share == spectral.cosine_share(spectral.embedding_and_share(graph, spectral.RANK, seed=6)[1])
+    assert spectral.cosine_share(1.0) == MAX_SHARE and spectral.cosine_share(0.05) == 0.05
+
+
+def test_a_page_pair_scores_the_share_of_its_cosine_and_the_rest_of_its_walks() -> None:
+    graph = random_graph(7, n=300, m=1_200)
+    index = build_spectral_index(graph, n_fingerprints=50, seed=7)
+    assert 0.0 < index.share < MAX_SHARE  # a sparse random crawl: rank 100 holds part of its links
+    for u, v in ((0, 5), (3, 17), (10, 250)):
+        cosine = float(index.cosine(u, np.array([v]))[0])
+        walks = index.fingerprints.sim(u, v)
+        assert index.sim(u, v) == pytest.approx(index.share * cosine + (1 - index.share) * walks, abs=1e-12)
+
+
+def test_an_index_stored_without_its_share_scores_with_max_share() -> None:
+    graph = random_graph(8)
+    index = build_spectral_index(graph, n_fingerprints=20, seed=8)
+    arrays = index.store_arrays()
+    assert float(arrays["cosine_share"][0]) == index.share
+    meta = {"method": "spectral", "parameters": index.parameters, "graph": {"fingerprint": index.graph_fingerprint}}
+    restored = SpectralIndex.from_store(meta, arrays)
+    assert restored.share == index.share
+    older = SpectralIndex.from_store(meta, {k: v for k, v in arrays.items() if k != "cosine_share"})
+    assert older.share == MAX_SHARE
