@@ -63,6 +63,25 @@ def test_each_anchor_equals_its_definition(name: str, seed: int) -> None:
     assert all(top[u] == lists[u][:3] for u in range(graph.n))
 
 
+@pytest.mark.parametrize("name", [a for a in ANCHORS if a != "cocitation-dh"])
+def test_an_anchor_for_a_set_of_pages_gives_their_lists_of_every_page(name: str, monkeypatch) -> None:
+    # A set of pages is graded a few rows of the products at a time: the same lists, ties included.
+    from linksim.evaluation import anchors
+
+    graph = random_graph(3)
+    every = anchor_lists(graph, name, top=5)
+    monkeypatch.setattr(anchors, "ROWS_A_STEP", 3)  # several steps, one of them short
+    pages = [17, 2, 9, 2, 0, 25, 11]
+    some = anchor_lists(graph, name, top=5, pages=pages)
+    assert sorted(some) == sorted(set(pages))
+    assert all(some[u] == every[u] for u in pages)
+
+
+def test_dean_henzinger_takes_no_set_of_pages() -> None:
+    with pytest.raises(ValueError, match="no set of pages"):
+        anchor_lists(random_graph(1), "cocitation-dh", pages=[1, 2])
+
+
 def test_dean_henzinger_takes_the_siblings_around_the_link_and_ranks_them_by_cocitation() -> None:
     # Parent 0 links to 1..12 (page 6 is u); parent 13 links to 6 and 11; parent 14 links to 6, 11 and 2.
     source = [0] * 12 + [13, 13, 14, 14, 14]
