@@ -18,12 +18,12 @@ roots of the eigenvalues, then scaled to unit length.
 from __future__ import annotations
 
 import logging
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numba import njit
 
+from linksim.cores import usable_cores
 from linksim.graph import LinkGraph
 from linksim.lowrank import CHUNK, leading_eigenvectors
 
@@ -131,7 +131,7 @@ class LinkGram:
         self.featured = squared > 0  #: pages with a row of features
         self.inverse_norm = np.divide(1.0, np.sqrt(squared), out=np.zeros(n), where=self.featured)
         self.ones = np.ones(n)
-        threads = threads or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+        threads = threads or usable_cores()
         # Row ranges of about as many links each, one a thread: a gather writes only its own rows.
         self._spans = {name: self._split(indptr, threads) for name, indptr in
                        (("out", self.out_indptr), ("in", self.in_indptr))}

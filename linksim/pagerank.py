@@ -34,6 +34,7 @@ from typing import Mapping
 import numpy as np
 import scipy.sparse as sp
 
+from linksim.cores import usable_cores
 from linksim.errors import ConfigurationError
 from linksim.parameters import check_parameters
 from linksim.graph import LinkGraph
@@ -236,7 +237,7 @@ def start_vector(start, teleport: np.ndarray) -> np.ndarray:
 
 
 def default_threads() -> int:
-    return max(1, min(os.cpu_count() or 1, 8))
+    return min(usable_cores(), 8)
 
 
 def _power_iteration(

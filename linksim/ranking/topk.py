@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-import os
 import signal
 
 import numpy as np
 
+from linksim.cores import usable_cores
 from linksim.errors import ConfigurationError
 from linksim.progress import Progress
 
@@ -84,7 +84,7 @@ def top_k_all(
         options["sample"] = sample
     pages = np.arange(index.n) if pages is None else np.asarray(pages)
     if workers is None:
-        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        workers = usable_cores()
     queue = pages
     if hasattr(index, "prepare_all_pages"):  # built here, before the workers fork
         index.prepare_all_pages()

@@ -51,3 +51,17 @@ def _logging_every_update(init):
         self.interval = 0.0
 
     return every_update
+
+
+def test_the_usable_cores_are_the_affinity_mask_not_the_machine() -> None:
+    import os
+
+    from linksim.cores import usable_cores
+
+    mask = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, {min(mask)})  # one core, as taskset -c 0 gives
+        assert usable_cores() == 1
+    finally:
+        os.sched_setaffinity(0, mask)
+    assert usable_cores() == len(mask)

@@ -1,0 +1,13 @@
+"""The cores this process may run on: what its thread pools and forked workers default to."""
+
+from __future__ import annotations
+
+import os
+
+
+def usable_cores() -> int:
+    """The cores of this process's affinity mask (a container's or taskset's limit, which
+    ``os.cpu_count`` does not see), at least 1."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
