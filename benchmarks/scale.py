@@ -1,18 +1,23 @@
-"""Every stage of linksim on generated crawls of 10M, 30M and 100M links, resumable stage by stage.
+"""Every stage of linksim on generated labelled crawls of 10M, 30M and 100M links, resumable stage by stage.
 
-For each size: generate the crawl (`linksim generate`, reused if the file is there), bulk-load it
-into a Neo4j instance of its own (`scale-<size>`), then `linksim pagerank`, `linksim index simrank`
-(N = 100, L = 10), `linksim similar simrank --top-k 10` for all pages and 1,000 related-pages
-Cypher queries. Each stage runs as a `linksim` command in a new process; the script polls the
-process tree for its peak RSS (the JVM and forked workers included, which `time -v` does not see),
-and prints per stage: wall time, linksim's peak RSS (and PSS, anonymous) beside its estimate (`--estimate`), Neo4j's
-RSS, heap and page cache settings, the store's and the index's size on disk; then a log-log fit of
-time against links per stage (the growth exponent).
+For each size: generate the crawl (`linksim generate --labels`: planted topics, sites, sections and
+navigation hubs; reused if the file is there), bulk-load it into a Neo4j instance of its own
+(`scale-<size>`, with Graph Data Science unless `--no-gds`), then `linksim pagerank`, `linksim
+index METHOD` (default: linksim's default method), `linksim similar METHOD --top-k 10` for all
+pages, GDS's own writer of top-10 lists on the same store (`gds.knn.write`, the SIMILAR_TO write's
+anchor), the lists graded against the planted labels on a sample of pages beside 1-step Jaccard of
+links both ways and the hub-weighted cosine on the same pages, and 1,000 related-pages Cypher
+queries. Each stage runs in a new process; the script polls the process tree for its peak RSS (the
+JVM and forked workers included, which `time -v` does not see), and prints per stage: wall time,
+linksim's peak RSS (and PSS, anonymous) beside its estimate (`--estimate`), Neo4j's RSS, heap and
+page cache settings, the store's and the index's size on disk; then the grades, the write against
+GDS's and a log-log fit of time against links per stage (the growth exponent).
 
-A stage's result is kept in `<home>/scale/results.json` as soon as it ends: a rerun skips what is
-done (`--redo STAGE` to run one again), so an interrupted run resumes where it stopped. A stage
-that fails (a refused budget, say) is recorded with its exit code and message, and the stages that
-depend on it are skipped.
+A stage's result is kept in `<home>/scale/results-<method>.json` as soon as it ends: a rerun skips
+what is done (`--redo STAGE` to run one again), so an interrupted run resumes where it stopped. A
+stage that fails (a refused budget, say) is recorded with its exit code and message, and the stages
+that depend on it are skipped. The report is written to `--json` (default
+`benchmarks/results/scale.json`) with the commit, machine and command.
 
     .venv/bin/python benchmarks/scale.py --sizes 10M 30M 100M [--heap 4g --pagecache 6g]
 """
@@ -30,10 +35,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Peak, free_port  # noqa: E402
+from _common import Peak, free_port, results_header  # noqa: E402
 
-STAGES = ("generate", "load", "pagerank", "index", "similar", "queries")
-DEPENDS = {"load": "generate", "pagerank": "load", "index": "load", "similar": "index", "queries": "similar"}
+STAGES = ("generate", "load", "pagerank", "index", "similar", "gds", "grade", "queries")
+DEPENDS = {"load": "generate", "pagerank": "load", "index": "load", "similar": "index", "gds": "similar",
+           "grade": "similar", "queries": "similar"}
+PIPELINE = ("generate", "load", "pagerank", "index", "similar", "queries")  #: what a user runs
+#: The methods whose `similar` takes --sample (fingerprint trees)
+SAMPLED = ("simrank", "psimrank", "xjaccard", "ppsimrank")
+HERE = Path(__file__).resolve().parent
 
 
 def parse_size(text: str) -> int:
@@ -73,7 +83,15 @@ def folder_bytes(path: Path) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    from linksim.methods import DEFAULT_METHOD
+
     parser.add_argument("--sizes", nargs="+", default=["10M", "30M", "100M"])
+    parser.add_argument("--method", default=DEFAULT_METHOD, help=f"the method indexed (default {DEFAULT_METHOD})")
+    parser.add_argument("--grade-sample", type=int, default=2000,
+                        help="labelled pages graded (default 2000, drawn with seed 0)")
+    parser.add_argument("--no-gds", action="store_true", help="without GDS (no gds.knn.write anchor)")
+    parser.add_argument("--json", type=Path, default=HERE / "results" / "scale.json",
+                        help="results file (default benchmarks/results/scale.json)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--heap", default="4g", help="Neo4j heap of the scale instances (default 4g)")
     parser.add_argument("--pagecache", default="6g", help="Neo4j page cache (default 6g)")
@@ -81,8 +99,8 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", choices=STAGES, help="run only these stages")
     parser.add_argument("--keep-server", action="store_true", help="leave the instances running")
     parser.add_argument("--sample", default="16",
-                        help="similar --sample (members a top-k list reads per large tree range; default 16, "
-                        "linksim's; 0: exact lists)")
+                        help="similar --sample of the fingerprint methods (members a top-k list reads per "
+                        "large tree range; default 16, linksim's; 0: exact lists)")
     parser.add_argument("--memory-budget", default="12G",
                         help="LINKSIM_MEMORY_BUDGET of the runs and their estimates (default 12G, the issue's "
                         "limit on linksim's peak: an index over it is built on disk; none: every index in "
@@ -94,7 +112,7 @@ def main() -> None:
     home = linksim_home()
     folder = home / "scale"
     folder.mkdir(parents=True, exist_ok=True)
-    results_file = folder / "results.json"
+    results_file = folder / f"results-{args.method}.json"
     results = json.loads(results_file.read_text()) if results_file.exists() else {}
     linksim = str(Path(sys.executable).parent / "linksim")
 
@@ -104,7 +122,8 @@ def main() -> None:
     for size in args.sizes:
         links = parse_size(size)
         label = f"{links // 1_000_000}M" if links % 1_000_000 == 0 else str(links)
-        crawl = folder / f"crawl-{label}.tsv.gz"
+        crawl = folder / f"labelled-{label}.tsv.gz"
+        categories = folder / f"labelled-{label}.categories.tsv"
         instance = f"scale-{label}"
         done = results.setdefault(label, {})
         env = dict(os.environ, LINKSIM_INSTANCE=instance, LINKSIM_HEAP=args.heap, LINKSIM_PAGECACHE=args.pagecache,
@@ -113,6 +132,9 @@ def main() -> None:
         for key in ("NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD", "NEO4J_PASSWORD_FILE", "NEO4J_DATABASE"):
             env.pop(key, None)
         log = folder / f"scale-{label}.log"
+        start = [linksim, "-q", "neo4j", "start"] + ([] if args.no_gds else ["--with-gds"])
+        method = args.method
+        sample = ["--sample", args.sample] if method in SAMPLED else []
         started = False
         for stage in STAGES:
             if args.only and stage not in args.only:
@@ -124,7 +146,7 @@ def main() -> None:
                 print(f"{label} {stage}: skipped ({need} has not succeeded)")
                 continue
             if stage != "generate" and not started:
-                subprocess.run([linksim, "-q", "neo4j", "start"], env=env, check=True, cwd="/")
+                subprocess.run(start, env=env, check=True, cwd="/")
                 started = True
             print(f"{label} {stage}: running ...", flush=True)
             # Every attempt's start, saved before it runs: a stage cut short (the session's end) and
@@ -134,30 +156,37 @@ def main() -> None:
             save()
             if stage == "generate":
                 result = run_stage([linksim, "generate", str(crawl), "--links", str(links), "--seed",
-                                    str(args.seed), "--json"], env, log) if not crawl.exists() else {
+                                    str(args.seed), "--labels", "--json"], env, log) if not crawl.exists() else {
                     "seconds": 0.0, "peakRss": 0, "exit": 0, "output": "reused"}
             elif stage == "load":  # into a new instance (a new password too): the bulk import needs an empty store
                 subprocess.run([linksim, "-q", "neo4j", "stop"], env=env, check=False, cwd="/")
                 shutil.rmtree(home / "instances" / instance, ignore_errors=True)
-                subprocess.run([linksim, "-q", "neo4j", "start"], env=env, check=True, cwd="/")
+                subprocess.run(start, env=env, check=True, cwd="/")
                 result = run_stage([linksim, "load", str(crawl), "--mode", "bulk", "--json"], env, log)
             elif stage == "pagerank":
                 estimate = run_stage([linksim, "pagerank", "--estimate", "--json"], env, log)
                 result = run_stage([linksim, "pagerank", "--json"], env, log)
                 result["estimate"] = json.loads(estimate["output"]) if estimate["exit"] == 0 else None
             elif stage == "index":
-                estimate = run_stage([linksim, "index", "simrank", "--estimate", "--json"], env, log)
-                result = run_stage([linksim, "index", "simrank", "--json"], env, log)
+                estimate = run_stage([linksim, "index", method, "--estimate", "--json"], env, log)
+                result = run_stage([linksim, "index", method, "--json"], env, log)
                 result["estimate"] = json.loads(estimate["output"]) if estimate["exit"] == 0 else None
             elif stage == "similar":
-                estimate = run_stage([linksim, "similar", "simrank", "--top-k", "10", "--estimate", "--json"], env, log)
-                result = run_stage([linksim, "similar", "simrank", "--top-k", "10", "--sample", args.sample,
-                                    "--json"], env, log)
+                estimate = run_stage([linksim, "similar", method, "--top-k", "10", "--estimate", "--json"], env, log)
+                result = run_stage([linksim, "similar", method, "--top-k", "10", *sample, "--json"], env, log)
                 result["estimate"] = json.loads(estimate["output"]) if estimate["exit"] == 0 else None
-                result["sample"] = args.sample
+                result["sample"] = args.sample if sample else None
+            elif stage == "gds":
+                if args.no_gds:
+                    continue
+                result = run_stage([sys.executable, str(HERE / "_scale_gds.py")], env, log)
+            elif stage == "grade":
+                result = run_stage([sys.executable, str(HERE / "_scale_grade.py"), "--crawl", str(crawl),
+                                    "--categories", str(categories), "--method", method,
+                                    "--sample", str(args.grade_sample)], env, log)
             else:
-                result = run_stage([sys.executable, str(Path(__file__).resolve().parent / "_scale_queries.py"),
-                                    "--count", "1000"], env, log)
+                result = run_stage([sys.executable, str(HERE / "_scale_queries.py"), "--count", "1000",
+                                    "--method", method], env, log)
             result["neo4jRss"] = neo4j_rss(home, instance)
             result["storeBytes"] = folder_bytes(home / "instances" / instance / "data")
             result["indexBytes"] = folder_bytes(folder / f"indexes-{label}")
@@ -168,10 +197,22 @@ def main() -> None:
                   f"{result['peakRss'] / 2**30:.2f} GiB", flush=True)
         if started and not args.keep_server:
             subprocess.run([linksim, "-q", "neo4j", "stop"], env=env, check=False, cwd="/")
-    report(results, args.heap, args.pagecache)
+    summary = report(results, args.heap, args.pagecache)
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(dict(results_header(sys.argv), method=args.method, heap=args.heap,
+                                         pagecache=args.pagecache, sizes=results, summary=summary), indent=1) + "\n")
+    print(f"\nwritten to {args.json}")
 
 
-def report(results: dict, heap: str, pagecache: str) -> None:
+def last_json(output: str) -> dict | None:
+    """The JSON a helper printed last (GDS's anchor prints a line before it)."""
+    try:
+        return json.loads(output.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        return None
+
+
+def report(results: dict, heap: str, pagecache: str) -> dict:
     import numpy as np
 
     print(f"\nNeo4j heap {heap}, page cache {pagecache} (linksim neo4j start --heap/--pagecache)")
@@ -213,8 +254,30 @@ def report(results: dict, heap: str, pagecache: str) -> None:
               + (f"{run['written']:,} SIMILAR_TO written at {run['written'] / max(run['write_millis'] / 1000, 1e-9):,.0f}/s"
                  if run.get("lists_rewritten") is None else
                  f"an update: {run['lists_rewritten']:,} lists changed and were written again"))
+    summary: dict = {"pipelineMinutes": {}, "growth": {}, "grade": {}, "writeVsGds": {}}
+    print("\nquality against the planted labels (a sample of labelled pages with a link; the anchors on the same pages)")
+    for label, stages in results.items():
+        grade = last_json(stages.get("grade", {}).get("output", "")) if stages.get("grade", {}).get("exit") == 0 else None
+        if not grade:
+            continue
+        summary["grade"][label] = grade["rows"]
+        print(f"{label}: {grade['sample']:,} of {grade['labelled']:,} pages; " + "; ".join(
+            f"{name} P@10 {row['precision_at_10']:.3f} hits@10 {row['hits_at_10']:.3f} coverage {row['coverage']:.3f}"
+            for name, row in grade["rows"].items()))
+    for label, stages in results.items():
+        gds = last_json(stages.get("gds", {}).get("output", "")) if stages.get("gds", {}).get("exit") == 0 else None
+        try:
+            run = json.loads(stages["similar"]["output"])
+        except (KeyError, ValueError):
+            continue
+        if gds and run.get("written") and run.get("write_millis"):
+            ours = run["written"] / (run["write_millis"] / 1000)
+            summary["writeVsGds"][label] = {"linksim": ours, "gds": gds["relationshipsPerSecond"],
+                                            "ratio": ours / gds["relationshipsPerSecond"]}
+            print(f"{label} SIMILAR_TO write: {ours:,.0f}/s, gds.knn.write {gds['relationshipsPerSecond']:,.0f}/s: "
+                  f"{ours / gds['relationshipsPerSecond']:.2f}x")
     print("\ngrowth: seconds ~ links^b (log-log least squares over the sizes that succeeded)")
-    for stage in STAGES[1:]:
+    for stage in PIPELINE[1:]:
         points = [(parse_size(label), stages[stage]["seconds"]) for label, stages in results.items()
                   if stage in stages and stages[stage]["exit"] == 0 and stages[stage]["seconds"] > 0]
         if len(points) >= 2:
@@ -222,8 +285,13 @@ def report(results: dict, heap: str, pagecache: str) -> None:
             slope = float(np.polyfit(x, y, 1)[0])
             flag = "  (faster than links^1.2)" if slope > 1.2 else ""
             print(f"  {stage:>9}: b = {slope:.2f} over {len(points)} sizes{flag}")
-    total = {label: sum(s["seconds"] for s in stages.values() if s.get("exit") == 0) for label, stages in results.items()}
-    print("\nwhole pipeline (stages that succeeded): " + ", ".join(f"{k}: {v / 60:.0f} min" for k, v in total.items()))
+            summary["growth"][stage] = slope
+    total = {label: sum(stages[s]["seconds"] for s in PIPELINE if stages.get(s, {}).get("exit") == 0)
+             for label, stages in results.items()}
+    summary["pipelineMinutes"] = {k: v / 60 for k, v in total.items()}
+    print("\nwhole pipeline (its stages that succeeded; not the GDS anchor or the grading): "
+          + ", ".join(f"{k}: {v / 60:.0f} min" for k, v in total.items()))
+    return summary
 
 
 if __name__ == "__main__":
