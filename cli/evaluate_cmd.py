@@ -30,7 +30,9 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     parser.add_argument("--anchors", nargs="*", metavar="ANCHOR", default=None,
                         help="also grade the anchors on the same pages, computed here from the graph: "
                         "jaccard-in, jaccard-out, jaccard-both (GDS nodeSimilarity), cocitation, cosine-in (Marginalia's "
-                        "website similarity), adamic-adar, hub-cosine (Marginalia), cocitation-dh (Dean & Henzinger); no name: all of them")
+                        "website similarity), adamic-adar, hub-cosine (Marginalia), cocitation-dh (Dean & Henzinger); on "
+                        "the server, where it has Graph Data Science (`linksim neo4j start --with-gds`): fastrp "
+                        "(GDS FastRP, 256 dimensions, + exact kNN); no name: all of them")
     parser.add_argument("--texts", type=Path, metavar="PATH",
                         help="page texts (folder or tar.gz of <article>.txt, the Wikispeedia layout): also "
                         "report Delta(A, T), the mean cosine TF-IDF similarity of a page and its top T "

@@ -52,8 +52,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 
 # Three caches a new install fills once, each by a process of its own beside the first tests, when
 # the run will need it:
-# - the Neo4j jars of the local server (about 13 s of downloads, the jars of server/jars.lock side
-#   by side; ``ensure_jars`` takes a file lock, so never two fetches at once);
+# - the Neo4j jars of the local server and its Graph Data Science plugin, the FastRP anchor's
+#   (about 13 s of downloads, the jars of server/jars.lock side by side, then GDS's 15 MB;
+#   ``ensure_jars`` and ``ensure_gds`` take file locks, so never two fetches at once);
 # - Spark's package cache of the Neo4j connector (about 30 s of downloads from Maven Central);
 # - numba's cache of linksim's kernels, beside the installed package (about 50 s of one core;
 #   started by pytest-xdist's controller before its workers, else when collection ends).
@@ -61,7 +62,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 # the server once it has started, wait for the kernels (``kernels``). A cache a process failed to
 # fill is filled by the normal path, which reports its own error; a kernel a test needs before it
 # is cached is compiled in the test as before (numba replaces its cache files whole).
-_FETCH_JARS = "from linksim.server import LocalServer, ServerSettings; LocalServer(ServerSettings.from_env()).ensure_jars()"
+_FETCH_JARS = ("from linksim.server import LocalServer, ServerSettings; server = LocalServer(ServerSettings.from_env()); "
+               "server.ensure_jars(); server.ensure_gds()")
 _RESOLVE_CONNECTOR = "from linksim.procedures.spark import session; session('local[1]', 1).stop()"
 _WARM_UP = ("from filelock import FileLock; held = FileLock({lock!r}); held.acquire(); "  # until it exits
             "from linksim.ranking import treescan; treescan.warm_up(); "

@@ -191,3 +191,26 @@ def anchor_lists(graph: LinkGraph, name: str, top: int = 100, pages=None) -> Lis
     for start in range(0, len(pages), ROWS_A_STEP):
         lists.update(ANCHORS[name][1](graph, top, pages[start : start + ROWS_A_STEP]))
     return lists
+
+
+#: Rows of vectors one step of :func:`nearest_lists` compares with every row.
+VECTOR_ROWS_A_STEP = 1024
+
+
+def nearest_lists(vectors: np.ndarray, top: int = 100) -> Lists:
+    """Each row's ``top`` rows of largest positive cosine (exact kNN of an embedding: the anchor
+    of an embedding a server computes, as GDS's FastRP), the row itself left out, ties by the
+    smaller row; a zero row gets and gives no list entry."""
+    vectors = np.asarray(vectors, dtype=np.float64)
+    norms = np.linalg.norm(vectors, axis=1)
+    unit = np.divide(vectors, norms[:, None], out=np.zeros_like(vectors), where=norms[:, None] > 0)
+    lists: Lists = {}
+    for start in range(0, len(unit), VECTOR_ROWS_A_STEP):
+        cosines = unit[start : start + VECTOR_ROWS_A_STEP] @ unit.T
+        for i, row in enumerate(cosines):
+            u = start + i
+            row[u] = 0.0
+            columns = np.flatnonzero(row > 0)
+            order = np.lexsort((columns, -np.round(row[columns], 12)))[:top]
+            lists[u] = [(int(columns[j]), float(row[columns[j]])) for j in order]
+    return lists

@@ -50,6 +50,7 @@ def neo4j_server(test_settings: ServerSettings, background, kernels):
     LocalServer(test_settings).stop()
     background("jars")  # fetched beside the unit tests on a new machine (tests/conftest.py)
     try:
+        LocalServer(test_settings).install_gds()  # the FastRP anchor's; a server of NEO4J_URI has its own plugins
         server = provision(test_settings, stop_local_on_close=True)
     except Exception as exc:  # noqa: BLE001 - reported as the reason, never swallowed silently
         reason = f"could not provision a Neo4j server for the integration tests: {exc}"

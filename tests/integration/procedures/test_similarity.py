@@ -289,6 +289,31 @@ def test_evaluate_grades_the_anchors_beside_the_runs_and_similar_reports_its_cov
     assert "no anchor 'nodesim'" in capsys.readouterr().err
 
 
+def test_evaluate_grades_gds_fastrp_where_the_server_has_gds(wikispeedia, cli_env, tmp_path, capsys,
+                                                           monkeypatch) -> None:
+    from linksim.procedures.evaluation import has_gds
+
+    runner = wikispeedia
+    monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
+    assert main(["-q", "similar", "ppsimrank", "--top-k", "20", "--fingerprints", "30"]) == 0
+    capsys.readouterr()
+    if not has_gds(runner):  # a server of NEO4J_URI without GDS (the local test server has it): refused, clearly
+        assert main(["-q", "evaluate", "--anchors", "fastrp"]) == 1
+        assert "Graph Data Science" in capsys.readouterr().err
+        return
+    rows = []
+    for _ in range(2):
+        assert main(["-q", "evaluate", "--json", "--top", "20", "--method", "ppsimrank", "--anchors", "fastrp"]) == 0
+        rows.append(json.loads(capsys.readouterr().out))
+    assert [(r["method"], r["source"]) for r in rows[0]] == [("ppsimrank", "neo4j"), ("fastrp", "anchor")]
+    assert rows[0] == rows[1]  # a seeded FastRP on one thread: the same vectors, the same lists
+    fastrp = rows[0][1]
+    # Every page with a link has a direction; Wikispeedia's classes are many, so lists at random
+    # would put about 0.02 of their first ten in the page's class.
+    assert fastrp["coverage"] == 1.0 and fastrp["precision_at_10"] > 0.3
+    assert runner.run("CALL gds.graph.list() YIELD graphName RETURN count(*) AS n")[0]["n"] == 0  # dropped
+
+
 def test_a_run_over_the_memory_budget_is_refused_and_writes_nothing(runner, cli_env, tmp_path, capsys, monkeypatch):
     """A tiny budget: similar, index and pagerank exit 8 naming the setting, before any lock, read
     or write; --estimate prints the estimate and runs nothing."""

@@ -103,3 +103,23 @@ def test_linked_pages_are_those_with_a_link_to_or_from_another_page() -> None:
     # 0 -> 1, 2 -> 2 (a self-link only), 3 -> 0; page 4 has no link.
     graph = LinkGraph.from_edges(np.array([0, 2, 3]), np.array([1, 2, 0]), 5)
     assert graph.linked().tolist() == [True, True, False, True, False]
+
+
+def test_the_nearest_rows_of_an_embedding_are_its_exact_cosine_neighbours(monkeypatch) -> None:
+    from linksim.evaluation import anchors
+    from linksim.evaluation.anchors import nearest_lists
+
+    rng = np.random.default_rng(5)
+    vectors = rng.normal(size=(40, 6))
+    vectors[7] = 0.0  # a page FastRP gives no direction: no list, in no list
+    vectors[12] = 2.5 * vectors[3]  # the same direction: cosine 1
+    monkeypatch.setattr(anchors, "VECTOR_ROWS_A_STEP", 16)  # several steps, the last one short
+    lists = nearest_lists(vectors, top=5)
+    for u in range(40):
+        cosines = [(v, float(vectors[u] @ vectors[v] / np.linalg.norm(vectors[u]) / np.linalg.norm(vectors[v])))
+                   for v in range(40) if v != u and vectors[v].any() and vectors[u].any()]
+        want = sorted(((v, c) for v, c in cosines if c > 0), key=lambda item: (-round(item[1], 12), item[0]))[:5]
+        assert [v for v, _ in lists[u]] == [v for v, _ in want]
+        assert [c for _, c in lists[u]] == pytest.approx([c for _, c in want], abs=1e-12)
+    assert lists[7] == [] and all(v != 7 for u in lists for v, _ in lists[u])
+    assert lists[3][0] == (12, pytest.approx(1.0))
