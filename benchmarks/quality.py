@@ -11,6 +11,10 @@ a list). The best anchor of each column is printed last, and where linksim's def
 
     .venv/bin/python benchmarks/quality.py [--data ../shared/data] [--datasets wikispeedia webkb labelled]
                                            [--labelled-links 3e5] [--no-exact] [--json results.json] [--cost]
+                                           [--gds]
+
+``--gds``: also GDS FastRP + exact kNN (`linksim evaluate --anchors fastrp`), each crawl loaded into
+a benchmark server with Graph Data Science.
 
 ``--cost``: what the default costs beside P-PSimRank and SimRank on cnr-2000 (325,557 pages):
 the index build, the process's peak memory after it, and the mean time of a top-10 list over 200
@@ -25,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 import time
 from pathlib import Path
 
@@ -36,8 +41,6 @@ COLUMNS = ("precision_at_10", "hits_at_10", "gamma", "pooled", "queries", "cover
 
 def labelled_crawl(name: str, data: Path, labelled_links: int = 300_000):
     """(LinkGraph keyed by URL, page -> classes) of a labelled crawl, as linksim loads it."""
-    import sys
-
     from linksim.evaluation import classes_of
     from linksim.graph import LinkGraph
     from linksim.loader.categories import read_categories
@@ -82,6 +85,39 @@ def generated_labelled(links: int, seed: int):
     graph = LinkGraph.from_edges(links_.source, links_.target, len(crawl), crawl.urls)
     classes = {crawl.index[url]: classes_of(paths, 2) for url, paths in categories.items() if url in crawl.index}
     return graph, classes
+
+
+def crawl_inputs(name: str, data: Path, labelled_links: int, scratch: Path) -> list[Path]:
+    """The files `linksim load` reads for crawl ``name`` (the labelled one written again to
+    ``scratch``: the same seed and size, the same file)."""
+    from linksim.generate import LabelledModel
+    from linksim.loader.synthetic import write_synthetic_crawl
+
+    if name == "labelled":
+        return [write_synthetic_crawl(scratch / "labelled.tsv.gz", labelled_links, LABELLED_SEED,
+                                      labels=LabelledModel(), show_progress=False).path]
+    folder = data / name
+    return [folder] if name == "wikispeedia" else sorted(folder.glob("*.cites"))
+
+
+def gds_row(name: str, data: Path, labelled_links: int, graph, classes, runner, server) -> dict:
+    """GDS FastRP + exact kNN (`linksim evaluate --anchors fastrp`) graded as the anchors are: the
+    crawl loaded into the benchmark server, the lists mapped back to the pages of ``graph``."""
+    import tempfile
+
+    from linksim.procedures.evaluation import gds_anchor_lists
+    from linksim.procedures.load import load
+    from linksim.procedures.maintenance import clear_database
+
+    with tempfile.TemporaryDirectory() as scratch:
+        clear_database(runner)
+        load(crawl_inputs(name, data, labelled_links, Path(scratch)), runner, mode="auto", local_server=server,
+             show_progress=False)
+    began = time.monotonic()
+    by_url = gds_anchor_lists(runner, "fastrp", 100)
+    page = {key: u for u, key in enumerate(graph.keys)}
+    lists = {page[u]: [(page[v], score) for v, score in ranked] for u, ranked in by_url.items()}
+    return grade("fastrp", "anchor", lists, classes, linked_pages(graph), time.monotonic() - began)
 
 
 def linked_pages(graph) -> np.ndarray:
@@ -192,22 +228,38 @@ def main() -> None:
                         help="skip the exact references (dense matrices, tens of seconds each on Wikispeedia)")
     parser.add_argument("--json", type=Path, help="also write the rows here")
     parser.add_argument("--cost", action="store_true", help="also time the default, P-PSimRank and SimRank on cnr-2000")
+    parser.add_argument("--gds", action="store_true",
+                        help="also grade GDS FastRP + exact kNN (linksim evaluate's fastrp anchor): each crawl loaded "
+                        "into a benchmark server with Graph Data Science (instance `quality`)")
     args = parser.parse_args()
 
     results = {}
+    runner = server = None
+    if args.gds:
+        sys.path.insert(0, str(REPO / "benchmarks"))
+        from _common import bench_server
+
+        from linksim.procedures import QueryRunner
+
+        server, connection = bench_server("quality", gds=True)
+        runner = QueryRunner.connect(connection)
     for name in args.datasets:
         graph, classes = labelled_crawl(name, args.data, int(args.labelled_links))
         print(f"\n{name}: {graph.n:,} pages, {graph.m:,} links, {sum(1 for c in classes.values() if c):,} "
               f"labelled, {len(linked_pages(graph)):,} with a link (top 100 graded)")
         print(header())
         rows = rows_for(graph, classes, args.exact, args.methods)
+        if runner is not None:
+            rows.append(gds_row(name, args.data, int(args.labelled_links), graph, classes, runner, server))
+            print(line(rows[-1]), flush=True)
         verdict(rows)
         results[name] = rows
+    if runner is not None:
+        runner.close()
+        server.stop()
     if args.cost:
         cost(args.data)
     if args.json:
-        import sys
-
         sys.path.insert(0, str(REPO / "benchmarks"))
         from _common import results_header
 
