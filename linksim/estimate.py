@@ -215,7 +215,7 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
                    page_major: bool = True, rows_on_disk: bool = False) -> Estimate:
     """``linksim index METHOD`` (``top_k`` None) or ``linksim similar METHOD --top-k K``.
 
-    ``page_major`` (a fingerprint-tree index, with ``top_k``): the lists are scored from page-major
+    ``page_major`` (a method with ``page_major_rows``, with ``top_k``): the lists are scored from page-major
     copies of the index (:meth:`FingerprintIndex.prepare_all_pages`, 6 bytes a page and
     fingerprint, walks of at most 15 steps), in memory or, ``rows_on_disk`` (always with the index
     on disk), in memory-mapped files the queries read through the page cache.
@@ -268,7 +268,7 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
                 parts["first-step bands"] = bands
         from linksim.ranking.treescan import PAGE_MAJOR_BYTES, PATH_BITS
 
-        page_major = page_major and entry.fingerprint_trees and length <= PATH_BITS
+        page_major = page_major and entry.page_major_rows and length <= PATH_BITS
         rows_on_disk = page_major and (rows_on_disk or on_disk)
         rows = PAGE_MAJOR_BYTES * n_fingerprints * pages if page_major else 0  # position (int32), path labels (uint16)
         if rows_on_disk:  # FingerprintIndex.page_major_folder: a scratch folder of the store while the run lasts

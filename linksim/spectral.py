@@ -64,7 +64,7 @@ from linksim.embedding import (FLOOR, IDF_POWER, RANK, embedding_and_share, link
                                link_features)
 from linksim.fingerprints.index import FingerprintIndex
 from linksim.graph import LinkGraph
-from linksim.parameters import check_page
+from linksim.parameters import check_fingerprints_asked, check_page
 from linksim.ranking import top_pages, top_pairs
 
 log = logging.getLogger(__name__)
@@ -265,6 +265,7 @@ class SpectralIndex:
     neighbour_indices: np.ndarray  # are neighbour_indices[indptr[u]:indptr[u + 1]] (int32)
     nearest: np.ndarray  # (n, NEAREST) int32: row u, u's nearest pages (nearest_pages), -1 past the last
     share: float = MAX_SHARE  # the cosine's share of the score (cosine_share)
+    pairs_scored = 0  # candidates whose P-PSimRank score the lists computed (this process)
 
     def __post_init__(self) -> None:
         from linksim.ranking.treescan import read_only
@@ -272,6 +273,12 @@ class SpectralIndex:
         self._weights = colink_weights(self.neighbour_indptr)
         self._neighbours = tuple(read_only(a) for a in (self.neighbour_indptr, self.neighbour_indices, self._weights))
         self._scratch = threading.local()
+
+    def prepare_all_pages(self) -> None:
+        """Before the lists of all pages (built once before workers fork): the walks' page-major
+        rows, from which a candidate's P-PSimRank score reads a few cache lines instead of a miss in
+        every fingerprint (:meth:`FingerprintIndex.prepare_exact_scores`)."""
+        self.fingerprints.prepare_exact_scores()
 
     @property
     def graph_fingerprint(self) -> str:
@@ -296,9 +303,11 @@ class SpectralIndex:
         return self.fingerprints.parameters
 
     def cosine(self, u: int, pages: np.ndarray) -> np.ndarray:
-        """max(0, cos(e_u, e_v)) for each of ``pages`` (float64)."""
-        row = self.embedding[u].astype(np.float64)
-        return np.maximum(self.embedding[pages].astype(np.float64) @ row, 0.0)
+        """max(0, cos(e_u, e_v)) for each of ``pages`` (float64; compiled, the floats the lists use:
+        :func:`linksim.ranking.combined.cosines`)."""
+        from linksim.ranking.combined import cosines
+
+        return cosines(self.embedding, int(u), np.asarray(pages, dtype=np.int64))
 
     def combine(self, u: int, pages: np.ndarray, walks: np.ndarray) -> np.ndarray:
         return combined_score(self.cosine(u, pages), walks, self.share)
@@ -329,10 +338,15 @@ class SpectralIndex:
         """:func:`colinked`, compiled (:func:`linksim.ranking.treescan.colinked_scores`): the same floats."""
         from linksim.ranking.treescan import colinked_scores
 
+        scratch = self._colinked_scratch()
+        return colinked_scores(int(u), *self._neighbours, scratch.acc, scratch.touched)
+
+    def _colinked_scratch(self):
+        """This thread's scratch of the co-linked scores (zero between calls)."""
         scratch = self._scratch
         if getattr(scratch, "n", None) != self.n:
             scratch.acc, scratch.touched, scratch.n = np.zeros(self.n), np.zeros(self.n, dtype=np.int32), self.n
-        return colinked_scores(int(u), *self._neighbours, scratch.acc, scratch.touched)
+        return scratch
 
     def related(self, u: int, top_k: int | None = 10, similarity_cutoff: float = 0.0,
                 n_fingerprints: int | None = None, **options) -> list[tuple[int, float]]:
@@ -346,7 +360,46 @@ class SpectralIndex:
         When no co-linked or nearest page scores above 0 (a page at the end of a chain of a few
         pages: its one co-linked page is too far for the embedding and too rarely met by the
         walks), P-PSimRank's best pages are the candidates, so that a page whose walks meet
-        another's gets a list."""
+        another's gets a list.
+
+        A top-k list is :meth:`related_many`'s, compiled; :meth:`related_by_steps` makes the same
+        list step by step."""
+        check_page(u, self.n)
+        if top_k is not None and top_k >= 1:
+            return self.related_many(np.array([u]), top_k, similarity_cutoff, n_fingerprints)[0]
+        return self.related_by_steps(u, top_k, similarity_cutoff, n_fingerprints)
+
+    def related_many(self, pages: np.ndarray, top_k: int = 10, similarity_cutoff: float = 0.0,
+                     n_fingerprints: int | None = None) -> list[list[tuple[int, float]]]:
+        """:meth:`related` of each of ``pages`` (``top_k`` >= 1), the same lists, in one compiled call
+        (:func:`linksim.ranking.combined.combined_lists`) but for a page whose candidates give
+        nothing (its list then is the walks' best pages', :meth:`related_by_steps`)."""
+        from linksim.ranking.combined import combined_lists
+
+        if top_k < 1:
+            raise ValueError(f"top_k must be at least 1, got {top_k}")
+        walks = self.fingerprints
+        count = check_fingerprints_asked(n_fingerprints, walks.n_fingerprints)
+        pages = walks._checked_pages(pages)
+        scratch = self._colinked_scratch()
+        lengths, found, scores, pairs = combined_lists(
+            pages, int(top_k), float(similarity_cutoff), float(self.share), PRUNE_MARGIN, CANDIDATES,
+            *self._neighbours, scratch.acc, scratch.touched, self.nearest, self.embedding, int(count),
+            int(walks.length), walks.powers(walks.decay), *walks.query_arrays())
+        self.pairs_scored += int(pairs)
+        lists, end = [], 0
+        found, scores = found.tolist(), scores.tolist()
+        for u, length in zip(pages.tolist(), lengths.tolist()):
+            if length < 0:
+                lists.append(self.related_by_steps(u, top_k, similarity_cutoff, n_fingerprints))
+            else:
+                lists.append(list(zip(found[end:end + length], scores[end:end + length])))
+                end += length
+        return lists
+
+    def related_by_steps(self, u: int, top_k: int | None = 10, similarity_cutoff: float = 0.0,
+                         n_fingerprints: int | None = None) -> list[tuple[int, float]]:
+        """:meth:`related`, a step at a time in numpy: the candidates, then the best of them."""
         check_page(u, self.n)
         pages = self.candidates(u, n_fingerprints)
         found = self._best(u, pages, top_k, similarity_cutoff, n_fingerprints)
@@ -362,33 +415,25 @@ class SpectralIndex:
               n_fingerprints: int | None) -> list[tuple[int, float]]:
         """The best of ``pages`` by the combined score (see :meth:`related`)."""
         pages = pages[pages != u]
-        if not len(pages):
+        if not len(pages) or top_k == 0:
             return []
         cosine = self.cosine(u, pages)
         if top_k is None or len(pages) <= top_k:
             walks = self.fingerprints.sims(u, pages, n_fingerprints=n_fingerprints)
+            self.pairs_scored += len(pages)
             return top_pairs(pages, combined_score(cosine, walks, self.share), u, top_k, similarity_cutoff)
         # P-PSimRank's score of a page v != u is at most c (every walk meets u at step 1 or later),
-        # so v's combined score is at most a cos + (1 - a) c. Score the candidates in
-        # decreasing bound, a batch at a time, until the next bound is below the k-th score found:
-        # the pages left unscored cannot enter the list (nor tie), so the list is the one of all
-        # candidates scored, float for float.
-        bound = combined_score(cosine, self.fingerprints.decay, self.share)
-        order = np.argsort(-bound, kind="stable")
-        scored, batch = 0, 2 * top_k
-        while True:
-            chosen = order[: scored + batch]
-            fresh = chosen[scored:]
-            walks = self.fingerprints.sims(u, pages[fresh], n_fingerprints=n_fingerprints)
-            combined = combined_score(cosine[fresh], walks, self.share)
-            values = combined if scored == 0 else np.concatenate((values, combined))
-            scored = len(chosen)
-            if scored == len(pages):
-                break
-            kth = np.partition(values, len(values) - top_k)[len(values) - top_k]
-            if bound[order[scored]] < kth - PRUNE_MARGIN:
-                break
-            batch *= 2
+        # so v's combined score is at most a cos + (1 - a) c: the candidates are scored in
+        # decreasing bound until the next bound is below the k-th score found (the pages left
+        # unscored cannot enter the list nor tie: the list of all candidates scored, float for float).
+        from linksim.ranking.combined import best_by_bound
+
+        walks = self.fingerprints
+        count = check_fingerprints_asked(n_fingerprints, walks.n_fingerprints)
+        chosen, values = best_by_bound(int(u), pages.astype(np.int64), self.share * cosine, 1.0 - self.share, int(top_k),
+                                       PRUNE_MARGIN, int(count), int(walks.length), walks.powers(walks.decay),
+                                       *walks.query_arrays())
+        self.pairs_scored += len(chosen)
         return top_pairs(pages[chosen], values, u, top_k, similarity_cutoff)
 
     # The index store -------------------------------------------------------------------------

@@ -55,19 +55,22 @@ def estimate_run(runner, task: str, method: str | None = None, top_k: int | None
 
 def _as_run(counts: tuple[int, int], task: str, method: str | None, top_k: int | None, limit: int | None,
             **parameters) -> Estimate:
-    """The estimate of the run as it would go under ``limit``: the lists of a fingerprint-tree index
-    are scored from page-major copies of it (``page_major``), in memory when those fit too, else
-    in files the queries read through the page cache (``rows_on_disk``); an index that does not
-    fit in memory is built (and read) on disk."""
+    """The estimate of the run as it would go under ``limit``: the lists of an index of fingerprint
+    trees (spectral P-PSimRank's too) are scored from page-major copies of it (``page_major``), in
+    memory when those fit too, else in files the queries read through the page cache
+    (``rows_on_disk``); a fingerprint-tree index that does not fit in memory is built (and read) on
+    disk."""
     from linksim.methods import method as registered
 
     estimate = _estimate(*counts, task, method, top_k, **parameters)
-    if limit is None or estimate.bytes_min <= limit or task == "pagerank" or not registered(method).fingerprint_trees:
+    if limit is None or estimate.bytes_min <= limit or task == "pagerank" or not registered(method).page_major_rows:
         return estimate
     if estimate.page_major:
-        estimate = _estimate(*counts, task, method, top_k, rows_on_disk=True, **parameters)
-        if estimate.bytes_min <= limit:
-            return estimate
+        rows_on_disk = _estimate(*counts, task, method, top_k, rows_on_disk=True, **parameters)
+        if rows_on_disk.bytes_min <= limit or not registered(method).fingerprint_trees:
+            return rows_on_disk
+    if not registered(method).fingerprint_trees:
+        return estimate  # built in memory only: refused
     return _estimate(*counts, task, method, top_k, on_disk=True, **parameters)
 
 

@@ -220,9 +220,10 @@ def similar(
     fits = check_memory(runner, "similar", memory_budget, method, top_k=top_k, graph=of.name, **given)
     on_disk = fits.on_disk
     _check_disk(runner, fits, index_root_of(root, of), method, top_k)
-    from linksim.ranking.treescan import warm_up
+    from linksim.ranking import combined, treescan
 
-    warm_up()  # a first compilation of the queries happens here, not while the lock is held
+    treescan.warm_up()  # a first compilation of the queries happens here, not while the lock is held
+    combined.warm_up()  # and of the spectral lists
     if registered(method).update is not None:
         from linksim.fingerprints import update
 
@@ -235,9 +236,11 @@ def similar(
         # store for the run (removed after it, or by the next save or load if the run is killed).
         rows = store.build_directory(handle.root, method) if fits.rows_on_disk else contextlib.nullcontext()
         with rows as folder:
+            walked = getattr(handle.index, "fingerprints", handle.index)  # spectral: its P-PSimRank walks
+            if hasattr(walked, "use_page_major"):
+                walked.use_page_major = fits.page_major
+                walked.page_major_folder = folder
             if hasattr(handle.index, "bands"):
-                handle.index.use_page_major = fits.page_major
-                handle.index.page_major_folder = folder
                 if getattr(handle.index, "walks", None) is not None:
                     handle.index.walks = None  # stored with the index for the next update; not read by the lists
                 if on_disk:

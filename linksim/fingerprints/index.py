@@ -576,6 +576,11 @@ class FingerprintIndex:
         count = self.n_fingerprints if count is None else count
         return int(_trees_of(int(u), count, self.length, *self._tree())[4])
 
+    def query_arrays(self) -> tuple:
+        """What a compiled score of page pairs reads (:func:`linksim.ranking.treescan.scores_with`):
+        (tree, by_page, page-major rows), after :meth:`prepare_exact_scores` the rows :meth:`sims` reads."""
+        return (*self._tree(), self._page_major)
+
     def _tree(self) -> tuple[tuple, bool]:
         """What the compiled queries read of the trees, and whether its positions are page-major:
         the preorder (pages, labels), the labels' block maxima (:func:`label_blocks`) and each
@@ -636,6 +641,12 @@ class FingerprintIndex:
                 self.n_fingerprints * self.n > self._exact_members:
             self.first_step_bands()
         self._sample_twins()
+        self.prepare_exact_scores()
+
+    def prepare_exact_scores(self) -> None:
+        """The page-major rows of :meth:`prepare_all_pages` alone (``use_page_major``, an index of
+        more members than a query reads whole): what the exact score of a page pair reads
+        (:meth:`sims`), where the pairs are not those of a scan of u's trees."""
         if self.use_page_major and self._page_major[0].shape[0] == 0 and self.n_fingerprints * self.n > self._exact_members:
             layout = self.layout()
             self._page_major = page_major(self.parent, self.label, layout.position, layout.order, self.length,

@@ -66,6 +66,10 @@ class Method:
     fingerprint_trees : bool
         The index is fingerprint graphs read as trees (SimRank, PSimRank, P-PSimRank): it can be built into
         memory-mapped files (``build(..., directory=)``).
+    page_major_rows : bool
+        Its lists of all pages score page pairs of fingerprint trees exactly from page-major rows
+        (:meth:`linksim.fingerprints.index.FingerprintIndex.prepare_exact_scores`), which the
+        estimate counts: the fingerprint-tree methods and spectral P-PSimRank.
     reads_sample : bool
         Its top-k reads a large range of the index (a tree, a bucket) from a systematic sample of
         ``sample`` members (the fingerprint-tree methods and extended Jaccard's min-hash buckets).
@@ -104,6 +108,7 @@ class Method:
     restore: Callable = None
     exact: Callable | None = None
     fingerprint_trees: bool = False  # fingerprint trees: built on disk on demand
+    page_major_rows: bool = False  # its lists score pairs from page-major rows
     reads_sample: bool = False  # --sample applies
     walk: str | None = None
     value_ranges: Callable = None

@@ -89,6 +89,7 @@ SPECTRAL = Method(
     exact=_exact,
     value_ranges=_value_ranges,
     estimate=_estimate,
+    page_major_rows=True,
     spark_rows=_spark_rows,
     spark_index=_spark_index,
 )

@@ -170,6 +170,29 @@ print(anonymous() - before)
 
 @pytest.mark.skipif(not Path("/proc/self/smaps_rollup").exists() or platform.libc_ver()[0] != "glibc",
                     reason="glibc's malloc on Linux only")
+def test_the_spectral_lists_count_the_page_major_rows_their_walks_read():
+    """The spectral lists score P-PSimRank from the walks' page-major rows (built before the
+    workers fork, :meth:`SpectralIndex.prepare_all_pages`): the estimate holds them, in memory or,
+    where the budget does not hold them, on disk, and the rows are the arrays that are built."""
+    from linksim.spectral import build_spectral_index
+
+    rng = np.random.default_rng(2)
+    index = build_spectral_index(LinkGraph.from_edges(rng.integers(0, 80, 400), rng.integers(0, 80, 400), 80),
+                                 n_fingerprints=6, seed=2)
+    index.fingerprints._exact_members = 0
+    index.prepare_all_pages()
+    built = sum(array.itemsize for array in index.fingerprints._page_major) * 6 * 80
+    pages, links = 1_000_000, 9_000_000
+    held = estimate_index("spectral", pages, links, n_fingerprints=6, length=3, top_k=10)
+    assert held.page_major and held.parts["page-major rows"] == built // 80 * pages
+    without = estimate_index("spectral", pages, links, n_fingerprints=6, length=3, top_k=10, page_major=False)
+    assert held.stages["top-k"][0] - without.stages["top-k"][0] == held.parts["page-major rows"]
+    disk = estimate_index("spectral", pages, links, n_fingerprints=6, length=3, top_k=10, rows_on_disk=True)
+    assert disk.rows_on_disk and "page-major rows" not in disk.parts
+    assert disk.disk["page-major rows (while the run lasts)"] == held.parts["page-major rows"]
+    assert disk.stages["top-k"][0] == without.stages["top-k"][0]
+
+
 def test_freed_arrays_go_back_to_the_system():
     """What the estimates assume: arrays of a few MiB freed between small live blocks leave no
     resident heap behind (glibc's default keeps the 128 MiB here)."""

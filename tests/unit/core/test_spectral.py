@@ -246,22 +246,34 @@ def test_lists_that_leave_candidates_unscored_are_the_lists_of_every_candidate_s
     graph = random_graph(seed, n=300, m=2_400)
     index = build_spectral_index(graph, n_fingerprints=8, seed=seed)
     index.share = MAX_SHARE  # the bound prunes where the cosine weighs: a sparse random crawl's share is small
-    asked = []
-    original = index.fingerprints.sims
-
-    def counted(u, pages, n_fingerprints=None):
-        asked.append(len(pages))
-        return original(u, pages, n_fingerprints=n_fingerprints)
-
-    index.fingerprints.sims = counted
     candidates = 0
     for u in range(graph.n):
         every = index.related(u, top_k=None)
         candidates += len(every)
         for k in (1, 3, 10):
             assert index.related(u, top_k=k) == every[:k]
-    asked_with_k = sum(asked) - candidates
+    asked_with_k = index.pairs_scored - candidates
     assert asked_with_k < 3 * candidates  # three lengths of list: fewer than all candidates scored each time
+
+
+def test_the_lists_of_all_pages_read_from_page_major_rows_are_the_same_floats(tmp_path) -> None:
+    # Before the lists of all pages the walks' page-major rows are built (in memory, or in files
+    # the queries map): a candidate's score then reads its own row instead of every fingerprint's
+    # arrays. The lists must not change by a bit.
+    graph = random_graph(5, n=300, m=2_400)
+    index = build_spectral_index(graph, n_fingerprints=12, seed=5)
+    index.share = MAX_SHARE  # the bound leaves candidates unscored: the batches are exercised
+    before = [index.related(u, top_k=k) for u in range(graph.n) for k in (1, 10)]
+    for folder in (None, tmp_path):
+        again = SpectralIndex(index.fingerprints.__class__.from_store(
+            {"method": "ppsimrank", "parameters": index.parameters, "graph": {"fingerprint": index.graph_fingerprint}},
+            index.fingerprints.store_arrays()), index.embedding, index.neighbour_indptr, index.neighbour_indices,
+            index.nearest, share=index.share)
+        again.fingerprints._exact_members = 0  # a small graph: page-major rows all the same
+        again.fingerprints.page_major_folder = folder
+        again.prepare_all_pages()
+        assert again.fingerprints._page_major[0].shape == (graph.n, 12)
+        assert [again.related(u, top_k=k) for u in range(graph.n) for k in (1, 10)] == before
 
 
 def test_a_page_whose_candidates_all_score_zero_takes_the_walks_best_pages() -> None:
