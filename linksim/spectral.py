@@ -378,14 +378,12 @@ class SpectralIndex:
 
         if top_k < 1:
             raise ValueError(f"top_k must be at least 1, got {top_k}")
-        walks = self.fingerprints
-        count = check_fingerprints_asked(n_fingerprints, walks.n_fingerprints)
-        pages = walks._checked_pages(pages)
+        pages = self.fingerprints._checked_pages(pages)
         scratch = self._colinked_scratch()
         lengths, found, scores, pairs = combined_lists(
             pages, int(top_k), float(similarity_cutoff), float(self.share), PRUNE_MARGIN, CANDIDATES,
-            *self._neighbours, scratch.acc, scratch.touched, self.nearest, self.embedding, int(count),
-            int(walks.length), walks.powers(walks.decay), *walks.query_arrays())
+            *self._neighbours, scratch.acc, scratch.touched, self.nearest, self.embedding,
+            *self._walk_arguments(n_fingerprints))
         self.pairs_scored += int(pairs)
         lists, end = [], 0
         found, scores = found.tolist(), scores.tolist()
@@ -396,6 +394,12 @@ class SpectralIndex:
                 lists.append(list(zip(found[end:end + length], scores[end:end + length])))
                 end += length
         return lists
+
+    def _walk_arguments(self, n_fingerprints: int | None) -> tuple:
+        """What the compiled lists read of the walks: (fingerprints used, length, c^t, the query arrays)."""
+        walks = self.fingerprints
+        count = check_fingerprints_asked(n_fingerprints, walks.n_fingerprints)
+        return int(count), int(walks.length), walks.powers(walks.decay), *walks.query_arrays()
 
     def related_by_steps(self, u: int, top_k: int | None = 10, similarity_cutoff: float = 0.0,
                          n_fingerprints: int | None = None) -> list[tuple[int, float]]:
@@ -428,11 +432,8 @@ class SpectralIndex:
         # unscored cannot enter the list nor tie: the list of all candidates scored, float for float).
         from linksim.ranking.combined import best_by_bound
 
-        walks = self.fingerprints
-        count = check_fingerprints_asked(n_fingerprints, walks.n_fingerprints)
         chosen, values = best_by_bound(int(u), pages.astype(np.int64), self.share * cosine, 1.0 - self.share, int(top_k),
-                                       PRUNE_MARGIN, int(count), int(walks.length), walks.powers(walks.decay),
-                                       *walks.query_arrays())
+                                       PRUNE_MARGIN, *self._walk_arguments(n_fingerprints))
         self.pairs_scored += len(chosen)
         return top_pairs(pages[chosen], values, u, top_k, similarity_cutoff)
 

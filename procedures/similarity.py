@@ -223,7 +223,8 @@ def similar(
     from linksim.ranking import combined, treescan
 
     treescan.warm_up()  # a first compilation of the queries happens here, not while the lock is held
-    combined.warm_up()  # and of the spectral lists
+    if method == "spectral":
+        combined.warm_up()  # and of the spectral lists (only its runs compile them)
     if registered(method).update is not None:
         from linksim.fingerprints import update
 
