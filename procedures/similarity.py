@@ -220,11 +220,11 @@ def similar(
     fits = check_memory(runner, "similar", memory_budget, method, top_k=top_k, graph=of.name, **given)
     on_disk = fits.on_disk
     _check_disk(runner, fits, index_root_of(root, of), method, top_k)
-    from linksim.ranking import combined, treescan
+    from linksim.ranking import treescan
 
     treescan.warm_up()  # a first compilation of the queries happens here, not while the lock is held
-    if method == "spectral":
-        combined.warm_up()  # and of the spectral lists (only its runs compile them)
+    if registered(method).warm_up is not None:
+        registered(method).warm_up()  # and of the method's own lists
     if registered(method).update is not None:
         from linksim.fingerprints import update
 

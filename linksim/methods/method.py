@@ -94,6 +94,9 @@ class Method:
         :func:`linksim.spark.codes_frame`, or None for a graph without keys),
         ``spark_index(rows, parameters, pages)`` -> the index
         gathered from it; None where the method has no Spark path.
+    warm_up : callable or None
+        ``warm_up()`` compiles the kernels of its lists (a cold numba cache takes tens of seconds), which a
+        run calls before it takes its lock; None where its lists need none beyond the fingerprint queries'.
     report_limits : dict
         The largest values of a parameter the report's grids give this method (a costly build).
     """
@@ -115,6 +118,7 @@ class Method:
     estimate: Callable = None
     spark_rows: Callable | None = None
     spark_index: Callable | None = None
+    warm_up: Callable | None = None
     report_limits: dict = field(default_factory=dict)
 
     @property

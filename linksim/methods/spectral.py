@@ -76,6 +76,12 @@ def _spark_index(rows, parameters: dict, n: int):
     return jobs.spectral_index(rows, parameters, n)
 
 
+def _warm_up() -> None:
+    from linksim.ranking import combined
+
+    combined.warm_up()
+
+
 SPECTRAL = Method(
     name="spectral",
     title="Spectral P-PSimRank",
@@ -92,4 +98,5 @@ SPECTRAL = Method(
     page_major_rows=True,
     spark_rows=_spark_rows,
     spark_index=_spark_index,
+    warm_up=_warm_up,
 )
