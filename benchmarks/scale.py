@@ -233,7 +233,15 @@ def report(results: dict, heap: str, pagecache: str) -> dict:
             # the index), less the file pages of an index built on disk (page cache: its anonymous memory).
             measured = r.get("peakAnon", 0) if est and est.get("onDisk") else r.get("peakPss", 0)
             if est and measured and r["exit"] == 0:  # a stage that failed early says nothing of its peak
-                middle = (est["bytesMin"] + est["bytesMax"]) / 2
+                low, high = est["bytesMin"], est["bytesMax"]
+                if stage == "similar" and stages.get("index", {}).get("exit") == 0 and "build" in est.get("stages", {}):
+                    # It read the index the index stage stored: of its estimate, the stages it ran.
+                    ran = {name: s for name, s in est["stages"].items() if name != "build"}
+                    base = low - max(s["bytesMin"] for s in est["stages"].values())
+                    low = base + max(s["bytesMin"] for s in ran.values())
+                    high = base + max(s["bytesMax"] for s in ran.values())
+                    estimate = f"{low / gib:.2f}-{high / gib:.2f} GiB"
+                middle = (low + high) / 2
                 off = middle / measured - 1
                 estimate += f" {off:+.0%}{'!' if abs(off) > 0.25 else ''}"
             print(f"{label:>6} {stage:>9} {r['exit']:>4} {r['seconds']:>8.0f} {r['peakRss'] / gib:>8.2f}G "

@@ -277,16 +277,20 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
             kept += rows
             parts["page-major rows"] = rows
         parts["top-k lists"] = results
-        if on_disk or not entry.fingerprint_trees:
+        if on_disk or not entry.page_major_rows:
             # The walk state is stored with the index and let go before the lists (procedures/similarity).
             index += kept - own.get("walk state (for updates)", 0)
         else:
             # A similar run reads its index from the store, memory-mapped (obtain_index(reopen=True)):
             # its top-k and write stages hold the pages they read, the fingerprints (parent, label)
-            # once for the twin classes, the bands and the page-major rows, and what the queries read
-            # (linksim.ranking.treescan: the preorder, its labels and the positions, those of the
-            # page-major rows where they are made); not the subtree sizes, the roots or the walk state.
-            index = (5 + _query_bytes(page_major)) * n_fingerprints * pages + kept
+            # once for the twin classes (the fingerprint-tree methods'; spectral's lists have none),
+            # the bands and the page-major rows, and what the queries read (linksim.ranking.treescan:
+            # the preorder, its labels and the positions, those of the page-major rows where they are
+            # made); not the subtree sizes, the roots or the walk state. Beyond the trees, the whole
+            # of the rest (spectral: the embedding, the neighbour and nearest lists each list reads).
+            beyond = index - sum(own.get(part, 0) for part in TREE_PARTS)
+            parents = 5 if entry.fingerprint_trees else 0
+            index = (parents + _query_bytes(page_major)) * n_fingerprints * pages + kept + beyond
         stages["top-k"] = (urls[0] + held + index + results + twins, urls[1] + held + index + results + twins)
         stages["write"] = (urls[0] + held + index + results + writing, urls[1] + held + index + results + writing)
         random_reads = (_query_bytes(page_major) * n_fingerprints * pages if on_disk and entry.fingerprint_trees
@@ -297,6 +301,10 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
     task = f"{'similar' if top_k is not None else 'index'} {method}"
     return Estimate(task, pages, links, stages, parts, disk, on_disk, page_major, rows_on_disk,
                     random_reads=random_reads)
+
+
+#: The parts of a method's estimate that are its fingerprint trees (linksim.methods.fingerprints.estimate).
+TREE_PARTS = ("fingerprints (parent, label)", "tree layout", "walk state (for updates)")
 
 
 def _query_bytes(page_major: bool) -> int:

@@ -89,9 +89,10 @@ def obtain_index(
     ``memory_budget``: see :mod:`linksim.procedures.budget` (False: checked by the caller, who
     passes ``on_disk``: build the index into memory-mapped files, when only that fits). ``graph``:
     the page graph or the host graph (:mod:`linksim.procedures.graphs`), whose indexes are stored
-    in ``root/hosts``. ``reopen`` (a fingerprint-tree index, for ``similar``): an index this call
-    built or updated is returned as opened from the store, memory-mapped, as a stored one is: the
-    build's arrays are let go, and the lists hold of it only the pages their queries read.
+    in ``root/hosts``. ``reopen`` (an index whose lists read fingerprint trees, ``page_major_rows``:
+    the fingerprint-tree methods and spectral, for ``similar``): an index this call built or updated
+    is returned as opened from the store, memory-mapped, as a stored one is: the build's arrays are
+    let go, and the lists hold of it only the pages their queries read.
     """
     entry = registered(method)
     parameters = entry.parameters_for(**given)  # checked before the graph is read
@@ -116,7 +117,7 @@ def obtain_index(
             return IndexHandle(method, found.index, root, False, 0.0, streamed, found.path, of=of)
         updated = _updated(entry, root, parameters, streamed, crawled_only, show_progress) if not on_disk else None
         if updated is not None:
-            index = store.open_path(updated[2]) if reopen and entry.fingerprint_trees else updated[0]
+            index = store.open_path(updated[2]) if reopen and entry.page_major_rows else updated[0]
             return IndexHandle(method, index, root, True, updated[1], streamed, updated[2], of=of)
     log.info("building the %s index of %s %ss (%s)", method, f"{graph.n:,}", of.noun,
              ", ".join(f"{k}={v}" for k, v in parameters.items()))
@@ -133,7 +134,7 @@ def obtain_index(
         path = store.save(index, root, method, graph.n, graph.m, extra={"buildSeconds": round(seconds, 3)},
                           urls=streamed.urls, state=streamed.state, crawled_only=crawled_only, graph=graph)
     log.info("built in %.1f s, stored in %s", seconds, path)
-    if reopen and entry.fingerprint_trees:
+    if reopen and entry.page_major_rows:
         index = store.open_path(path)
     return IndexHandle(method, index, root, True, seconds, streamed, path, of=of)
 

@@ -15,6 +15,7 @@ from linksim.estimate import (
     BASE_BYTES, MemoryBudgetExceeded, estimate_index, estimate_pagerank, parse_bytes,
 )
 from linksim.graph import LinkGraph
+from linksim.ranking.treescan import QUERY_POSITION_BYTES
 from linksim.methods import method
 
 
@@ -185,12 +186,29 @@ def test_the_spectral_lists_count_the_page_major_rows_their_walks_read():
     pages, links = 1_000_000, 9_000_000
     held = estimate_index("spectral", pages, links, n_fingerprints=6, length=3, top_k=10)
     assert held.page_major and held.parts["page-major rows"] == built // 80 * pages
+    # The stored index is read memory-mapped: the walks' queries then read the rows' positions
+    # instead of the layout's, which the rows held in memory replace and rows on disk leave out.
+    positions = QUERY_POSITION_BYTES * 6 * pages
     without = estimate_index("spectral", pages, links, n_fingerprints=6, length=3, top_k=10, page_major=False)
-    assert held.stages["top-k"][0] - without.stages["top-k"][0] == held.parts["page-major rows"]
+    assert held.stages["top-k"][0] - without.stages["top-k"][0] == held.parts["page-major rows"] - positions
     disk = estimate_index("spectral", pages, links, n_fingerprints=6, length=3, top_k=10, rows_on_disk=True)
     assert disk.rows_on_disk and "page-major rows" not in disk.parts
     assert disk.disk["page-major rows (while the run lasts)"] == held.parts["page-major rows"]
-    assert disk.stages["top-k"][0] == without.stages["top-k"][0]
+    assert disk.stages["top-k"][0] == without.stages["top-k"][0] - positions
+
+
+def test_a_spectral_run_reads_its_trees_as_p_psimrank_does_and_the_rest_whole():
+    """A similar run reads a spectral index from the store, memory-mapped, as it reads P-PSimRank's
+    (obtain_index(reopen=True)): its lists hold the pages of the trees their queries read, not the
+    whole layout, and beside them the embedding, the neighbour and the nearest lists whole. Spectral
+    has no twin classes: the parents and labels are not read."""
+    pages, links, count = 1_000_000, 9_000_000, 6
+    spectral = estimate_index("spectral", pages, links, n_fingerprints=count, length=3, top_k=10)
+    walks = estimate_index("ppsimrank", pages, links, n_fingerprints=count, length=3, top_k=10)
+    whole = sum(spectral.parts[part] for part in ("link embedding", "neighbour lists", "nearest pages"))
+    for stage in ("top-k", "write"):
+        assert spectral.stages[stage][0] - walks.stages[stage][0] == whole - 5 * count * pages
+    assert spectral.stages["top-k"][0] < spectral.stages["build"][0] - spectral.parts["tree layout"] // 2
 
 
 def test_freed_arrays_go_back_to_the_system():
