@@ -77,8 +77,17 @@ def ensure_cnr(runner, server, path) -> None:
         load([path], runner, mode="auto", local_server=server, show_progress=False)
 
 
+def _name(process) -> str:
+    import psutil
+
+    try:
+        return process.name()
+    except psutil.Error:
+        return ""
+
+
 class Peak:
-    """Polls the RSS of a process and its children (every 0.2 s) while it runs; also (every 1 s) their PSS
+    """Polls the RSS of a process and its children (every 0.2 s) while it runs; also (every 1 s, and at each new RSS peak) their PSS
     (pages shared by forked workers counted once, file pages of memory-mapped indexes in
     proportion) and their anonymous memory (RSS less file-backed and shared pages); and the RSS of
     linksim's own processes (the tree less the JVMs it starts: the import tool of a bulk load)."""
@@ -102,32 +111,33 @@ class Peak:
         polls = 0
         while not self._stop.is_set():
             # RSS every 0.2 s (cheap); PSS and anonymous memory read /proc/PID/smaps, which costs a
-            # fifth of a core on a process mapping a large index every 0.2 s: every 1 s.
-            full_read = polls % 5 == 0
+            # fifth of a core on a process mapping a large index every 0.2 s: every 1 s, and at every
+            # new RSS peak (a peak of a few seconds, such as the stream's merge, falls between two).
             polls += 1
             try:
                 tree = [self.root, *self.root.children(recursive=True)]
-                total = pss = anon = own = 0
+                sizes = []
                 for process in tree:
                     try:
-                        if full_read:
+                        sizes.append((process, process.memory_info().rss))
+                    except psutil.Error:
+                        pass
+                total = sum(rss for _, rss in sizes)
+                own = sum(rss for process, rss in sizes if "java" not in _name(process))
+                if polls % 5 == 1 or total > self.peak:
+                    pss = anon = 0
+                    for process, _ in sizes:
+                        try:
                             full = process.memory_full_info()
                             pss += full.pss
                             anon += full.rss - full.shared
-                            rss = full.rss
-                        else:
-                            rss = process.memory_info().rss
-                        total += rss
-                        if "java" not in process.name():
-                            own += rss
-                    except psutil.Error:
-                        pass
-                self.peak = max(self.peak, total)
-                self.peak_own = max(self.peak_own, own)
-                if full_read:
+                        except psutil.Error:
+                            pass
                     if pss > self.peak_pss:
                         self.peak_pss, self.peak_pss_at = pss, time.monotonic()
                     self.peak_anon = max(self.peak_anon, anon)
+                self.peak = max(self.peak, total)
+                self.peak_own = max(self.peak_own, own)
             except psutil.Error:
                 return
             self._stop.wait(0.2)
