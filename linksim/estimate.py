@@ -232,7 +232,7 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
     from linksim.methods import method as registered
 
     entry = registered(method)
-    if on_disk and not entry.fingerprint_trees:
+    if on_disk and not entry.build_on_disk:
         raise LinksimError(f"{method} indexes are built in memory only")
     index, walking, stored, own = entry.estimate(
         pages, links, {"n_fingerprints": n_fingerprints, "length": length, "radius": radius}, on_disk)
@@ -293,7 +293,7 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
             index = (parents + _query_bytes(page_major)) * n_fingerprints * pages + kept + beyond
         stages["top-k"] = (urls[0] + held + index + results + twins, urls[1] + held + index + results + twins)
         stages["write"] = (urls[0] + held + index + results + writing, urls[1] + held + index + results + writing)
-        random_reads = (_query_bytes(page_major) * n_fingerprints * pages if on_disk and entry.fingerprint_trees
+        random_reads = (_query_bytes(page_major) * n_fingerprints * pages if on_disk
                         else 0) + (rows if rows_on_disk else 0)
     else:
         page_major = rows_on_disk = False

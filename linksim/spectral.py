@@ -57,6 +57,7 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -438,6 +439,10 @@ class SpectralIndex:
         return top_pairs(pages[chosen], values, u, top_k, similarity_cutoff)
 
     # The index store -------------------------------------------------------------------------
+    def layout(self):
+        """The fingerprint trees' layout (:meth:`FingerprintIndex.layout`), built on disk with them."""
+        return self.fingerprints.layout()
+
     def store_arrays(self) -> dict[str, np.ndarray]:
         return dict(self.fingerprints.store_arrays(), embedding=self.embedding,
                     neighbour_indptr=self.neighbour_indptr, neighbour_indices=self.neighbour_indices,
@@ -453,14 +458,18 @@ class SpectralIndex:
 
 
 def build_spectral_index(graph: LinkGraph, n_fingerprints: int = 100, length: int = 3, seed: int = 0,
-                         decay: float = 0.6, show_progress: bool = False) -> SpectralIndex:
-    """P-PSimRank's fingerprints, the link embedding, the neighbour lists and the nearest pages of ``graph``."""
+                         decay: float = 0.6, show_progress: bool = False,
+                         directory: Path | None = None) -> SpectralIndex:
+    """P-PSimRank's fingerprints, the link embedding, the neighbour lists and the nearest pages of ``graph``.
+    ``directory``: the fingerprints (the largest part) built into memory-mapped files there, one
+    fingerprint at a time (:func:`linksim.fingerprints.walks.build_index`), the same arrays bit for bit."""
     from linksim.fingerprints.walks import build_index
 
     embedding, held = embedding_and_share(graph, RANK, seed)
     log.info("link embedding: rank %d, %.3f of the link features' weight", embedding.shape[1], held)
     nearest = nearest_pages(embedding, show_progress=show_progress)  # its HNSW graph freed before the walks
-    fingerprints = build_index(graph, WALK_METHOD, n_fingerprints, length, seed, decay, show_progress=show_progress)
+    fingerprints = build_index(graph, WALK_METHOD, n_fingerprints, length, seed, decay, show_progress=show_progress,
+                               directory=directory)
     return SpectralIndex(fingerprints, embedding, *neighbour_lists(graph), nearest, share=cosine_share(held))
 
 

@@ -67,9 +67,9 @@ def _as_run(counts: tuple[int, int], task: str, method: str | None, top_k: int |
         return estimate
     if estimate.page_major:
         rows_on_disk = _estimate(*counts, task, method, top_k, rows_on_disk=True, **parameters)
-        if rows_on_disk.bytes_min <= limit or not registered(method).fingerprint_trees:
+        if rows_on_disk.bytes_min <= limit or not registered(method).build_on_disk:
             return rows_on_disk
-    if not registered(method).fingerprint_trees:
+    if not registered(method).build_on_disk:
         return estimate  # built in memory only: refused
     return _estimate(*counts, task, method, top_k, on_disk=True, **parameters)
 

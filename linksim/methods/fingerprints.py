@@ -100,6 +100,6 @@ def spark_index(name: str):
 def parts(name: str, walk: str) -> dict:
     """The keyword arguments of a fingerprint method's :class:`~linksim.methods.method.Method`."""
     return dict(name=name, defaults=dict(MONTE_CARLO), samples=True, build=builder(name), update=updater,
-                restore=restore, exact=exact_reference(name), fingerprint_trees=True, page_major_rows=True, reads_sample=True,
+                restore=restore, exact=exact_reference(name), fingerprint_trees=True, build_on_disk=True, page_major_rows=True, reads_sample=True,
                 walk=walk, value_ranges=value_ranges, estimate=estimate, spark_rows=spark_rows(name),
                 spark_index=spark_index(name))

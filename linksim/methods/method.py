@@ -54,7 +54,7 @@ class Method:
         Monte Carlo (fingerprints, a seed) or exact.
     build : callable
         ``build(graph, parameters, show_progress=False)`` -> index, parameters complete (see
-        :meth:`parameters_for`); the fingerprint-tree methods' also take ``directory=`` to build
+        :meth:`parameters_for`); those that ``build_on_disk`` also take ``directory=`` to build
         into memory-mapped files there (:func:`linksim.fingerprints.walks.build_index`), and the
         walking methods' ``keep_walks=True`` to keep what their update starts from.
     update : callable or None
@@ -64,8 +64,10 @@ class Method:
     restore : callable
         ``restore(meta, arrays)`` -> index, from the store.
     fingerprint_trees : bool
-        The index is fingerprint graphs read as trees (SimRank, PSimRank, P-PSimRank): it can be built into
-        memory-mapped files (``build(..., directory=)``).
+        The index is fingerprint graphs read as trees (SimRank, PSimRank, P-PSimRank), with their twin classes.
+    build_on_disk : bool
+        Its index can be built into memory-mapped files (``build(..., directory=)``, then ``layout()``)
+        where it does not fit the memory budget: the fingerprint-tree methods and spectral (its walks).
     page_major_rows : bool
         Its lists of all pages score page pairs of fingerprint trees exactly from page-major rows
         (:meth:`linksim.fingerprints.index.FingerprintIndex.prepare_exact_scores`), which the
@@ -110,7 +112,8 @@ class Method:
     update: Callable | None = None
     restore: Callable = None
     exact: Callable | None = None
-    fingerprint_trees: bool = False  # fingerprint trees: built on disk on demand
+    fingerprint_trees: bool = False  # fingerprint trees
+    build_on_disk: bool = False  # built on disk on demand
     page_major_rows: bool = False  # its lists score pairs from page-major rows
     reads_sample: bool = False  # --sample applies
     walk: str | None = None

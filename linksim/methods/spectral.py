@@ -9,11 +9,11 @@ from linksim.methods import fingerprints as fingerprint_methods
 from linksim.methods.method import Method
 
 
-def _build(graph: LinkGraph, p: dict, show_progress: bool = False):
+def _build(graph: LinkGraph, p: dict, show_progress: bool = False, directory=None):
     from linksim.spectral import build_spectral_index
 
     return build_spectral_index(graph, int(p["n_fingerprints"]), int(p["length"]), int(p["seed"]), float(p["decay"]),
-                                show_progress=show_progress)
+                                show_progress=show_progress, directory=directory)
 
 
 def _restore(meta: dict, arrays: dict):
@@ -40,7 +40,7 @@ def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[
     from linksim.lowrank import BLOCK, CHUNK
     from linksim.spectral import ANN_PAGES, HNSW_LINKS, NEAREST, RANK, SCAN_BLOCK, SEARCH_BLOCK
 
-    fingerprints, working, stored, parts = fingerprint_methods.estimate(pages, links, parameters, False,
+    fingerprints, working, stored, parts = fingerprint_methods.estimate(pages, links, parameters, on_disk,
                                                                         updatable=False)
     embedding = 4 * RANK * pages
     neighbours = 8 * (pages + 1) + 4 * 2 * links  # both ways: two entries a link
@@ -96,6 +96,7 @@ SPECTRAL = Method(
     value_ranges=_value_ranges,
     estimate=_estimate,
     page_major_rows=True,
+    build_on_disk=True,
     spark_rows=_spark_rows,
     spark_index=_spark_index,
     warm_up=_warm_up,

@@ -404,6 +404,21 @@ def test_an_index_over_the_budget_is_built_on_disk_with_the_same_results(runner,
     assert len(stored) == 1
 
 
+def test_the_defaults_index_built_on_disk_is_stored_and_answers_as_built_in_memory(runner, tmp_path, caplog):
+    """The default's index built on disk by the run (its walks and their layout into memory-mapped
+    files, then moved into the store): the same lists as its build in memory. (On a crawl this
+    small its peak is the embedding's, which a budget cannot squeeze: the run is asked directly.)"""
+    load([DATA / "webkb" / "texas.cites"], runner, show_progress=False)
+    held = obtain_index(runner, "spectral", tmp_path / "memory", show_progress=False, memory_budget=False)
+    with caplog.at_level("INFO", logger="linksim"):
+        mapped = obtain_index(runner, "spectral", tmp_path / "disk", show_progress=False, memory_budget=False,
+                              on_disk=True, reopen=True)
+    assert held.built and mapped.built and "building on disk" in caplog.text
+    assert list((tmp_path / "disk").rglob("layout_order.npy")) and not list((tmp_path / "disk").rglob(".build-*"))
+    pages = np.arange(held.index.fingerprints.n)
+    assert [list(x) for x in mapped.index.related_many(pages)] == [list(x) for x in held.index.related_many(pages)]
+
+
 def test_background_retirement_returns_at_the_switch_then_deletes_the_old_run(runner, cli_env, tmp_path,
                                                                                capsys, monkeypatch):
     """`linksim similar --retire background` returns once the new run is current; a process of

@@ -147,6 +147,32 @@ def test_the_index_round_trips_through_its_stored_arrays() -> None:
     assert all(again.related(u, top_k=10) == index.related(u, top_k=10) for u in range(graph.n))
 
 
+def test_an_index_built_on_disk_is_the_one_built_in_memory(tmp_path) -> None:
+    """The walks built into memory-mapped files (where the index does not fit the budget), their
+    layout beside them, then stored and opened mapped: the in-memory build's arrays bit for bit,
+    and the same lists."""
+    from linksim import store
+    from linksim.methods import method
+
+    graph = random_graph(4, n=60, m=260)
+    parameters = dict(n_fingerprints=12, length=3, seed=4, decay=0.6)
+    held = build_spectral_index(graph, **parameters)
+    folder = tmp_path / "building"
+    folder.mkdir()
+    mapped = method("spectral").build(graph, parameters, directory=folder)
+    assert isinstance(mapped.fingerprints.parent, np.memmap)
+    mapped.layout()
+    assert (folder / "layout_order.npy").exists()
+    path = store.save(mapped, tmp_path / "store", "spectral", graph.n, graph.m)
+    opened = store.open_path(path)
+    arrays, expected = opened.store_arrays(), held.store_arrays()
+    assert sorted(arrays) == sorted(expected)
+    for name, array in expected.items():
+        assert np.array_equal(arrays[name], array) and arrays[name].dtype == array.dtype, name
+    pages = np.arange(graph.n)
+    assert [list(x) for x in opened.related_many(pages)] == [list(x) for x in held.related_many(pages)]
+
+
 def test_the_exact_lists_keep_the_candidates_of_the_index() -> None:
     graph = random_graph(6, n=40, m=200)
     index = build_spectral_index(graph, n_fingerprints=10, seed=0)

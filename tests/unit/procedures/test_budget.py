@@ -42,6 +42,20 @@ def test_an_index_too_large_for_memory_is_built_on_disk_when_that_fits(recording
         check_memory(runner, "index", check_memory(runner, "index", "none", "xjaccard").bytes_min - 1, "xjaccard")
 
 
+def test_a_spectral_index_too_large_for_memory_has_its_walks_built_on_disk(recording) -> None:
+    """The default's walks (the largest part of its index) go to disk where the whole does not fit;
+    its embedding, neighbour and nearest lists stay in memory, and bound what is left."""
+    runner = recording(_counts(1_000_000, 10_000_000))
+    in_memory = check_memory(runner, "index", "none", "spectral")
+    on_disk = check_memory(runner, "index", in_memory.bytes_min - 1, "spectral")
+    assert not in_memory.on_disk and on_disk.on_disk
+    assert on_disk.bytes_min < in_memory.bytes_min and "tree layout" not in on_disk.parts
+    assert "one fingerprint's rows (the index is on disk)" in on_disk.parts
+    assert on_disk.parts["link embedding"] == in_memory.parts["link embedding"]
+    with pytest.raises(MemoryBudgetExceeded):
+        check_memory(runner, "index", on_disk.parts["link embedding"], "spectral")
+
+
 def test_the_page_major_copies_go_to_disk_first_then_the_index(recording) -> None:
     """A similar run whose page-major copies do not fit in memory writes them to files the queries
     read through the page cache, the index in memory; only when the index itself does not fit is
