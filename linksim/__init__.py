@@ -8,8 +8,22 @@ scipy core and never imports the Neo4j driver; its sub-packages ``linksim.loader
 ``linksim.analysis`` holds the report and the text evaluation.
 """
 
-from linksim.errors import ConfigurationError, LinksimError
-from linksim.methods import DEFAULT_METHOD, METHODS
+from pathlib import Path as _Path
+
+
+def _checkout_subpackages() -> None:
+    """Python started at the repository's root imports this folder as ``linksim``: find the
+    sub-packages that live beside it (``procedures/``, ``loader/``, ...) there too, as the install's
+    ``package-dir`` does. An installed linksim sits in site-packages, where this adds nothing."""
+    root = _Path(__file__).resolve().parent.parent
+    if (root / "pyproject.toml").is_file() and (root / "procedures" / "__init__.py").is_file():
+        __path__.append(str(root))  # noqa: F821 - a package's own __path__
+
+
+_checkout_subpackages()
+
+from linksim.errors import ConfigurationError, LinksimError  # noqa: E402
+from linksim.methods import DEFAULT_METHOD, METHODS  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -94,3 +94,17 @@ def test_the_loader_does_not_import_the_procedures() -> None:
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             found += [f"{path.name}:{node.lineno}" for name in names if name.startswith("linksim.procedures")]
     assert found == []
+
+
+def test_python_at_the_repository_root_imports_the_working_tree() -> None:
+    """The bare ``linksim/`` folder shadows the installed package there: its sub-packages that live in
+    other folders (``procedures/``, ``cli/``) are found beside it, as the install maps them."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", "import linksim.procedures.api as a, linksim.cli.main as c; "
+                           "print(a.__file__); print(c.__file__)"], cwd=root, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(root / "procedures" / "api.py"), str(root / "cli" / "main.py")]
