@@ -28,7 +28,7 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     parser.add_argument("--labels", action="store_true",
                         help="a crawl with planted topics, sites, sections and navigation hubs instead, its pages' "
                              "labels (topic.subtopic) written beside it as OUTPUT's stem + .categories.tsv, for "
-                             "`linksim evaluate --categories` (see the README, 'Synthetic crawls')")
+                             "`linksim evaluate --categories` (see docs/how-to/generate.md)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
 
@@ -36,7 +36,7 @@ def _generate(args: argparse.Namespace) -> int:
     """Write a seeded synthetic crawl as a gzip edge list of URLs (one `source<TAB>target` pair a line,
     the `edges` format of `linksim load`). Links follow a copying model of Kumar et al. set to the
     (alpha, beta) model's degree exponents that the PageSim term paper uses: out-degree 2.1, in-
-    degree 2.38 (see the README, 'Synthetic crawls'). About 0.11 pages a link, 11 out-links a
+    degree 2.38 (see docs/how-to/generate.md). About 0.11 pages a link, 11 out-links a
     crawled page, one host per 50 pages. The same --seed and --links give the same file."""
 
     from linksim.generate import CopyingModel, LabelledModel

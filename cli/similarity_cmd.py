@@ -84,7 +84,7 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
         "members of each large range of them (S · c^(t-1) for the pages met at step t), a systematic sample, "
         "and scores its 256 best candidates exactly (PSimRank: and the 128 sharing most first-step buckets); "
         "the summary counts the lists that sampled. Default 16, PSimRank 8 (hundreds of lists a second per core on a "
-        "10M-link crawl; the README gives their judged quality); xjaccard: a page whose min-hash buckets hold "
+        "10M-link crawl; docs/explanation/methods.md gives their judged quality); xjaccard: a page whose min-hash buckets hold "
         "over 20,000 members reads S of each bucket over 1,024 and scores its 256 best candidates exactly (default 16); "
         "0: every member read, the exact lists",
         retire_help="the previous run's relationships: delete them before returning (wait, the "

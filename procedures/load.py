@@ -78,7 +78,7 @@ def load(
 
 def _write(graph, links, summary, runner, mode, batch_size, local_server, show_progress, wait, recrawl) -> None:
     bump = cypher.query("graph", "bump_graph_version")
-    with acquire(runner, "load", wait=wait) as lock:  # one load at a time (see the README)
+    with acquire(runner, "load", wait=wait) as lock:  # one load at a time (docs/explanation/reliability.md)
         summary.mode = choose_mode(mode, runner, local_server, len(links))
         if summary.mode == "bulk":
             from linksim.loader.bulk import bulk_import

@@ -90,23 +90,14 @@ class FingerprintIndex:
     _exact_members = 20_000  # a page whose trees hold at most this many members in all is read exactly
     _band_cap = 8_192  # pages read from one bucket of the first-step bands (a larger one: a sample)
     _band_sample = None  # pages read from a bucket above the cap (its systematic sample); None: the cap
-    # (2,048 or 4,096 judged 0.988 where 8,192 judges 0.990 on the generated 10M crawl: README)
     _band_candidates = 0  # pages sharing the most first-step buckets with u added to a sampled query's candidates
     # A method's own sampled reading where it differs from the defaults above, set on each index by
-    # __post_init__ (and read for a method by reading_of). The first-step bands: PSimRank's first
-    # step is a min-hash of the in-links: on the generated 10M-link crawl its 128 band candidates
-    # lift its judged quality from 0.890 / 0.634 to 0.967 / 0.834. SimRank's is a uniform in-link,
-    # shared by two pages with probability 1 / (d_u d_v) per common parent: its lists were at the
-    # noise floor without them, and the bands cut its all-pages rate from 2,003 to 769 pages/s
-    # there. P-PSimRank (unmeasured) keeps the reading alone. PSimRank's lists owe most to its bands
-    # (the pages it misses share only hub buckets with u, of about 100,000 pages on that crawl), less
-    # to its trees: there, reading 8 members a range and 512 pages a bucket judged 0.984 / 0.861 at
-    # 1,217 pages/s on 2 workers, where 16 and 256 judged 0.979 / 0.845 at 1,062-1,132 (150 pages
-    # judged by N = 300; 40,000 pages' lists, 2026-11-28). Since the band hits are counted in two
-    # bytes a page and a twin's band entry names its class (treescan._band_frequent), a bucket read
-    # whole costs little, and the band cap above is 8,192: 0.990 / 0.928 at 1,250 pages/s, where
-    # 512 gave 0.984 / 0.861 at 1,448 in the same run (every bucket whole: 0.992 / 0.938 at 919;
-    # the cap keeps a list's cost bounded where a crawl's hub buckets grow with it).
+    # __post_init__ (and read for a method by reading_of). PSimRank's first step is a min-hash of the
+    # in-links, so its band candidates find most of the pages its sampled trees miss; SimRank's is a
+    # uniform in-link, whose bands cost more than they find. A bucket read whole costs little (band
+    # hits are two bytes a page, a twin names its class), and the cap bounds a list's cost where a
+    # crawl's hub buckets grow with it. benchmarks/judged.py judges each reading against the exact
+    # lists and another seed's noise floor, at its rate.
     _reading_of = {"psimrank": {"sample": 8, "_band_candidates": 128}}
     bands = True  # False: sampled queries without the bands (a run whose index is built on disk)
     use_page_major = True  # False: prepare_all_pages makes no page-major copies

@@ -45,7 +45,7 @@ def register(entry: Method) -> Method:
 #: The method related pages are asked of when none is named: the one the evaluation ranks best
 #: (spectral P-PSimRank: on Wikispeedia and WebKB the highest precision@10 and hits@10 of linksim's
 #: methods and above every anchor's, every page with a link answered; ``benchmarks/quality.py``,
-#: the README's table).
+#: the docs' quality page).
 DEFAULT_METHOD = "spectral"
 
 

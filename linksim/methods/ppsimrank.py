@@ -9,7 +9,7 @@ with only out-links is related to others as well as a page with in-links. Built 
 graphs (:mod:`linksim.methods.fingerprints`); walks never stop (a walk may stay on its page).
 
 The papers' default L = 10 is cut to 3: on Wikispeedia the exact scores' precision@10 and sibling
-Gamma no longer change after the third step (see the README's quality table), and shorter walks
+Gamma no longer change after the third step (see the docs' quality page), and shorter walks
 keep the fingerprint trees small."""
 
 from linksim.methods import fingerprints as fingerprint_methods
