@@ -1,12 +1,13 @@
 # linksim: the two set-up commands of the README, and what they build on.
 #   make demo   create .venv, install linksim, run `linksim demo` (Neo4j, Wikispeedia, related pages)
+#   make docs   build the documentation site into site/ (warnings are errors)
 #   make test   install the current tree into .venv and run unit + integration tests (with the
 #               headless-browser test: Debian's chromium and chromium-driver are installed if missing)
 PYTHON ?= python3
 VENV ?= .venv
 PIP := $(VENV)/bin/pip
 
-.PHONY: install browser demo test unit jars-lock clean
+.PHONY: install browser demo test unit docs jars-lock clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +18,7 @@ $(VENV)/bin/python:
 # moved or removed since would still be installed, hiding a broken import. Start from nothing.
 install: $(VENV)/bin/python
 	rm -rf build
-	$(PIP) install --quiet --upgrade '.[test]'
+	$(PIP) install --quiet --upgrade '.[test,docs]'
 
 demo: install
 	$(VENV)/bin/linksim demo
@@ -36,6 +37,11 @@ browser:
 test: install browser
 	$(VENV)/bin/pytest -n 2
 
+# The docs site into site/, strict: a broken link, a missing reference or any warning fails it. The
+# console script, not `python -m mkdocs`, so the API reference reads the installed package.
+docs: install
+	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(VENV)/bin/mkdocs build --strict
+
 unit: install
 	$(VENV)/bin/pytest tests/unit
 
@@ -46,4 +52,4 @@ jars-lock: install
 	print(write_jar_lock(Path('server/jars.lock')), 'jars in server/jars.lock')"
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build site *.egg-info

@@ -9,7 +9,8 @@ from linksim.errors import ConfigurationError
 from linksim.parameters import PARAMETERS
 
 
-#: The exit codes of every command: the README's table (Reliability) says the same, a test checks it.
+#: The exit codes of every command, the same for all; the docs' reference is rendered from these
+#: tables, and tests/integration/cli/test_exit_codes.py runs each command into each code it gives.
 EXIT_CODES = {
     0: "done",
     1: "something else went wrong",
@@ -22,6 +23,51 @@ EXIT_CODES = {
     8: "the run does not fit the memory budget or the free disk",
     130: "interrupted",
 }
+#: What a user meets under each code.
+EXIT_CODE_EXAMPLES = {
+    0: "an empty related-pages list is an answer, not an error",
+    1: "the local server would not start (port taken, no Java), a download failed",
+    2: "`--top-k 0`, `--memory-budget lots`, an empty URL or one not in the graph, a password file "
+       "that is a folder or binary, a linksim home that cannot be written, `--mode bulk` on a "
+       "database with data: refused before anything is read or written",
+    3: "the server stopped, a wrong password",
+    4: "a bad record (`file:line` or `file: record N (offset X)`), an empty, missing or unreadable "
+       "file, in `linksim load`, `spark index --edges`, `evaluate --categories`",
+    5: "the server stopped mid-load, the import tool failed (the database is put back), a Spark job "
+       "failed; an index or PageRank asked of a graph whose load was cut short and not run again",
+    6: "`related`, `sim` before `linksim index`",
+    7: "a second `similar` of one method, a second `load`",
+    8: "`similar simrank --memory-budget 1K`; a SIMILAR_TO write larger than the local server's "
+       "free disk; an index store whose disk fills while it writes (the old index kept); nothing "
+       "was started or written",
+    130: "Ctrl-C",
+}
+
+#: Every setting read from the environment: (setting, option, variable, default). An option beats
+#: its variable, which beats the local server; the docs' configuration reference is this table.
+SETTINGS = (
+    ("linksim home", "", "LINKSIM_HOME", "`~/.cache/linksim`"),
+    ("local instance", "", "LINKSIM_INSTANCE", "`default`"),
+    ("Bolt port", "`neo4j start --bolt-port`", "LINKSIM_BOLT_PORT", "7687"),
+    ("HTTP port", "`neo4j start --http-port`", "LINKSIM_HTTP_PORT", "7474"),
+    ("JVM heap", "`neo4j start --heap`", "LINKSIM_HEAP", "4g"),
+    ("page cache", "`neo4j start --pagecache`", "LINKSIM_PAGECACHE", "2g"),
+    ("Maven repository of the server's jars and Spark's connector", "", "LINKSIM_MAVEN_REPOSITORY",
+     "Maven Central"),
+    ("data sets", "", "LINKSIM_DATA", "`../shared/data` beside the repository, else `<home>/data`"),
+    ("index store", "`--index-dir`", "LINKSIM_INDEX_DIR", "`<home>/indexes`"),
+    ("server URI", "`--uri`", "NEO4J_URI", "the local server"),
+    ("Browser URL of that server (tests)", "", "NEO4J_HTTP_URL", "none"),
+    ("user", "`--user`", "NEO4J_USER", "neo4j"),
+    ("password", "`--password-file FILE` (mode 0600)", "NEO4J_PASSWORD",
+     "the local server's password file"),
+    ("password file", "`--password-file FILE`", "NEO4J_PASSWORD_FILE", "the local server's"),
+    ("database", "`--database`", "NEO4J_DATABASE", "neo4j"),
+    ("retries of a failed write, seconds", "", "LINKSIM_RETRY_SECONDS", "30 (then the command stops)"),
+    ("memory budget of `pagerank`, `index`, `similar`", "`--memory-budget SIZE`",
+     "LINKSIM_MEMORY_BUDGET", "the memory available when the run starts (`none`: no check)"),
+)
+
 EXIT_CODES_HELP = "Exit codes: " + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_CODES.items()) + "."
 
 

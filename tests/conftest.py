@@ -12,6 +12,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+FLAGS = ("--headless=new --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking "
+         "--disable-component-update --disable-sync --window-size=1400,1000").split()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -169,3 +172,25 @@ def spark(background):
     spark = session("local[2]", 4)
     yield spark
     spark.stop()
+
+
+@pytest.fixture
+def chrome():
+    """Headless Chromium, Debian's, driven by Selenium and Debian's chromedriver (no browser is
+    downloaded at test time): without them a test fails under CI=true and is skipped elsewhere."""
+    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not os.path.exists(p)]
+    if missing:
+        reason = f"headless browser test needs Debian's chromium and chromium-driver ({', '.join(missing)} missing)"
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in FLAGS:
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    yield driver
+    driver.quit()

@@ -8,7 +8,6 @@ No browser is downloaded at test time. Without Chromium the test fails under CI=
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import time
@@ -29,30 +28,7 @@ from linksim.procedures.similarity import write_similar
 
 DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
 OUTPUT = Path(__file__).resolve().parents[3] / "test-output" / "browser"
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 PAGE = "https://en.wikipedia.org/wiki/Albert_Einstein"
-FLAGS = ("--headless=new --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking "
-         "--disable-component-update --disable-sync --window-size=1400,1000").split()
-
-
-@pytest.fixture
-def chrome():
-    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not os.path.exists(p)]
-    if missing:
-        reason = f"headless browser test needs Debian's chromium and chromium-driver ({', '.join(missing)} missing)"
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(reason, pytrace=False)
-        pytest.skip(reason)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in FLAGS:
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    yield driver
-    driver.quit()
 
 
 def test_neo4j_browser_shows_the_related_pages(runner, neo4j_server, chrome, tmp_path) -> None:

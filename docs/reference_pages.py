@@ -1,0 +1,212 @@
+"""The docs' generated pages, rendered from the code and the results files, never copied.
+
+``docs/gen_pages.py`` writes them into the site at build time (mkdocs-gen-files); the tests import
+this module by path to check that the references cover the code (every command and option).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from importlib import resources
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def commands(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()):
+    """(name, parser) of every command and sub-command, depth first, the top-level parser first."""
+    yield " ".join(prefix), parser
+    for action in parser._actions:  # argparse lists a parser's subcommands only there
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from commands(sub, prefix + (name,))
+
+
+def _default(action: argparse.Action) -> str:
+    if action.default in (None, argparse.SUPPRESS, False) or action.nargs == 0:
+        return ""
+    if isinstance(action.default, (list, tuple)):
+        return " ".join(map(str, action.default))
+    return str(action.default)
+
+
+def cli_reference() -> str:
+    """Every command of ``linksim``: its usage, description and options, from the argparse parser."""
+    from linksim.cli.main import build_parser
+
+    parser = build_parser()
+    parts = ["# Command line\n", "Generated from the `linksim` argument parser: what `--help` prints.\n"]
+    for name, command in commands(parser):
+        title = f"linksim {name}" if name else "linksim"
+        parts.append(f"## `{title}`\n")
+        if command.description:
+            parts.append(command.description.strip() + "\n")
+        usage = command.format_usage().removeprefix("usage: ").strip()
+        parts.append(f"```text\n{usage}\n```\n")
+        rows = []
+        for action in command._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
+                continue
+            flags = ", ".join(f"`{flag}`" for flag in action.option_strings) or f"`{action.metavar or action.dest}`"
+            help_text = (action.help or "") if action.help != argparse.SUPPRESS else ""
+            if action.choices and not isinstance(action.choices, dict):
+                help_text += " (one of: " + ", ".join(map(str, action.choices)) + ")"
+            rows.append(f"| {flags} | {_cell(help_text % vars(action) if '%(' in help_text else help_text)} "
+                        f"| {_cell(_default(action))} |")
+        if rows:
+            parts.append("| option | meaning | default |\n|---|---|---|\n" + "\n".join(rows) + "\n")
+        subs = [a for a in command._actions if isinstance(a, argparse._SubParsersAction)]
+        for sub in subs:
+            listed = ", ".join(f"[`{n}`](#linksim-{'-'.join((name + ' ' + n).split())})" for n in sub.choices)
+            parts.append(f"Commands: {listed}.\n")
+    return "\n".join(parts)
+
+
+def exit_codes_reference() -> str:
+    """The exit codes' table, from :data:`linksim.cli.options.EXIT_CODES`."""
+    from linksim.cli.options import EXIT_CODE_EXAMPLES, EXIT_CODES
+
+    rows = "\n".join(f"| {code} | {_cell(meaning)} | {_cell(EXIT_CODE_EXAMPLES.get(code, ''))} |"
+                     for code, meaning in EXIT_CODES.items())
+    return ("# Exit codes\n\nThe same for every command; `linksim --help` lists them too.\n\n"
+            "| code | meaning | for example |\n|---|---|---|\n" + rows + "\n")
+
+
+def configuration_reference(notes: str = "") -> str:
+    """The settings' table, from :data:`linksim.cli.options.SETTINGS`, then ``notes``."""
+    from linksim.cli.options import SETTINGS
+
+    rows = "\n".join(f"| {_cell(setting)} | {_cell(option)} | `{variable}` | {_cell(default)} |"
+                     for setting, option, variable, default in SETTINGS)
+    return ("# Configuration\n\n| setting | option | environment | default |\n|---|---|---|---|\n"
+            + rows + "\n\n" + notes)
+
+
+def _comment_block(lines: list[str]) -> str:
+    return "\n".join(line.strip().removeprefix("//").strip() for line in lines)
+
+
+def cypher_reference() -> str:
+    """Every Cypher file shipped in ``linksim.cypher``: its opening comment, then its statements."""
+    files = sorted(p for p in resources.files("linksim.cypher").iterdir() if p.name.endswith(".cypher"))
+    parts = ["# Cypher queries\n",
+             "The Cypher files that ship with linksim, loaded by name "
+             "(`linksim.cypher.query(FILE, NAME)`). Every value is a parameter (`$url`, `$method`, ...).\n"]
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        opening = []
+        for line in lines:
+            if not line.strip().startswith("//"):
+                break
+            opening.append(line)
+        parts.append(f"## `{path.name}`\n")
+        if opening:
+            parts.append(_comment_block(opening) + "\n")
+        names = re.findall(r"^// name: (\S+)", text, re.M)
+        if names:
+            parts.append("Named queries: " + ", ".join(f"`{n}`" for n in names) + ".\n")
+        body = "\n".join(lines[len(opening):]).strip()
+        parts.append(f"```cypher\n{body}\n```\n")
+    return "\n".join(parts)
+
+
+def _results(name: str) -> dict:
+    return json.loads((RESULTS / name).read_text(encoding="utf-8"))
+
+
+def _provenance(result: dict, name: str) -> str:
+    return (f"From `benchmarks/results/{name}`: commit `{str(result.get('commit', '?'))[:10]}`"
+            f"{' (tree changed)' if result.get('tree_changed') else ''}, {result.get('machine', '?')}, "
+            f"`{result.get('command', '?')}`, finished {result.get('finished', '?')}.\n")
+
+
+def results_index() -> str:
+    """One line for every results file: what wrote it, where and when."""
+    parts = ["# Benchmark results\n",
+             "Every figure of these pages comes from a results file a benchmark script wrote; a rerun "
+             "of the script rewrites the file and the page. Each file records its commit, machine and "
+             "command.\n", "| file | command | commit | machine | finished |", "|---|---|---|---|---|"]
+    for path in sorted(RESULTS.glob("*.json")):
+        try:
+            result = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            continue
+        if not isinstance(result, dict):
+            continue
+        parts.append(f"| `{path.name}` "
+                     f"| `{_cell(result.get('command', ''))}` | `{str(result.get('commit', ''))[:10]}` "
+                     f"| {_cell(result.get('machine', ''))} | {_cell(result.get('finished', ''))} |")
+    return "\n".join(parts) + "\n"
+
+
+def _number(value: object, digits: int = 3) -> str:
+    return f"{value:.{digits}f}" if isinstance(value, float) else ("" if value is None else str(value))
+
+
+def quality_page(names: tuple[str, ...] = ("quality.json", "quality-labelled.json")) -> str:
+    """The evaluation tables (P@10, hits@10, sibling Γ, coverage) of every data set, methods beside
+    the anchors, from the quality benchmark's results files."""
+    parts = ["# Quality\n",
+             "Related pages graded against each crawl's labels by `benchmarks/quality.py` "
+             "(`linksim evaluate` reads the same measures): precision and hits at 10, the sibling Γ "
+             "of Fogaras & Rácz, and the share of labelled pages answered. Anchors are other tools' "
+             "answers, graded alike.\n"]
+    for name in names:
+        if not (RESULTS / name).exists():
+            continue
+        result = _results(name)
+        parts.append(_provenance(result, name))
+        for dataset, rows in result.get("datasets", {}).items():
+            parts.append(f"## {dataset}\n")
+            parts.append("| method | source | P@10 | hits@10 | sibling Γ | coverage |\n|---|---|---|---|---|---|")
+            for row in sorted(rows, key=lambda r: -(r.get("precision_at_10") or 0)):
+                parts.append(f"| {row.get('name')} | {row.get('source', '')} | {_number(row.get('precision_at_10'))} "
+                             f"| {_number(row.get('hits_at_10'))} | {_number(row.get('gamma'))} "
+                             f"| {_number(row.get('coverage'))} |")
+            parts.append("")
+    return "\n".join(parts) + "\n"
+
+
+def scale_page(name: str = "scale.json") -> str:
+    """The scale benchmark's stages per crawl size (wall time, linksim's peak PSS), its grade against
+    the planted labels and the write against ``gds.knn.write``, from its results file."""
+    result = _results(name)
+    parts = ["# Scale\n",
+             "Every stage of linksim on the labelled generator's crawls (`benchmarks/scale.py`, "
+             f"method `{result.get('method')}`, Neo4j heap {result.get('heap')}, page cache "
+             f"{result.get('pagecache')}).\n", _provenance(result, name)]
+    for size, stages in result.get("sizes", {}).items():
+        parts.append(f"## {size} links\n")
+        parts.append("| stage | seconds | linksim's peak PSS (GiB) | exit |\n|---|---|---|---|")
+        for stage, measured in stages.items():
+            if stage == "attempts" or not isinstance(measured, dict):
+                continue
+            pss = measured.get("peakPss")
+            parts.append(f"| {stage} | {_number(measured.get('seconds'), 1)} "
+                         f"| {_number(pss / 2**30 if pss else None, 2)} | {measured.get('exit', '')} |")
+        parts.append("")
+    summary = result.get("summary", {})
+    if summary.get("grade"):
+        parts.append("## Graded against the planted labels\n")
+        parts.append("| size | method | P@10 | hits@10 | coverage |\n|---|---|---|---|---|")
+        for size, rows in summary["grade"].items():
+            for method, row in sorted(rows.items(), key=lambda item: -item[1].get("precision_at_10", 0)):
+                parts.append(f"| {size} | {method} | {_number(row.get('precision_at_10'))} "
+                             f"| {_number(row.get('hits_at_10'))} | {_number(row.get('coverage'))} |")
+        parts.append("")
+    if summary.get("writeVsGds"):
+        parts.append("## SIMILAR_TO written, against `gds.knn.write`\n")
+        parts.append("| size | linksim (relationships/s) | GDS (relationships/s) | ratio |\n|---|---|---|---|")
+        for size, row in summary["writeVsGds"].items():
+            parts.append(f"| {size} | {row.get('linksim', 0):,.0f} | {row.get('gds', 0):,.0f} "
+                         f"| {_number(row.get('ratio'), 2)} |")
+        parts.append("")
+    return "\n".join(parts) + "\n"

@@ -1,0 +1,84 @@
+"""The README is a front door and the docs' references cover the code: every command and option,
+every setting the code reads from the environment, every exit code; no run figures in the code."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+from linksim import cypher
+from linksim.cli.main import build_parser
+from linksim.cli.options import EXIT_CODES, SETTINGS
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+CODE = ("linksim", "loader", "procedures", "cli", "server", "analysis")
+# Variables linksim sets for the processes it starts (Neo4j's own tools), not settings it reads.
+SET_FOR_CHILDREN = {"NEO4J_HOME", "NEO4J_CONF"}
+
+
+def _pages():
+    spec = importlib.util.spec_from_file_location("reference_pages", ROOT / "docs" / "reference_pages.py")
+    pages = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pages)
+    return pages
+
+
+def test_the_readme_is_a_front_door() -> None:
+    lines = README.splitlines()
+    assert len(lines) <= 250 and len(README.encode()) <= 16 * 1024
+    assert max(map(len, lines)) <= 200
+    assert not re.search(r"20\d\d-\d\d-\d\d", README)
+
+
+def test_the_readmes_cypher_is_the_shipped_query() -> None:
+    shown = re.search(r"```cypher\n(.*?)```", README, re.S).group(1).strip()
+    assert shown == cypher.query("related_pages", "related_pages")
+
+
+def test_the_cli_reference_names_every_command_and_option() -> None:
+    pages = _pages()
+    text = pages.cli_reference()
+    seen = 0
+    for name, parser in pages.commands(build_parser()):
+        heading = f"## `linksim {name}`\n" if name else "## `linksim`\n"
+        assert heading in text, name
+        section = text.split(heading, 1)[1].split("\n## ", 1)[0]
+        for action in parser._actions:
+            if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
+                continue
+            for flag in action.option_strings:
+                assert f"`{flag}`" in section, (name, flag)
+                seen += 1
+    assert seen > 100  # every command's connection options among them
+
+
+def test_the_configuration_reference_lists_every_variable_the_code_reads() -> None:
+    read = set()
+    for folder in CODE:
+        for path in (ROOT / folder).rglob("*.py"):
+            read |= set(re.findall(r"[\"']((?:LINKSIM|NEO4J)_[A-Z_]+)[\"']", path.read_text(encoding="utf-8")))
+    listed = {variable for _, _, variable, _ in SETTINGS}
+    assert read - SET_FOR_CHILDREN == listed
+    text = _pages().configuration_reference()
+    assert all(f"`{variable}`" in text for variable in listed)
+
+
+def test_the_exit_code_reference_is_the_codes_table() -> None:
+    text = _pages().exit_codes_reference()
+    rows = re.findall(r"^\| (\d+) \| ([^|]+) \| ([^|]+) \|$", text, re.M)
+    assert [int(code) for code, _, _ in rows] == list(EXIT_CODES)
+    assert all(meaning.strip() == EXIT_CODES[int(code)] and example.strip() for code, meaning, example in rows)
+
+
+@pytest.mark.parametrize("folder", CODE)
+def test_no_dates_or_run_figures_in_the_code(folder: str) -> None:
+    for path in (ROOT / folder).rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for pattern in (r"20\d\d-\d\d-\d\d", r"pages/s", r"s on 2 cores"):
+            found = re.search(pattern, text)
+            assert not found, f"{path.relative_to(ROOT)}: {text[max(0, found.start() - 60):found.end() + 20]!r}"
