@@ -99,12 +99,16 @@ def test_the_loader_does_not_import_the_procedures() -> None:
 def test_python_at_the_repository_root_imports_the_working_tree() -> None:
     """The bare ``linksim/`` folder shadows the installed package there: its sub-packages that live in
     other folders (``procedures/``, ``cli/``) are found beside it, as the install maps them."""
+    import os
     import subprocess
     import sys
 
     root = Path(__file__).resolve().parents[2]
+    # A Spark session earlier in this process sets PYTHONSAFEPATH (linksim.spark), which keeps the
+    # working directory off sys.path: the case here is a plain `python` started at the root.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONSAFEPATH"}
     done = subprocess.run([sys.executable, "-c", "import linksim.procedures.api as a, linksim.cli.main as c; "
-                           "print(a.__file__); print(c.__file__)"], cwd=root, capture_output=True, text=True,
-                          timeout=120)
+                           "print(a.__file__); print(c.__file__)"], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(root / "procedures" / "api.py"), str(root / "cli" / "main.py")]
