@@ -29,7 +29,20 @@ __version__ = "0.1.0"
 
 
 def connect(*args, **kwargs):
-    """Connect to Neo4j and return the API object (see :func:`linksim.procedures.api.connect`)."""
+    """Connect to Neo4j and return the API object, imported on the first call.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Those of :func:`linksim.procedures.api.connect`: the server (``uri``, ``user``,
+        ``password_file``, ``database``; default: the environment, then the local server),
+        ``index_dir`` and ``show_progress``.
+
+    Returns
+    -------
+    linksim.procedures.api.Linksim
+        The connection; close it, or use it in a ``with`` block.
+    """
     from linksim.procedures.api import connect as _connect
 
     return _connect(*args, **kwargs)

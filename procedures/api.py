@@ -52,31 +52,89 @@ class PageRank:
         self._client = client
 
     def run(self, mode: str = "write", **options):
-        """Any mode, with the command line's keywords; the run (``record``, ``result``, and ``top``,
-        the best pages as a DataFrame), as ``linksim pagerank`` prints it."""
+        """PageRank in any mode, with the command line's keywords.
+
+        Parameters
+        ----------
+        mode : {"write", "stats", "stream"}
+            Write the ``write_property`` of every page, or only compute.
+        **options
+            ``damping``, ``tol``, ``max_iter``, ``dangling``, ``personalization``, ``write_property``,
+            ``crawled_only``, ``top``, ``batch_size``, ``wait``, ``memory_budget``, ``warm_start``,
+            ``graph`` (``"pages"`` or ``"hosts"``): ``linksim pagerank --help`` says what each does.
+
+        Returns
+        -------
+        PageRankStatsResult or PageRankWriteResult
+            ``did_converge``, ``ran_iterations``, ``record`` (the run as stored) and ``top``, the best
+            pages as a DataFrame.
+        """
         from linksim.procedures.pagerank import run_pagerank
 
         options.setdefault("show_progress", self._client.show_progress)
         return run_pagerank(self._client.runner, mode=mode, **options)
 
     def estimate(self, graph: str = "pages"):
-        """Memory the run would take on the graph as it is now (a :class:`linksim.estimate.Estimate`:
-        ``bytes_min``, ``bytes_max``, ``parts``, ``lines()``); nothing is read but the counts."""
+        """Memory the run would take on the graph as it is now; nothing is read but the counts.
+
+        Parameters
+        ----------
+        graph : {"pages", "hosts"}
+            The page graph, or the host graph of :meth:`Linksim.hosts`.
+
+        Returns
+        -------
+        linksim.estimate.Estimate
+            ``bytes_min``, ``bytes_max``, ``parts`` and ``lines()``, what each stage holds.
+        """
         from linksim.procedures.budget import estimate_run
 
         return estimate_run(self._client.runner, "pagerank", graph=graph)
 
     def write(self, **options):
-        """Compute and write the ``pagerank`` property (``write_property``) of every page (of every
-        host with ``graph="hosts"``)."""
+        """Compute PageRank and write it as a property of every page.
+
+        Parameters
+        ----------
+        **options
+            As in :meth:`run`; ``write_property`` names the property (default ``pagerank``),
+            ``graph="hosts"`` ranks the hosts.
+
+        Returns
+        -------
+        PageRankWriteResult
+            ``did_converge``, ``ran_iterations``, ``node_properties_written``, ``top``.
+        """
         return self.run("write", **options)
 
     def stats(self, **options):
-        """Compute, write nothing; the run's summary (``did_converge``, iterations, residual)."""
+        """Compute PageRank and write nothing.
+
+        Parameters
+        ----------
+        **options
+            As in :meth:`run`.
+
+        Returns
+        -------
+        PageRankStatsResult
+            ``did_converge``, ``ran_iterations``, the residual and ``top``.
+        """
         return self.run("stats", **options)
 
     def stream(self, **options) -> pd.DataFrame:
-        """Every page's PageRank, best first: DataFrame ``url, pagerank``."""
+        """Every page's PageRank, best first, written nowhere.
+
+        Parameters
+        ----------
+        **options
+            As in :meth:`run`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``rank, url, pagerank``, one row a page.
+        """
         run = self.run("stream", top=None, **options)
         return run.top
 
@@ -93,10 +151,25 @@ class Similar:
         self._client, self.method, self.graph = client, method, check_graph(graph)
 
     def estimate(self, *, top_k: int | None = 10, memory_budget: str | int | None = None, **parameters):
-        """Memory and disk that ``write(top_k=...)`` (``top_k`` None: ``index()``) would take on the
-        graph as it is now, with these parameters, under ``memory_budget`` (default: the
-        environment's, else the memory available; an index that does not fit it is built on disk,
-        and the estimate says so): a :class:`linksim.estimate.Estimate`."""
+        """Memory and disk that :meth:`write` (or, with ``top_k=None``, :meth:`index`) would take on the
+        graph as it is now; nothing is read but the counts.
+
+        Parameters
+        ----------
+        top_k : int or None
+            Pages per list; None estimates the index alone.
+        memory_budget : str or int, optional
+            The budget the run would have (default: ``LINKSIM_MEMORY_BUDGET``, else the memory
+            available); an index that does not fit it in memory is built on disk, and the estimate
+            says so.
+        **parameters
+            The method's own parameters, as in :meth:`index`.
+
+        Returns
+        -------
+        linksim.estimate.Estimate
+            ``bytes_min``, ``bytes_max``, ``parts``, ``on_disk`` and ``lines()``.
+        """
         from linksim.parameters import check_parameters
         from linksim.procedures.budget import estimate_run
 
@@ -199,8 +272,24 @@ class Similar:
 
     def stream(self, *, top_k: int = 10, similarity_cutoff: float = 0.0, rebuild: bool = False,
                crawled_only: bool = False, sample: int | None = None, **parameters) -> pd.DataFrame:
-        """Every page's top ``top_k``, written nowhere: DataFrame ``source, target, score, rank``
-        (URLs), every pair. ``sample``: see ``linksim similar --sample``."""
+        """Every page's top ``top_k``, computed from the index and written nowhere.
+
+        Parameters
+        ----------
+        top_k, similarity_cutoff : int, float
+            Pages per list, and the lowest score kept (exclusive).
+        rebuild, crawled_only
+            As in :meth:`index`.
+        sample : int, optional
+            As in :meth:`write` (``linksim similar --sample``).
+        **parameters
+            The method's own parameters, as in :meth:`index`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``source, target, score, rank`` (URLs), one row a pair.
+        """
         from linksim.parameters import check_parameters
         from linksim.procedures.indexes import obtain_index
         from linksim.ranking.topk import top_k_all
@@ -216,7 +305,18 @@ class Similar:
         return pd.DataFrame({"source": urls[source], "target": urls[target], "score": score, "rank": rank})
 
     def stats(self, *, top_k: int = 10, similarity_cutoff: float = 0.0, **parameters) -> SimilarStatsResult:
-        """The stream's summary, written nowhere: pages, pairs, the score distribution."""
+        """The summary of :meth:`stream`, written nowhere.
+
+        Parameters
+        ----------
+        top_k, similarity_cutoff, **parameters
+            As in :meth:`stream`.
+
+        Returns
+        -------
+        SimilarStatsResult
+            The pages with a list, the pairs, and the scores' min, median, 90th percentile and max.
+        """
         frame = self.stream(top_k=top_k, similarity_cutoff=similarity_cutoff, **parameters)
         scores = frame["score"].to_numpy()
         quantiles = np.quantile(scores, [0.0, 0.5, 0.9, 1.0]) if len(scores) else [np.nan] * 4
@@ -239,6 +339,7 @@ class Spark:
 
     @property
     def session(self):
+        """The SparkSession with the Neo4j connector, started at the first use and kept."""
         from linksim.procedures.spark import session
 
         if self._session is None:
@@ -247,13 +348,49 @@ class Spark:
 
     def pagerank(self, damping: float = 0.85, tol: float = 1e-6, max_iter: int = 100, write_property: str = "pagerank",
                  wait: float = 0.0):
+        """PageRank on Spark, written through the connector to every page (``linksim spark pagerank``).
+
+        Parameters
+        ----------
+        damping : float
+            The probability of following a link rather than jumping to a random page.
+        tol : float
+            The L1 change between two iterations under which the ranks have converged.
+        max_iter : int
+            Iterations at most.
+        write_property : str
+            The page property the ranks are written to.
+        wait : float
+            Seconds to wait for a run of the same property in progress (0: fail at once).
+
+        Returns
+        -------
+        PageRankWriteResult
+            As :meth:`PageRank.write` answers, from the Spark engine.
+        """
         from linksim.procedures.spark import spark_pagerank
 
         c = self._client
         return spark_pagerank(c.runner, c.connection, self.master, self.partitions, damping, tol, max_iter,
                               write_property, spark=self.session, wait=wait)
 
-    def index(self, method: str, parquet: str | None = None, **parameters) -> dict:
+    def index(self, method: str, parquet: str | None = None, **parameters) -> IndexResult:
+        """Build the method's index on Spark and store it as ``Similar.index`` would (``linksim spark index``).
+
+        Parameters
+        ----------
+        method : str
+            A method of :data:`linksim.METHODS`.
+        parquet : str, optional
+            A folder to write the index's arrays to as Parquet, beside the store.
+        **parameters : object
+            The method's own parameters (``n_fingerprints``, ``path_length``, ...).
+
+        Returns
+        -------
+        IndexResult
+            The stored index's description, its build time and ``engine="spark"``.
+        """
         from linksim.procedures.spark import spark_index
 
         c = self._client
@@ -265,6 +402,34 @@ class Spark:
     def similar(self, method: str, top_k: int = 10, similarity_cutoff: float = 0.0, sample: int | None = None,
                 write_partitions: int = 1, wait: float = 0.0, retire: str = "wait", rebuild: bool = False,
                 **parameters):
+        """Every page's top ``top_k`` computed on Spark and written as ``SIMILAR_TO`` by the connector.
+
+        Parameters
+        ----------
+        method : str
+            A method of :data:`linksim.METHODS`.
+        top_k : int
+            Pages in each list.
+        similarity_cutoff : float
+            Scores at or below it are left out of the lists.
+        sample : int, optional
+            As in :meth:`Similar.write`: members a list reads per large tree range (0: exact lists).
+        wait : float
+            Seconds to wait for a run of the same method in progress (0: fail at once).
+        retire : {"wait", "background"}
+            As in :meth:`Similar.write`: when the run this one replaces is deleted.
+        rebuild : bool
+            Build the index again even where a matching one is stored.
+        write_partitions : int
+            Partitions writing at once (1: one writer, no lock contention between them).
+        **parameters : object
+            The method's own parameters.
+
+        Returns
+        -------
+        SimilarWriteResult
+            As :meth:`Similar.write` answers, from the Spark engine.
+        """
         from linksim.procedures.spark import spark_similar
 
         c = self._client
@@ -288,8 +453,33 @@ class Linksim:
     # Loading ------------------------------------------------------------------------------------
     def load(self, paths, format: str | None = None, mode: str = "auto", batch_size: int = 10_000,  # noqa: A002
              on_error: str = "stop", normalize: bool = True, wait: float = 0.0, recrawl: bool = False):
-        """Load crawl files (see ``linksim load --help``; ``recrawl``: the input's pages were crawled
-        again, their out-links replace those in the graph); the :class:`LoadSummary`."""
+        """Load crawl files into the database (``linksim load``).
+
+        Parameters
+        ----------
+        paths : path or list of paths
+            Crawl files or a Wikispeedia folder, read in order into one graph.
+        format : str, optional
+            ``edges``, ``cites``, ``csv``, ``jsonl``, ``pajek``, ``warc`` or ``wikispeedia``; default:
+            detected from each name and content.
+        mode : {"auto", "online", "bulk"}
+            Batched transactions, or Neo4j's import tool on an empty local database.
+        batch_size : int
+            Rows per write transaction (online).
+        on_error : {"stop", "skip"}
+            Stop at the first bad record before anything is written, or skip and count bad records.
+        normalize : bool
+            Normalise URLs (scheme and host case, default ports, fragments, percent-encoding).
+        wait : float
+            Seconds to wait for another load of the database.
+        recrawl : bool
+            The input's pages were crawled again: their out-links replace those in the graph.
+
+        Returns
+        -------
+        linksim.loader.load.LoadSummary
+            Pages and links created and updated, duplicates, records skipped by reason, timings.
+        """
         from linksim.procedures.load import load
 
         return load([Path(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)], self.runner,
@@ -297,29 +487,75 @@ class Linksim:
                     local_server=self.local_server, show_progress=self.show_progress, wait=wait, recrawl=recrawl)
 
     def tour(self, folder, pages, top_k: int = 10, pagesim_radius: int = 2, rebuild: bool = False, **steps):
-        """``linksim demo`` on this database: Wikispeedia from ``folder``, PageRank, every demo
-        method's SIMILAR_TO (each skipped when already there), graded; the related pages of
-        ``pages`` (article names). A :class:`linksim.procedures.demo.Tour`."""
+        """``linksim demo`` on this database: Wikispeedia, PageRank, each demo method's SIMILAR_TO
+        (skipped when already there), graded, and the related pages of a few articles.
+
+        Parameters
+        ----------
+        folder : path
+            The Wikispeedia folder.
+        pages : list of str
+            Article names whose related pages the tour shows.
+        top_k, pagesim_radius, rebuild
+            Pages per list, PageSim's radius, and whether to recompute what is there.
+
+        Returns
+        -------
+        linksim.procedures.demo.Tour
+            The steps taken, their timings and the related pages side by side.
+        """
         from linksim.procedures.demo import tour
 
         return tour(self, Path(folder), pages, top_k=top_k, pagesim_radius=pagesim_radius, rebuild=rebuild, **steps)
 
     def report(self, out, categories: dict | None = None, texts=None, quick: bool = False):
-        """``linksim report``: the papers' experiments on this crawl, one HTML file at ``out``; a
-        :class:`linksim.procedures.report.Report` (path, sections, findings)."""
+        """``linksim report``: the papers' experiments on this crawl, in one HTML file.
+
+        Parameters
+        ----------
+        out : path
+            The HTML file written.
+        categories : dict, optional
+            URL to category paths; default the pages' ``categories`` property.
+        texts : path, optional
+            The pages' texts, for the text-based Delta(A, T).
+        quick : bool
+            Fewer fingerprints and pages: a quick look.
+
+        Returns
+        -------
+        linksim.procedures.report.Report
+            The path, its sections and its findings.
+        """
         from linksim.procedures.report import write_report
 
         return write_report(self, Path(out), categories, Path(texts) if texts else None, quick)
 
     def init_schema(self) -> dict:
-        """Create linksim's constraints and indexes (idempotent); what was added."""
+        """Create linksim's constraints and indexes where missing (idempotent).
+
+        Returns
+        -------
+        dict
+            The number of constraints and indexes added, by kind.
+        """
         from linksim.procedures.schema import apply_schema
 
         return apply_schema(self.runner)
 
     def label_tiers(self, write_property: str = "pagerank"):
-        """Label the top pages by PageRank for the Browser's style (``:PageRankTop1``,
-        ``:PageRankTop10``); the counts per tier."""
+        """Label the top pages by PageRank for the Browser's style (``:PageRankTop1``, ``:PageRankTop10``).
+
+        Parameters
+        ----------
+        write_property : str
+            The PageRank property the tiers are read from.
+
+        Returns
+        -------
+        linksim.procedures.browser.TierCounts
+            The pages labelled in each tier.
+        """
         from linksim.procedures.browser import label_pagerank_tiers
 
         return label_pagerank_tiers(self.runner, write_property)
@@ -327,10 +563,28 @@ class Linksim:
     def evaluate(self, categories: dict | None = None, methods: list[str] | None = None, depth: int = 2,
                  top: int = 100, exact: bool = False, texts: dict | None = None,
                  anchors: bool | list[str] = False) -> list[dict]:
-        """Grade the current SIMILAR_TO run of each method (precision@10, hits@10, sibling Gamma,
-        coverage; with ``texts``, Delta(A, T)) and, with ``anchors`` (True or their names), the
-        anchors of :mod:`linksim.evaluation.anchors` on the same pages; ``categories`` default
-        to the pages' ``categories`` property."""
+        """Grade the current SIMILAR_TO lists of each method against the pages' categories.
+
+        Parameters
+        ----------
+        categories : dict, optional
+            URL to category paths; default the pages' ``categories`` property.
+        methods : list of str, optional
+            The methods graded; default every method with a current run.
+        depth, top : int
+            Category depth that counts as the same topic, and pages per list read.
+        exact : bool
+            Also grade the exact lists (small graphs).
+        texts : dict, optional
+            The pages' texts, for Delta(A, T).
+        anchors : bool or list of str
+            Also grade the anchors of :mod:`linksim.evaluation.anchors` (True: all of them).
+
+        Returns
+        -------
+        list of dict
+            One row a method or anchor: precision_at_10, hits_at_10, gamma, coverage, ...
+        """
         from linksim.procedures.evaluation import evaluate
 
         return evaluate(self.runner, categories, methods, depth=depth, top=top, exact=exact, texts=texts,
@@ -338,12 +592,37 @@ class Linksim:
 
     # Similarity ---------------------------------------------------------------------------------
     def similar(self, method: str = DEFAULT_METHOD, graph: str = "pages") -> Similar:
-        """A method's index and SIMILAR_TO lists on the page graph, or on the host graph
-        (``graph="hosts"``, built by :meth:`hosts`)."""
+        """A method's index and SIMILAR_TO lists.
+
+        Parameters
+        ----------
+        method : str
+            A method of :data:`linksim.METHODS`; default :data:`linksim.DEFAULT_METHOD`.
+        graph : {"pages", "hosts"}
+            The page graph, or the host graph built by :meth:`hosts`.
+
+        Returns
+        -------
+        Similar
+            ``index()``, ``write()``, ``stream()``, ``stats()`` and ``estimate()`` of that method.
+        """
         return Similar(self, method, graph)
 
     def spark(self, master: str = "local[2]", partitions: int = 4) -> Spark:
-        """The Spark path: ``master`` local[N], spark://HOST:PORT or yarn."""
+        """The Spark path: PageRank, indexes and SIMILAR_TO built on Apache Spark.
+
+        Parameters
+        ----------
+        master : str
+            ``local[N]``, ``spark://HOST:PORT`` or ``yarn``.
+        partitions : int
+            Partitions of the link graph.
+
+        Returns
+        -------
+        Spark
+            Its session starts at the first call and is kept.
+        """
         return Spark(self, master, partitions)
 
     def _handle(self, method: str, n_fingerprints: int | None, crawled_only: bool, graph: str = "pages"):
@@ -366,15 +645,40 @@ class Linksim:
     def related(self, url: str | Sequence[str], method: str = DEFAULT_METHOD, top_k: int = 10,
                 similarity_cutoff: float = 0.0, n_fingerprints: int | None = None, crawled_only: bool = False,
                 pool: int | None = None, graph: str = "pages") -> pd.DataFrame:
-        """The pages most similar to ``url``: DataFrame ``rank, url, title, score, pagerank``.
+        """The pages most similar to a page, or to a set of pages, read from the stored index.
 
-        ``graph="hosts"``: ``url`` is a host name (or a list of them) and the answer the hosts
-        most similar to it on the host graph: DataFrame ``rank, host, pages, score, pagerank``.
+        One constant-time query checks that the index still fits the graph; the first call opens it,
+        later calls take milliseconds.
 
-        Given a list of URLs, the pages most similar to them together
-        (:mod:`linksim.ranking.sets`: the mean of each page's scores in the given pages' lists of
-        ``pool`` pages, default 100; the given pages left out), with a column ``lists``: how many
-        of the given pages' lists hold the page. A list of one URL gives that page's list.
+        Parameters
+        ----------
+        url : str or list of str
+            A page's URL (normalised as the loader stores it), or a list: the pages most similar to
+            them together (the mean of each page's scores in their lists of ``pool`` pages, the given
+            pages left out). With ``graph="hosts"``, host names.
+        method : str
+            A method of :data:`linksim.METHODS`; default :data:`linksim.DEFAULT_METHOD`.
+        top_k, similarity_cutoff : int, float
+            Pages answered, and the lowest score kept (exclusive).
+        n_fingerprints : int, optional
+            Read only the first N fingerprints of the index.
+        crawled_only : bool
+            The index of the crawled pages only.
+        pool : int, optional
+            For a list of URLs: pages read from each given page's list (default 100).
+        graph : {"pages", "hosts"}
+            The page graph or the host graph.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``rank, url, title, score, pagerank`` (for a set also ``lists``, how many of the given
+            pages' lists hold the page; for hosts ``rank, host, pages, score, pagerank``).
+
+        Raises
+        ------
+        linksim.store.IndexStoreError
+            No stored index fits the graph; the message names the call that builds it.
         """
         from linksim.parameters import check_parameters
         from linksim.procedures.similarity import related_pages, related_to_set
@@ -396,7 +700,20 @@ class Linksim:
 
     def sim(self, url: str, other: str, method: str = DEFAULT_METHOD, n_fingerprints: int | None = None,
             crawled_only: bool = False, graph: str = "pages") -> float:
-        """The similarity of two pages by ``method`` (of two hosts with ``graph="hosts"``)."""
+        """The similarity of two pages by a method, read from the stored index.
+
+        Parameters
+        ----------
+        url, other : str
+            The two pages' URLs (host names with ``graph="hosts"``).
+        method, n_fingerprints, crawled_only, graph
+            As in :meth:`related`.
+
+        Returns
+        -------
+        float
+            The score in [0, 1]; 1 for a page and itself.
+        """
         from linksim.parameters import check_parameters
         from linksim.procedures.similarity import similarity
 
@@ -406,22 +723,46 @@ class Linksim:
         return similarity(handle, *keys, n_fingerprints=n_fingerprints)
 
     def hosts(self, batch_size: int = 10_000, wait: float = 0.0):
-        """Build the host graph, or bring it up to date (:mod:`linksim.procedures.hosts`): a
-        ``HostGraph`` with the counts of hosts, pages on them, host links and the page links they
-        count."""
+        """Build the host graph, or bring it up to date: ``(:Host)``, ``ON_HOST`` and ``HOST_LINKS_TO``.
+
+        Parameters
+        ----------
+        batch_size : int
+            Rows per write transaction.
+        wait : float
+            Seconds to wait for a load of the database that runs.
+
+        Returns
+        -------
+        linksim.procedures.hosts.HostGraph
+            The hosts, the pages on them, the host links and the page links they count.
+        """
         from linksim.procedures.hosts import build_host_graph
 
         return build_host_graph(self.runner, batch_size, self.show_progress, wait)
 
     def explain(self, url: str, other: str, method: str = DEFAULT_METHOD, n_fingerprints: int | None = None,
                 crawled_only: bool = False) -> pd.DataFrame:
-        """Why two pages are related by ``method`` (:mod:`linksim.explain`): the terms of their
-        similarity, largest share first, adding up to :meth:`sim`. DataFrame ``kind, share,
-        fingerprint, step, page, path_a, path_b, received_a, received_b``: for the walk methods
-        the fingerprints where the walks met (step, meeting page, each walk's pages); for extended
-        Jaccard the shared pages of the k-step in-neighbourhoods (the shortest link paths from
-        them); for PageSim the sources whose PageRank both received; for the default method also
-        the link embedding's share. Reads the stored index and the links of the pages on the way."""
+        """Why two pages are related by a method: the terms of their similarity, largest first.
+
+        For the walk methods, the fingerprints where the walks met (step, meeting page, each walk's
+        pages); for extended Jaccard the shared pages of the k-step in-neighbourhoods; for PageSim
+        the sources whose PageRank both received; for the default method also the link embedding's
+        share. Reads the stored index and the links of the pages on the way.
+
+        Parameters
+        ----------
+        url, other : str
+            The two pages' URLs.
+        method, n_fingerprints, crawled_only
+            As in :meth:`related`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            ``kind, share, fingerprint, step, page, path_a, path_b, received_a, received_b``; the
+            shares add up to :meth:`sim`.
+        """
         from linksim.parameters import check_parameters
         from linksim.procedures.explain import explain_pages
 
@@ -431,6 +772,12 @@ class Linksim:
         return explain_pages(handle, self.runner, *keys, n_fingerprints=n_fingerprints)
 
     def close(self) -> None:
+        """Close the connection to Neo4j (also on leaving a ``with`` block).
+
+        Returns
+        -------
+        None
+        """
         self.runner.close()
 
     def __enter__(self) -> "Linksim":
@@ -466,9 +813,39 @@ def index_root(uri: str, database: str, index_dir: str | Path | None = None) -> 
 
 def connect(uri: str | None = None, user: str | None = None, password_file: str | Path | None = None,
             database: str | None = None, index_dir: str | Path | None = None, show_progress: bool = True) -> Linksim:
-    """Connect to Neo4j with the command line's precedence (these arguments, then ``NEO4J_URI``,
-    ``NEO4J_USER``, ``NEO4J_PASSWORD`` / ``NEO4J_PASSWORD_FILE``, ``NEO4J_DATABASE``, then the
-    local server of ``linksim neo4j start``), and check that the server answers."""
+    """Connect to Neo4j and check that it answers.
+
+    The command line's precedence: these arguments, then ``NEO4J_URI``, ``NEO4J_USER``,
+    ``NEO4J_PASSWORD`` / ``NEO4J_PASSWORD_FILE`` and ``NEO4J_DATABASE``, then the local server of
+    ``linksim neo4j start``.
+
+    Parameters
+    ----------
+    uri : str, optional
+        A Bolt or Neo4j URI.
+    user : str, optional
+        Default ``neo4j``.
+    password_file : path, optional
+        A file holding the password, readable by its owner only.
+    database : str, optional
+        Default ``neo4j``.
+    index_dir : path, optional
+        The index store; default ``LINKSIM_INDEX_DIR``, else a folder of the linksim home per
+        server and database.
+    show_progress : bool
+        Progress bars on standard error for long steps.
+
+    Returns
+    -------
+    Linksim
+        The API object; the command line is a shell over it.
+
+    Examples
+    --------
+    >>> import linksim
+    >>> ls = linksim.connect()  # doctest: +SKIP
+    >>> ls.related("https://en.wikipedia.org/wiki/Paris", top_k=5)  # doctest: +SKIP
+    """
     from linksim.allocator import return_freed_memory
     from linksim.procedures.runner import QueryRunner
     from linksim.server.connection import resolve_connection
