@@ -40,6 +40,18 @@ def test_the_readmes_cypher_is_the_shipped_query() -> None:
     assert shown == cypher.query("related_pages", "related_pages")
 
 
+def test_the_python_how_to_shows_the_readme_example_that_runs() -> None:
+    """tests/integration/api/test_readme_api.py runs the README's example; the how-to's is the same
+    program (its comments may say more)."""
+    import ast
+
+    def code(text: str, heading: str) -> str:
+        return ast.dump(ast.parse(re.search(r"```python\n(.*?)```", text.split(heading, 1)[1], re.S).group(1)))
+
+    how_to = (ROOT / "docs" / "how-to" / "python.md").read_text(encoding="utf-8")
+    assert code(how_to, "# Python API") == code(README, "## Python API")
+
+
 def test_the_cli_reference_names_every_command_and_option() -> None:
     pages = _pages()
     text = pages.cli_reference()

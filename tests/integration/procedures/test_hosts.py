@@ -15,6 +15,22 @@ from linksim.procedures.hosts import build_host_graph
 from linksim.procedures.load import load
 
 DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
+SITES_HOW_TO = Path(__file__).resolve().parents[3] / "docs" / "how-to" / "sites.md"
+
+
+def run_example(page: Path, names: dict) -> list:
+    """A page's Python block run statement by statement; the values of its bare expressions."""
+    import ast
+    import re
+
+    block = re.search(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S).group(1)
+    values = []
+    for statement in ast.parse(block).body:
+        if isinstance(statement, ast.Expr):
+            values.append(eval(compile(ast.Expression(statement.value), str(page), "eval"), names))  # noqa: S307
+        else:
+            exec(compile(ast.Module([statement], []), str(page), "exec"), names)  # noqa: S102
+    return values
 
 
 def expected_host_graph(runner) -> tuple[set[str], int, dict[tuple[str, str], int]]:
@@ -166,6 +182,12 @@ def test_every_method_runs_on_the_host_graph_of_najdisi(runner, cli_env, tmp_pat
                 assert answer["host"].tolist() == mine["other"].tolist()
                 assert np.allclose(answer["score"], mine["score"], rtol=0, atol=1e-12)
                 assert (answer["pages"] > 0).all() and answer["pagerank"].notna().all()
+        # The how-to's Python example (docs/how-to/sites.md) as written, each expression's value kept.
+        values = run_example(SITES_HOW_TO, {"ls": ls})
+        alone, together = values[-2], values[-1]
+        assert list(alone.columns) == ["rank", "host", "pages", "score", "pagerank"] and len(alone) == 10
+        assert not {"www.delo.si", "www.dnevnik.si"} & set(together["host"]) and len(together) == 10
+
         # The pages' run of simrank is still current and whole.
         current = runner.run("MATCH (c:LinksimCurrent {algorithm: 'simrank'}) RETURN c.run AS run")[0]["run"]
         assert current == pages_run.id
