@@ -11,7 +11,6 @@ import linksim
 from linksim.procedures import api
 
 
-
 def public_callables():
     for name in linksim.__all__:
         value = getattr(linksim, name)
@@ -20,11 +19,8 @@ def public_callables():
     yield "linksim.procedures.api.connect", api.connect
     for facade in (api.Linksim, api.PageRank, api.Similar, api.Spark):
         for name, member in vars(facade).items():
-            if name.startswith("_"):
-                continue
-            function = member.fget if isinstance(member, property) else member
-            if callable(function) and not isinstance(member, property):
-                yield f"{facade.__name__}.{name}", function
+            if not name.startswith("_") and callable(member):  # properties are attributes, not calls
+                yield f"{facade.__name__}.{name}", member
 
 
 def has_section(obj) -> bool:

@@ -33,8 +33,9 @@ def bash(script: str, cwd: Path, env: dict, stop_on_error: bool = True) -> subpr
     # A step that fails stops the script and the server it started in the background, which
     # would otherwise hold the output open.
     script = "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + script
-    done = subprocess.run(["bash", "-euo" if stop_on_error else "-uo", "pipefail", "-c", script], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=900)
+    flags = "-euo" if stop_on_error else "-uo"
+    done = subprocess.run(["bash", flags, "pipefail", "-c", script], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=900)
     assert done.returncode == 0, f"{script}\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
     return done
 
@@ -60,7 +61,7 @@ def test_the_tutorial_runs_as_written(runner, cli_env, tmp_path, monkeypatch, ca
 
     # 3. Load, PageRank, the default's lists.
     [(language, load)] = blocks["3"]
-    done = bash(load, tmp_path, env)
+    bash(load, tmp_path, env)
     pages = runner.run("MATCH (p:Page) WHERE p.crawled RETURN count(p) AS n")[0]["n"]
     assert pages > 300  # the package's HTML pages that links reach
     assert runner.run("MATCH (p:Page) WHERE p.pagerank IS NOT NULL RETURN count(p) AS n")[0]["n"] > pages
