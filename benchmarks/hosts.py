@@ -23,6 +23,7 @@ beside the Marginalia-style in-link cosine, in one run.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -34,7 +35,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import bench_server  # noqa: E402
+from _common import bench_server, results_header  # noqa: E402
 
 NAJDISI_HOSTS = 14_654  # the data README's count
 ANCHORS = ("cosine-in", "hub-cosine", "jaccard-in")
@@ -75,6 +76,8 @@ def main() -> None:
                         "neighbourhoods reach most hosts)")
     parser.add_argument("--queries", type=int, default=500)
     parser.add_argument("--examples", nargs="*", default=["www.uni-lj.si", "www.rtvslo.si", "www.arnes.si"])
+    parser.add_argument("--json", type=Path, default=REPO / "benchmarks" / "results" / "quality-hosts.json",
+                        help="results file, in the quality benchmark's form (default %(default)s)")
     args = parser.parse_args()
 
     from linksim.evaluation import sibling_gamma
@@ -134,12 +137,20 @@ def main() -> None:
         print(f"{'method':<12}{'source':<9}{'P@10':>7}{'hits@10':>8}{'Gamma':>8}{'pooled':>8}{'queries':>8}"
               f"{'coverage':>9}{'overlap@10':>11}{'s':>7}")
         reference = lists["cosine-in"]
+        table = []
         for name, source, report, seconds, answered, with_link in rows:
             shared = [len({v for v, _ in lists[name].get(u, [])[:10]} & {v for v, _ in reference.get(u, [])[:10]}) / 10
                       for u in linked.tolist() if lists[name].get(u) and reference.get(u)]
             print(f"{name:<12}{source:<9}{report.precision_at_10:>7.3f}{report.hits_at_10:>8.3f}{report.gamma:>8.3f}"
                   f"{report.pooled:>8.3f}{report.queries:>8,}{answered / with_link:>9.4f}"
                   f"{np.mean(shared):>11.3f}{seconds:>7.1f}")
+            table.append({"name": name, "source": source, "precision_at_10": report.precision_at_10,
+                          "hits_at_10": report.hits_at_10, "gamma": report.gamma, "pooled": report.pooled,
+                          "queries": report.queries, "coverage": answered / with_link,
+                          "overlap_at_10": float(np.mean(shared)), "seconds": round(seconds, 1)})
+        args.json.write_text(json.dumps({**results_header(sys.argv), "labels": "organisations (a host's domain)",
+                                         "datasets": {"najdisi.si hosts": table}}, indent=1))
+        print(f"results written to {args.json}")
 
         # Queries for a host, from the stored index, as for a page.
         rng = np.random.default_rng(29)

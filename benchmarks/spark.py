@@ -4,14 +4,14 @@
   model, default 30M links): SimRank fingerprint graphs on Spark ``local[2]`` and with numpy (one
   core), the ratio, and whether the arrays are equal bit for bit;
 - time against partitions (cnr-2000);
-- the throughput of a walk step: walks moved per second per core (Spark), from which the README
-  estimates the cluster for N = 100 fingerprints of a 1-billion-page crawl;
+- the throughput of a walk step: walks moved per second per core (Spark), from which it estimates
+  the cluster for N = 100 fingerprints of a 1-billion-page crawl in 4 hours;
 - PageRank on Spark beside numpy (float64): time and L1 distance (cnr-2000);
 - the all-pages top-10 (PSimRank) of Spark tasks against the single machine's: share of identical lists.
 
     .venv/bin/pip install '.[spark]' && .venv/bin/python -u benchmarks/spark.py [--links 30M] [--fingerprints 10]
 
-Results are printed and appended to ``$LINKSIM_HOME/spark-bench.json``.
+Results are printed and written to ``benchmarks/results/spark.json`` (``--json``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import cnr_edges  # noqa: E402
+from _common import cnr_edges, results_header  # noqa: E402
 
 
 def cnr_graph(data: Path):
@@ -117,6 +117,21 @@ def lists(spark, graph, fingerprints: int, partitions: int) -> dict:
             "identical": same, "lists": len(theirs), "share": share}
 
 
+def cluster_estimate(row: dict, pages: float = 1e9, fingerprints: int = 100, hours: float = 4.0,
+                     batches: int = 2) -> dict:
+    """Cores for ``fingerprints`` walks of a ``pages``-page crawl in ``hours``, from a measured walk
+    row: its walk steps a page and fingerprint (cnr-2000's walks stop or merge within a few steps),
+    its rate per core halved for a real cluster (shuffles over the network, stragglers), and the
+    in-link table read once more a batch (+25 % for two)."""
+    steps_per = row["walk_steps"] / (row["pages"] * row["fingerprints"])
+    steps = pages * fingerprints * steps_per
+    rate = row["walk_steps_per_core_second"] / 2
+    cores = steps / rate / (hours * 3600) * (1 + 0.25 * (batches - 1))
+    return {"pages": pages, "fingerprints": fingerprints, "hours": hours, "batches": batches,
+            "walkStepsPerPageFingerprint": steps_per, "walkSteps": steps, "clusterRatePerCore": rate,
+            "cores": cores, "executorsOf8Cores": int(-(-cores // 8)), "from": row["graph"]}
+
+
 def main() -> None:
     from linksim.parameters import _integer as parse_count
     from linksim import spark as jobs
@@ -124,11 +139,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
     parser.add_argument("--master", default="local[2]")
-    parser.add_argument("--fingerprints", type=int, default=10, help="N of the walk benchmarks (default 10)")
+    parser.add_argument("--fingerprints", type=int, default=10, help="N of the partition and list benchmarks (default 10)")
+    parser.add_argument("--cnr-fingerprints", type=int, default=100,
+                        help="N of the cnr-2000 walk the cluster estimate reads (default 100, the estimate's N)")
     parser.add_argument("--partitions", default="2,4,8", help="partition counts to time on cnr-2000")
     parser.add_argument("--links", type=parse_count, default=30_000_000, help="generated crawl (0: skip)")
     parser.add_argument("--generated-fingerprints", type=int, default=2)
     parser.add_argument("--skip", default="", help="comma list of: cnr, partitions, pagerank, lists, generated")
+    parser.add_argument("--json", type=Path, default=Path(__file__).resolve().parent / "results" / "spark.json")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     cores = int(args.master[6:-1]) if args.master.startswith("local[") else os.cpu_count()
@@ -138,7 +156,7 @@ def main() -> None:
     build = __import__("linksim.fingerprints.walks", fromlist=["build_index"]).build_index
     build(graph, "simrank", 1, 2)  # compile the kernels before timing
     if "cnr" not in skip:
-        results["cnr"] = walks(spark, graph, "cnr-2000", args.fingerprints, 4, cores)
+        results["cnr"] = walks(spark, graph, "cnr-2000", args.cnr_fingerprints, 4, cores)
     if "partitions" not in skip:
         results["partitions"] = [walks(spark, graph, "cnr-2000", args.fingerprints, int(p), cores)
                                  for p in args.partitions.split(",")]
@@ -150,13 +168,12 @@ def main() -> None:
         big, seconds = timed(lambda: generated_graph(args.links, 0))
         print(f"generated {big.m:,} links, {big.n:,} pages in {seconds:.0f} s", flush=True)
         results["generated"] = walks(spark, big, f"generated {args.links:,}", args.generated_fingerprints, 8, cores)
-    from linksim.home import linksim_home
-
-    out = linksim_home() / "spark-bench.json"
-    previous = json.loads(out.read_text()) if out.exists() else []
-    out.write_text(json.dumps(previous + [dict(results, at=time.strftime("%Y-%m-%d %H:%M"))], indent=2))
-    print(f"results appended to {out}")
-
+    if "cnr" in results:
+        results["clusterEstimate"] = cluster_estimate(results["cnr"])
+        print("cluster estimate: {cores:,.0f} cores ({executorsOf8Cores} executors of 8) for N = {fingerprints} of "
+              "{pages:,.0f} pages in {hours:g} h".format(**results["clusterEstimate"]))
+    args.json.write_text(json.dumps({**results_header(sys.argv), **results}, indent=1))
+    print(f"results written to {args.json}")
 
 if __name__ == "__main__":
     main()

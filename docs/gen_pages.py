@@ -19,6 +19,9 @@ for path, text in {
     "benchmarks/index.md": pages.results_index(),
     "benchmarks/quality.md": pages.quality_page(),
     "benchmarks/scale.md": pages.scale_page(),
+    "benchmarks/estimate.md": pages.estimate_page(),
+    "benchmarks/scripts.md": pages.scripts_page(),
+    **({"benchmarks/spark.md": pages.spark_page()} if (pages.RESULTS / "spark.json").exists() else {}),
 }.items():
     with mkdocs_gen_files.open(path, "w") as out:
         out.write(text)

@@ -147,11 +147,20 @@ def results_index() -> str:
     return "\n".join(parts) + "\n"
 
 
+def _links(size: str) -> float:
+    """``"30M"`` -> 3e7, so that sizes sort as numbers."""
+    return float(size.rstrip("kMGB")) * {"k": 1e3, "M": 1e6, "G": 1e9, "B": 1e9}.get(size[-1:], 1)
+
+
+def _gib(value: object) -> str:
+    return f"{value / 2**30:.2f}" if isinstance(value, (int, float)) and value else ""
+
+
 def _number(value: object, digits: int = 3) -> str:
     return f"{value:.{digits}f}" if isinstance(value, float) else ("" if value is None else str(value))
 
 
-def quality_page(names: tuple[str, ...] = ("quality.json", "quality-labelled.json")) -> str:
+def quality_page(names: tuple[str, ...] = ("quality.json", "quality-labelled.json", "quality-hosts.json")) -> str:
     """The evaluation tables (P@10, hits@10, sibling Γ, coverage) of every data set, methods beside
     the anchors, from the quality benchmark's results files."""
     parts = ["# Quality\n",
@@ -183,21 +192,34 @@ def scale_page(name: str = "scale.json") -> str:
              "Every stage of linksim on the labelled generator's crawls (`benchmarks/scale.py`, "
              f"method `{result.get('method')}`, Neo4j heap {result.get('heap')}, page cache "
              f"{result.get('pagecache')}).\n", _provenance(result, name)]
-    for size, stages in result.get("sizes", {}).items():
+    for size, stages in sorted(result.get("sizes", {}).items(), key=lambda item: _links(item[0])):
         parts.append(f"## {size} links\n")
-        parts.append("| stage | seconds | linksim's peak PSS (GiB) | exit |\n|---|---|---|---|")
+        parts.append("| stage | seconds | linksim's peak PSS (GiB) | estimate (GiB) | peak / estimate | exit |\n"
+                     "|---|---|---|---|---|---|")
         for stage, measured in stages.items():
             if stage == "attempts" or not isinstance(measured, dict):
                 continue
-            pss = measured.get("peakPss")
-            parts.append(f"| {stage} | {_number(measured.get('seconds'), 1)} "
-                         f"| {_number(pss / 2**30 if pss else None, 2)} | {measured.get('exit', '')} |")
+            pss, estimate = measured.get("peakPss"), measured.get("estimate") or {}
+            low, high = estimate.get("bytesMin"), estimate.get("bytesMax")
+            parts.append(f"| {stage} | {_number(measured.get('seconds'), 1)} | {_gib(pss)} "
+                         f"| {f'{_gib(low)}-{_gib(high)}' if low and high else ''} "
+                         f"| {_number(pss / high, 2) if pss and high else ''} | {measured.get('exit', '')} |")
         parts.append("")
     summary = result.get("summary", {})
+    if summary.get("pipelineMinutes"):
+        parts.append("## Pipeline and growth\n")
+        parts.append("Minutes of every stage a size ran, and each stage's growth exponent b (time ~ links^b, "
+                     "least squares over the sizes).\n")
+        parts.append("| size | minutes |\n|---|---|")
+        parts.extend(f"| {size} | {_number(minutes, 1)} |"
+                     for size, minutes in sorted(summary["pipelineMinutes"].items(), key=lambda item: _links(item[0])))
+        parts.append("\n| stage | b |\n|---|---|")
+        parts.extend(f"| {stage} | {_number(b, 2)} |" for stage, b in summary.get("growth", {}).items())
+        parts.append("")
     if summary.get("grade"):
         parts.append("## Graded against the planted labels\n")
         parts.append("| size | method | P@10 | hits@10 | coverage |\n|---|---|---|---|---|")
-        for size, rows in summary["grade"].items():
+        for size, rows in sorted(summary["grade"].items(), key=lambda item: _links(item[0])):
             for method, row in sorted(rows.items(), key=lambda item: -item[1].get("precision_at_10", 0)):
                 parts.append(f"| {size} | {method} | {_number(row.get('precision_at_10'))} "
                              f"| {_number(row.get('hits_at_10'))} | {_number(row.get('coverage'))} |")
@@ -205,8 +227,69 @@ def scale_page(name: str = "scale.json") -> str:
     if summary.get("writeVsGds"):
         parts.append("## SIMILAR_TO written, against `gds.knn.write`\n")
         parts.append("| size | linksim (relationships/s) | GDS (relationships/s) | ratio |\n|---|---|---|---|")
-        for size, row in summary["writeVsGds"].items():
+        for size, row in sorted(summary["writeVsGds"].items(), key=lambda item: _links(item[0])):
             parts.append(f"| {size} | {row.get('linksim', 0):,.0f} | {row.get('gds', 0):,.0f} "
                          f"| {_number(row.get('ratio'), 2)} |")
         parts.append("")
     return "\n".join(parts) + "\n"
+
+
+def estimate_page(name: str = "estimate.json") -> str:
+    """Each method's memory estimate beside the peak PSS of the process tree that ran it, from
+    ``benchmarks/estimate.py``'s results file."""
+    result = _results(name)
+    parts = ["# Memory estimates\n",
+             "`linksim similar METHOD --estimate` beside the measured peak PSS of the run's process tree "
+             f"(`benchmarks/estimate.py`; a run is within when its peak is at most "
+             f"{_number(result.get('tolerance'), 2)} over the estimate's maximum).\n", _provenance(result, name),
+             "| crawl | method | estimate (GiB) | peak PSS (GiB) | peak / estimate | peak stage | on disk | seconds | within |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for crawl, runs in result.get("runs", {}).items():
+        for method, run in runs.items():
+            parts.append(f"| {crawl} | {method} | {_gib(run.get('estimate_min'))}-{_gib(run.get('estimate_max'))} "
+                         f"| {_gib(run.get('pss'))} | {_number(run.get('pss_over_estimate_max'), 2)} "
+                         f"| {run.get('peak_stage', '')} | {run.get('on_disk', '')} "
+                         f"| {_number(run.get('seconds'), 1)} | {run.get('within', '')} |")
+    return "\n".join(parts) + "\n"
+
+
+def spark_page(name: str = "spark.json") -> str:
+    """The Spark jobs in local mode beside numpy, and the cluster they imply for a billion pages, from
+    ``benchmarks/spark.py``'s results file."""
+    result = _results(name)
+    parts = ["# Spark\n",
+             f"The Spark jobs on `{result.get('master')}` (Spark {result.get('spark')}) beside numpy on one "
+             "core, in one run (`benchmarks/spark.py`). Spark pays its shuffles where numpy reads memory, so "
+             "one machine stays the faster place for crawls that fit it; the columns say whether both "
+             "paths gave the same arrays.\n", _provenance(result, name),
+             "| run | pages | links | N | partitions | Spark (s) | numpy (s) | ratio | walk steps / core-second "
+             "| equal |", "|---|---|---|---|---|---|---|---|---|---|"]
+    walks = [result[key] for key in ("cnr", "generated") if key in result] + result.get("partitions", [])
+    for row in walks:
+        parts.append(f"| {row['graph']} SimRank | {row['pages']:,} | {row['links']:,} | {row['fingerprints']} "
+                     f"| {row['partitions']} | {_number(row['spark_seconds'], 1)} | {_number(row['numpy_seconds'], 2)} "
+                     f"| {_number(row['ratio'], 1)} | {row['walk_steps_per_core_second']:,} | {row['equal']} |")
+    if "pagerank" in result:
+        row = result["pagerank"]
+        parts.append(f"\nPageRank on {row['graph']} (tol 1e-9): Spark {_number(row['spark_seconds'], 1)} s, numpy "
+                     f"{_number(row['numpy_seconds'], 2)} s, iterations {row['iterations']}, L1 distance "
+                     f"{row['l1']:.1e}.\n")
+    if "lists" in result:
+        row = result["lists"]
+        parts.append(f"The all-pages PSimRank top 10 on {row['graph']}: Spark tasks {_number(row['spark_seconds'], 1)} s, "
+                     f"the single machine {_number(row['numpy_seconds'], 1)} s; {row['identical']:,} of "
+                     f"{row['lists']:,} lists identical.\n")
+    if "clusterEstimate" in result:
+        row = result["clusterEstimate"]
+        parts.append(f"## A cluster for {row['pages']:,.0f} pages\n")
+        parts.append(f"N = {row['fingerprints']} fingerprints in {row['hours']:g} hours, from the {row['from']} walk: "
+                     f"{_number(row['walkStepsPerPageFingerprint'], 2)} walk steps a page and fingerprint "
+                     f"({row['walkSteps']:.2e} steps), {row['clusterRatePerCore']:,.0f} steps a core-second "
+                     f"(the measured rate halved for a cluster's network and stragglers), {row['batches']} batches "
+                     f"of fingerprints: **{row['cores']:,.0f} cores**, {row['executorsOf8Cores']} executors of 8.\n")
+    return "\n".join(parts) + "\n"
+
+
+def scripts_page(readme: Path = ROOT / "benchmarks" / "README.md") -> str:
+    """The benchmark scripts, what each measures and its command: ``benchmarks/README.md``."""
+    return readme.read_text(encoding="utf-8").replace("# Benchmarks", "# The benchmark scripts", 1)

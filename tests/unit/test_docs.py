@@ -94,3 +94,39 @@ def test_no_dates_or_run_figures_in_the_code(folder: str) -> None:
         for pattern in (r"20\d\d-\d\d-\d\d", r"pages/s", r"s on 2 cores"):
             found = re.search(pattern, text)
             assert not found, f"{path.relative_to(ROOT)}: {text[max(0, found.start() - 60):found.end() + 20]!r}"
+
+
+# What a measured run says: a date, a rate, a score, a timing or a size to the decimal (settings
+# and limits are round: "60 s", "a 12 GiB budget").
+RUN_FIGURES = (r"20\d\d-\d\d-\d\d", r"\d[\d,.]*k? ?\w+/s\b", r"P@10[ :=]*\d?\.\d", r"\b0\.\d{3}\b",
+               r"\d+\.\d+ ?(s|min|minutes|hours?|GiB|GB|MiB|MB)(?!\w)", r"\d[\d,.]* ?ms\b")
+
+
+@pytest.mark.parametrize("page", sorted(str(path.relative_to(ROOT / "docs"))
+                                        for path in (ROOT / "docs").rglob("*.md")))
+def test_the_hand_written_pages_show_no_run_figures(page: str) -> None:
+    # The benchmark pages are rendered from benchmarks/results/; prose points to them.
+    text = re.sub(r"```.*?```", "", (ROOT / "docs" / page).read_text(encoding="utf-8"), flags=re.S)
+    found = [match.group(0) for pattern in RUN_FIGURES for match in re.finditer(pattern, text)]
+    assert not found, f"docs/{page}: {found[:8]}"
+
+
+def test_the_benchmark_pages_show_what_the_results_files_hold() -> None:
+    import json
+
+    pages = _pages()
+    results = ROOT / "benchmarks" / "results"
+    scale = json.loads((results / "scale.json").read_text(encoding="utf-8"))
+    page = pages.scale_page()
+    headings = re.findall(r"^## (\S+) links$", page, re.M)
+    assert sorted(headings) == sorted(scale["sizes"]) and headings == sorted(headings, key=pages._links)
+    for size, stages in scale["sizes"].items():
+        index = stages.get("index")
+        if index:  # each stage's seconds and peak, as the benchmark wrote them
+            assert f"| index | {index['seconds']:.1f} | {index['peakPss'] / 2**30:.2f} |" in page
+    estimate = json.loads((results / "estimate.json").read_text(encoding="utf-8"))
+    rows = [line for line in pages.estimate_page().splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(rows) - 1 == sum(len(runs) for runs in estimate["runs"].values())
+    scripts = pages.scripts_page()
+    missing = [path.name for path in (ROOT / "benchmarks").glob("[a-z]*.py") if f"| `{path.name}` |" not in scripts]
+    assert not missing, f"benchmarks/README.md names no {missing}"
