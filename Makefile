@@ -7,7 +7,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PIP := $(VENV)/bin/pip
 
-.PHONY: install browser demo test unit docs jars-lock clean
+.PHONY: install browser demo test unit docs docs-picture jars-lock clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,12 @@ test: install browser
 # console script, not `python -m mkdocs`, so the API reference reads the installed package.
 docs: install
 	NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true $(VENV)/bin/mkdocs build --strict
+
+# The README's picture of Neo4j Browser: the Browser test's screenshot of a page's related pages,
+# taken against a real server by headless Chromium.
+docs-picture: install browser
+	$(VENV)/bin/pytest -n 0 -p no:cacheprovider tests/integration/browser -k related_pages
+	cp test-output/browser/related-pages.png docs/images/related-pages.png
 
 unit: install
 	$(VENV)/bin/pytest tests/unit

@@ -33,6 +33,9 @@ def test_the_readme_is_a_front_door() -> None:
     assert len(lines) <= 250 and len(README.encode()) <= 16 * 1024
     assert max(map(len, lines)) <= 200
     assert not re.search(r"20\d\d-\d\d-\d\d", README)
+    # One picture of a page's related pages in Neo4j Browser (`make docs-picture` takes it).
+    pictures = re.findall(r"!\[[^]]*\]\(([^)]+)\)", README)
+    assert pictures and all((ROOT / picture).stat().st_size > 20_000 for picture in pictures)
 
 
 def test_the_readmes_cypher_is_the_shipped_query() -> None:
