@@ -37,18 +37,31 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=group)  # stable: each group keeps the files' order
 
 
+#: Integration tests that read no shared crawl and leave nothing behind: under pytest-xdist they are a
+#: second unit of work, on the other worker against a server of its own (``pytest-gw1``), so that
+#: both cores work to the end of the run instead of one worker idling once the unit tests are done.
+SECOND_UNIT = frozenset(f"tests/integration/{name}.py" for name in (
+    "procedures/test_hosts", "cli/test_demo", "docs/test_tutorial", "loader/test_bulk_faults",
+    "api/test_readme_api", "server/test_server", "loader/test_load"))
+
+
 @pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: without it, never called
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """Under pytest-xdist (``make test``: ``-n 2``), the integration tests are one unit of work: one
-    worker runs them in the order above against one server, while the other runs the unit tests
-    one by one (they take one core; the integration tests about 1.5, theirs and the server's).
+    """Under pytest-xdist (``make test``: ``-n 2``), the integration tests are two units of work: one
+    worker runs those of the shared crawls in the order above against its server, the other those
+    of :data:`SECOND_UNIT` against its own, and both then take the unit tests one by one.
     xdist's own ``--dist loadgroup`` would do it with a mark, but it no longer groups under pytest
     9.2 (pytest-xdist issue 1386: the test ids it renames are not the ones scheduled)."""
     from xdist.scheduler import LoadScopeScheduling
 
+    # A server of NEO4J_URI is one database: every integration test then runs on one worker.
+    apart = () if os.environ.get("NEO4J_URI") else SECOND_UNIT
+
     class IntegrationTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return "integration" if nodeid.startswith("tests/integration/") else nodeid
+            if not nodeid.startswith("tests/integration/"):
+                return nodeid
+            return "integration-2" if nodeid.split("::")[0] in apart else "integration"
 
     return IntegrationTogether(config, log)
 

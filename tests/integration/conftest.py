@@ -22,7 +22,9 @@ from linksim.procedures import QueryRunner
 from linksim.procedures.maintenance import clear_database
 from linksim.server import LocalServer, Provisioned, ServerSettings, provision
 
-TEST_INSTANCE = "pytest"
+# Each pytest-xdist worker that runs integration tests has a server of its own (tests/conftest.py).
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+TEST_INSTANCE = "pytest" if _WORKER == "gw0" else f"pytest-{_WORKER}"
 
 
 def free_port() -> int:
