@@ -29,7 +29,10 @@ from typing import Callable
 
 import numpy as np
 
-BLOCK = 16  #: columns multiplied by the operator at once (its scratch is n x BLOCK)
+#: Columns multiplied by the operator at once (its scratch is n x BLOCK): each multiplication
+#: walks every link once a block, so a wider block walks them fewer times (a column's sums do not
+#: depend on the block: the same vectors).
+BLOCK = 32
 CHUNK = 65_536  #: rows of the block converted to float64 at once for a Gram matrix or a rotation
 #: A direction whose squared length in the block is below this share of the largest is dropped:
 #: float32 columns are orthonormal to about 1e-7, so their Gram matrix's eigenvalues below 1e-10
