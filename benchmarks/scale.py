@@ -115,8 +115,12 @@ def main() -> None:
     results_file = folder / f"results-{args.method}.json"
     results = json.loads(results_file.read_text()) if results_file.exists() else {}
     linksim = str(Path(sys.executable).parent / "linksim")
+    mine: set[str] = set()  # the sizes this run writes
 
     def save() -> None:
+        # Another run of other sizes may have saved since this one began: keep its sizes, write ours.
+        current = json.loads(results_file.read_text()) if results_file.exists() else {}
+        results.update({label: stages for label, stages in current.items() if label not in mine})
         results_file.write_text(json.dumps(results, indent=2))
 
     for size in args.sizes:
@@ -126,6 +130,7 @@ def main() -> None:
         categories = folder / f"labelled-{label}.categories.tsv"
         instance = f"scale-{label}"
         done = results.setdefault(label, {})
+        mine.add(label)
         env = dict(os.environ, LINKSIM_INSTANCE=instance, LINKSIM_HEAP=args.heap, LINKSIM_PAGECACHE=args.pagecache,
                    LINKSIM_BOLT_PORT=str(free_port()), LINKSIM_HTTP_PORT=str(free_port()),
                    LINKSIM_INDEX_DIR=str(folder / f"indexes-{label}"), LINKSIM_MEMORY_BUDGET=args.memory_budget)
@@ -169,7 +174,9 @@ def main() -> None:
                 result["estimate"] = json.loads(estimate["output"]) if estimate["exit"] == 0 else None
             elif stage == "index":
                 estimate = run_stage([linksim, "index", method, "--estimate", "--json"], env, log)
-                result = run_stage([linksim, "index", method, "--json"], env, log)
+                # A stage run again builds again: the stored index of the same parameters is the old code's.
+                rebuild = ["--rebuild"] if stage in args.redo else []
+                result = run_stage([linksim, "index", method, "--json", *rebuild], env, log)
                 result["estimate"] = json.loads(estimate["output"]) if estimate["exit"] == 0 else None
             elif stage == "similar":
                 estimate = run_stage([linksim, "similar", method, "--top-k", "10", "--estimate", "--json"], env, log)
@@ -197,6 +204,7 @@ def main() -> None:
                   f"{result['peakRss'] / 2**30:.2f} GiB", flush=True)
         if started and not args.keep_server:
             subprocess.run([linksim, "-q", "neo4j", "stop"], env=env, check=False, cwd="/")
+    save()  # the other runs' sizes as they are now
     summary = report(results, args.heap, args.pagecache)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(dict(results_header(sys.argv), method=args.method, heap=args.heap,
