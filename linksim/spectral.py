@@ -89,7 +89,8 @@ WALK_METHOD = "ppsimrank"  #: whose fingerprint walks give the sampled share of 
 ANN_PAGES = 100_000
 HNSW_LINKS = 32  #: faiss's M: the graph's links per vector
 #: efConstruction: faiss's default. A sample of the generated crawl's pages found its exact nearest
-#: pages as often from a graph built at 40 as at 128, built in well under half the time.
+#: pages as often from a graph built at 40 as at 128, built in well under half the time
+#: (``benchmarks/nearest.py``, ``benchmarks/results/nearest.json``).
 HNSW_BUILD = 40
 #: Pages added to the graph at once: no copy of the whole embedding beside faiss's own.
 ADD_BLOCK = 65_536
