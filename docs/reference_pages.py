@@ -147,9 +147,11 @@ def results_index() -> str:
     return "\n".join(parts) + "\n"
 
 
-def _links(size: str) -> float:
-    """``"30M"`` -> 3e7, so that sizes sort as numbers."""
-    return float(size.rstrip("kMGB")) * {"k": 1e3, "M": 1e6, "G": 1e9, "B": 1e9}.get(size[-1:], 1)
+def _by_size(sizes: dict) -> list:
+    """The items of a mapping keyed by crawl sizes (``"1M"``, ``"30M"``), smallest first."""
+    from linksim.parameters import _integer
+
+    return sorted(sizes.items(), key=lambda item: _integer(item[0]))
 
 
 def _gib(value: object) -> str:
@@ -192,7 +194,7 @@ def scale_page(name: str = "scale.json") -> str:
              "Every stage of linksim on the labelled generator's crawls (`benchmarks/scale.py`, "
              f"method `{result.get('method')}`, Neo4j heap {result.get('heap')}, page cache "
              f"{result.get('pagecache')}).\n", _provenance(result, name)]
-    for size, stages in sorted(result.get("sizes", {}).items(), key=lambda item: _links(item[0])):
+    for size, stages in _by_size(result.get("sizes", {})):
         parts.append(f"## {size} links\n")
         parts.append("| stage | seconds | linksim's peak PSS (GiB) | estimate (GiB) | peak / estimate | exit |\n"
                      "|---|---|---|---|---|---|")
@@ -212,14 +214,14 @@ def scale_page(name: str = "scale.json") -> str:
                      "least squares over the sizes).\n")
         parts.append("| size | minutes |\n|---|---|")
         parts.extend(f"| {size} | {_number(minutes, 1)} |"
-                     for size, minutes in sorted(summary["pipelineMinutes"].items(), key=lambda item: _links(item[0])))
+                     for size, minutes in _by_size(summary["pipelineMinutes"]))
         parts.append("\n| stage | b |\n|---|---|")
         parts.extend(f"| {stage} | {_number(b, 2)} |" for stage, b in summary.get("growth", {}).items())
         parts.append("")
     if summary.get("grade"):
         parts.append("## Graded against the planted labels\n")
         parts.append("| size | method | P@10 | hits@10 | coverage |\n|---|---|---|---|---|")
-        for size, rows in sorted(summary["grade"].items(), key=lambda item: _links(item[0])):
+        for size, rows in _by_size(summary["grade"]):
             for method, row in sorted(rows.items(), key=lambda item: -item[1].get("precision_at_10", 0)):
                 parts.append(f"| {size} | {method} | {_number(row.get('precision_at_10'))} "
                              f"| {_number(row.get('hits_at_10'))} | {_number(row.get('coverage'))} |")
@@ -227,7 +229,7 @@ def scale_page(name: str = "scale.json") -> str:
     if summary.get("writeVsGds"):
         parts.append("## SIMILAR_TO written, against `gds.knn.write`\n")
         parts.append("| size | linksim (relationships/s) | GDS (relationships/s) | ratio |\n|---|---|---|---|")
-        for size, row in sorted(summary["writeVsGds"].items(), key=lambda item: _links(item[0])):
+        for size, row in _by_size(summary["writeVsGds"]):
             parts.append(f"| {size} | {row.get('linksim', 0):,.0f} | {row.get('gds', 0):,.0f} "
                          f"| {_number(row.get('ratio'), 2)} |")
         parts.append("")
