@@ -532,7 +532,8 @@ def spectral_index(rows, parameters: dict, n: int):
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(page, minlength=n), out=indptr[1:])
     # The nearest pages from the gathered embedding, as the one-machine build finds them.
-    return SpectralIndex(fingerprints, embedding, indptr, neighbour[order], nearest_pages(embedding), share=share)
+    return SpectralIndex(fingerprints, embedding, indptr, neighbour[order],
+                         nearest_pages(embedding, seed=parameters["seed"]), share=share)
 
 
 def top_k_lists(spark, index_path: str, n: int, top_k: int = 10, similarity_cutoff: float = 0.0, sample: int | None = None,

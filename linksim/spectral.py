@@ -10,7 +10,7 @@ Two stages, as search engines rank. The candidates of page u are
   a list by ``deg(u) · HUB_DEGREE``);
 - the :data:`NEAREST` pages nearest to u in the link embedding (the pages whose links resemble
   u's without sharing one of them), found for every page when the index is built and stored with
-  it (:func:`nearest_pages`: exact below :data:`ANN_PAGES` pages, from an HNSW graph above), so
+  it (:func:`nearest_pages`: exact below :data:`ANN_PAGES` pages, from clusters of the embedding above), so
   that no query scans the pages;
 - if both are empty, or none of them scores above 0, P-PSimRank's best pages
   (:mod:`linksim.methods.ppsimrank`): a page at the end of a short chain (on the najdisi.si host
@@ -67,6 +67,7 @@ from linksim.fingerprints.index import FingerprintIndex
 from linksim.graph import LinkGraph
 from linksim.parameters import check_fingerprints_asked, check_page
 from linksim.ranking import top_pages, top_pairs
+from linksim.ranking.combined import exact_nearest, nearest_rows
 
 log = logging.getLogger(__name__)
 
@@ -82,23 +83,20 @@ MAX_SHARE = 0.8
 PRUNE_MARGIN = 1e-9
 WALK_METHOD = "ppsimrank"  #: whose fingerprint walks give the sampled share of the score
 #: From this many pages, each page's nearest pages of the embedding (:func:`nearest_pages`, stored
-#: with the index) come from an HNSW graph (faiss, :class:`HnswGraph`) instead of a scan of every
-#: page: on cnr-2000 30 s for the 325,557 pages (21 s of it the graph) against about 12 minutes of
-#: scans, the lists of all pages judged 1.000 / 1.000 of the exact lists' worth
-#: (``benchmarks/judged.py --crawl cnr-2000 --methods spectral``).
+#: with the index) are searched among the pages of a few clusters of the embedding
+#: (:class:`EmbeddingClusters`) instead of a scan of every page.
 ANN_PAGES = 100_000
-HNSW_LINKS = 32  #: faiss's M: the graph's links per vector
-#: efConstruction: faiss's default. A sample of the generated crawl's pages found its exact nearest
-#: pages as often from a graph built at 40 as at 128, built in well under half the time
-#: (``benchmarks/nearest.py``, ``benchmarks/results/nearest.json``).
-HNSW_BUILD = 40
-#: Pages added to the graph at once: no copy of the whole embedding beside faiss's own.
-ADD_BLOCK = 65_536
-#: efSearch. On the generated 10M-link crawl (1.1M pages), by inner product over every row (before
-#: :class:`HnswGraph`), 256 found the same list as the scan for 73 % of the pages, 128 for 70 %
-#: (own-score worth 0.996 / 0.993 of the scan's lists on average, 0.992 / 0.988 at the 5th
-#: percentile) at 0.24 ms a query instead of about 0.45.
-HNSW_SEARCH = 128
+#: Clusters searched for the pages of a cluster: its own and the nearest others by centroid. On the
+#: labelled generated crawl, 8 found more of the exact nearest ten than an HNSW graph (faiss, M 32,
+#: efConstruction 40, efSearch 128) in a fraction of its time (``benchmarks/nearest.py``,
+#: ``benchmarks/results/nearest.json``).
+PROBES = 8
+CLUSTER_SAMPLE = 32  #: pages a cluster of the sample that k-means is trained on
+KMEANS_STEPS = 10  #: Lloyd iterations of the spherical k-means
+ASSIGN_BLOCK = 65_536  #: pages assigned to their nearest centroid at once
+#: What one cluster's search holds at most, for the estimate: its pages' and its candidates' rows
+#: and faiss's blocks of products (4,096 x 1,024 float32), for clusters of a few thousand pages.
+SEARCH_BYTES = 256 << 20
 
 
 def cosine_share(held: float) -> float:
@@ -143,49 +141,82 @@ def colinked(indptr: np.ndarray, indices: np.ndarray, weights: np.ndarray, u: in
     return pages[keep].astype(np.int64), scores[keep]
 
 
-class HnswGraph:
-    """An HNSW graph (faiss) of the embedding's pages with a direction (rows of unit length; a
-    zero row, a page without links or with features all but orthogonal to the embedding, is
-    nobody's nearest page), searched by Euclidean distance:
-    on unit rows the same order as the cosine, and a metric, which HNSW's choice of links assumes
-    (inner product is not one). On the generated 10M-link crawl, at efSearch 128, 14 of 300 pages
-    got a tenth nearest page more than 0.02 below the exact one's cosine by inner product, 8 by
-    distance. Built on one thread, ADD_BLOCK pages at a time, so that the same embedding gives the
-    same graph."""
+class EmbeddingClusters:
+    """The embedding's pages with a direction (unit rows; a zero row, a page without links or with
+    features all but orthogonal to the embedding, is nobody's nearest page) in clusters, for an
+    all-pages search of nearest pages whose work is a few dense products (Jégou, Douze & Schmid's
+    inverted file, IEEE TPAMI 2011, read the other way round: since every page is a query, a
+    cluster's pages are searched together among the pages of its :data:`PROBES` clusters of nearest
+    centroid, one matrix product each instead of a walk of a graph per page, reading each
+    candidate once for all of them).
 
-    def __init__(self, embedding: np.ndarray) -> None:
+    About sqrt(PROBES · n) clusters, where assigning the pages to centroids and searching the
+    clusters cost about the same; their centroids a spherical k-means (faiss) of a sample drawn
+    with ``seed``, :data:`CLUSTER_SAMPLE` pages a cluster. The same embedding and seed give the
+    same clusters and the same pages found on the same machine (each product is fixed by its
+    operands)."""
+
+    def __init__(self, embedding: np.ndarray, seed: int = 0) -> None:
         import faiss
 
-        self.pages = np.flatnonzero(embedding.any(axis=1))
-        threads = faiss.omp_get_max_threads()
-        faiss.omp_set_num_threads(1)
-        try:
-            self.graph = faiss.IndexHNSWFlat(embedding.shape[1], HNSW_LINKS, faiss.METRIC_L2)
-            self.graph.hnsw.efConstruction = HNSW_BUILD
-            for start in range(0, len(self.pages), ADD_BLOCK):
-                self.graph.add(np.ascontiguousarray(embedding[self.pages[start : start + ADD_BLOCK]], dtype=np.float32))
-            self.graph.hnsw.efSearch = HNSW_SEARCH
-        finally:
-            faiss.omp_set_num_threads(threads)
+        self.embedding = embedding
+        pages = np.flatnonzero(embedding.any(axis=1))
+        self.pages = pages
+        count = max(1, min(len(pages), int(round(np.sqrt(PROBES * len(pages))))))
+        drawn = np.sort(np.random.default_rng(seed).choice(len(pages), min(len(pages), count * CLUSTER_SAMPLE),
+                                                           replace=False))
+        kmeans = faiss.Kmeans(embedding.shape[1], count, niter=KMEANS_STEPS, seed=seed, spherical=True,
+                              max_points_per_centroid=CLUSTER_SAMPLE, min_points_per_centroid=1)
+        kmeans.train(np.ascontiguousarray(embedding[pages[drawn]], dtype=np.float32))
+        centroids = kmeans.centroids
+        cluster = np.empty(len(pages), dtype=np.int64)
+        for start in range(0, len(pages), ASSIGN_BLOCK):
+            rows = np.ascontiguousarray(embedding[pages[start : start + ASSIGN_BLOCK]], dtype=np.float32)
+            cluster[start : start + len(rows)] = faiss.knn(rows, centroids, 1, metric=faiss.METRIC_INNER_PRODUCT)[1][:, 0]
+        order = np.argsort(cluster, kind="stable")
+        self.members = pages[order]  # the pages cluster after cluster, each cluster's in increasing order
+        self.bounds = np.searchsorted(cluster[order], np.arange(count + 1))
+        self.cluster = np.full(len(embedding), -1, dtype=np.int64)
+        self.cluster[pages] = cluster
+        probes = faiss.knn(centroids, centroids, min(PROBES, count), metric=faiss.METRIC_INNER_PRODUCT)[1]
+        # its own cluster first, whatever rounding says of a centroid's product with itself
+        self.probes = [np.r_[c, [p for p in row if 0 <= p != c]].astype(np.int64) for c, row in enumerate(probes)]
 
-    def search(self, rows: np.ndarray, count: int) -> np.ndarray:
-        """The ``count`` pages nearest to each of ``rows`` found (int64, -1: none found)."""
-        _, found = self.graph.search(np.ascontiguousarray(rows, dtype=np.float32), count)
-        return np.where(found >= 0, self.pages[np.maximum(found, 0)], -1)
+    def __len__(self) -> int:
+        return len(self.bounds) - 1
 
+    def of(self, c: int) -> np.ndarray:
+        """The pages of cluster c, in increasing order."""
+        return self.members[self.bounds[c] : self.bounds[c + 1]]
 
-def nearest_by_graph(graph: HnswGraph, embedding: np.ndarray, u: int, count: int = NEAREST) -> np.ndarray:
-    """:func:`nearest` from an HNSW graph: of its ``2 · count + 1`` nearest found, the ``count``
-    of largest exact cosine above :data:`NEAR_COSINE`, as :func:`nearest` ranks them (the search
-    may miss a page :func:`nearest` finds, never reorder them)."""
-    if count <= 0 or not embedding[u].any():
-        return np.zeros(0, dtype=np.int64)
-    return _nearest_of_found(embedding, u, graph.search(embedding[u : u + 1], 2 * count + 1)[0], count)
+    def search(self, c: int, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """(cluster c's pages, for each the ``count`` pages of largest float32 inner product
+        among the pages of its probed clusters, itself included: int64, -1 past the last)."""
+        import faiss
+
+        mine = self.of(c)
+        among = np.concatenate([self.of(int(p)) for p in self.probes[c]])
+        found = np.full((len(mine), count), -1, dtype=np.int64)
+        if len(mine):
+            _, at = faiss.knn(np.ascontiguousarray(self.embedding[mine], dtype=np.float32),
+                              np.ascontiguousarray(self.embedding[among], dtype=np.float32), min(count, len(among)),
+                              metric=faiss.METRIC_INNER_PRODUCT)
+            found[:, : at.shape[1]] = np.where(at >= 0, among[np.maximum(at, 0)], -1)
+        return mine, found
+
+    def found(self, u: int, count: int) -> np.ndarray:
+        """What :meth:`search` finds for page u (none for a page without a direction)."""
+        if self.cluster[u] < 0:
+            return np.full(count, -1, dtype=np.int64)
+        mine, found = self.search(int(self.cluster[u]), count)
+        return found[int(np.searchsorted(mine, u))]
 
 
 def _nearest_of_found(embedding: np.ndarray, u: int, found: np.ndarray, count: int) -> np.ndarray:
-    """:func:`nearest_by_graph` from ``found``, the pages its search found for u (-1: none)."""
-    return _by_exact_cosine(embedding, u, found[found >= 0].astype(np.int64), count)
+    """Of the pages a search found for u (-1: none; u itself and repeats aside), the ``count`` of
+    largest exact cosine above :data:`NEAR_COSINE`, as :func:`nearest` ranks them (the search may
+    miss a page :func:`nearest` finds, never reorder them)."""
+    return _by_exact_cosine(embedding, u, np.asarray(found, dtype=np.int64), count)
 
 
 #: The nearest pages are those of cosine above this (a smaller one is the truncated SVD's noise).
@@ -203,7 +234,7 @@ def nearest(embedding: np.ndarray, u: int, count: int = NEAREST) -> np.ndarray:
     A float32 product over every page keeps the pages within :data:`SCAN_MARGIN` of its
     ``count``-th largest; their exact (float64) cosines rank them. So the answer is the exact one,
     the same pages whichever BLAS kernel computed the scan (gemv for one page, gemm for several
-    differ in the last bits) and the same order as :func:`nearest_by_graph` gives."""
+    differ in the last bits) and the same order as the clusters' search gives."""
     if count <= 0 or not embedding[u].any():
         return np.zeros(0, dtype=np.int64)
     return _nearest_of_scan(embedding, u, (embedding @ embedding[u]).astype(np.float32, copy=False), count)
@@ -217,49 +248,45 @@ def _nearest_of_scan(embedding: np.ndarray, u: int, values: np.ndarray, count: i
     return _by_exact_cosine(embedding, u, pages, count)
 
 
-#: Pages whose nearest pages one step of :func:`nearest_pages` finds (a scan: SCAN_BLOCK x n
-#: float32 cosines; a search: SEARCH_BLOCK x (2 NEAREST + 1) results).
-SCAN_BLOCK, SEARCH_BLOCK = 256, 65_536
+#: Pages whose nearest pages one scan of :func:`nearest_pages` finds: SCAN_BLOCK x n float32 cosines.
+SCAN_BLOCK = 256
 
 
-def nearest_pages(embedding: np.ndarray, count: int = NEAREST, show_progress: bool = False) -> np.ndarray:
+def nearest_pages(embedding: np.ndarray, count: int = NEAREST, show_progress: bool = False, seed: int = 0) -> np.ndarray:
     """Every page's ``count`` nearest pages, stored with the index so that no query scans: row u
     holds :func:`nearest` of u (int32, best first, -1 past the last). From :data:`ANN_PAGES`
-    pages they come from an HNSW graph of the embedding (:func:`nearest_by_graph`: the search may
-    miss one of the exact nearest pages, the order stays exact); below, from scans of every page,
-    several pages a product. The same embedding gives the same array (the graph is built on one
-    thread; each search reads it only)."""
+    pages they are found among the pages of a few clusters (:class:`EmbeddingClusters`, drawn with
+    ``seed``: the search may miss one of the exact nearest pages, the order stays exact), each
+    page's ``2 · count + 1`` best by float32 product ranked by exact cosine; below, from scans of
+    every page, several pages a product. The same embedding and seed give the same array."""
     from linksim.progress import Progress
 
     n = len(embedding)
     table = np.full((n, count), -1, dtype=np.int32)
     directed = np.flatnonzero(embedding.any(axis=1)) if count > 0 else np.zeros(0, dtype=np.int64)
-    by_graph = n >= ANN_PAGES
-    graph = None
-    if by_graph and len(directed):
-        log.info("nearest pages: an HNSW graph of the embedding's %s pages with a direction", f"{len(directed):,}")
-        graph = HnswGraph(embedding)
+    if n >= ANN_PAGES and len(directed):
+        clusters = EmbeddingClusters(embedding, seed)
+        log.info("nearest pages: %s pages with a direction in %s clusters", f"{len(directed):,}", f"{len(clusters):,}")
+        with Progress(len(directed), "nearest pages", "pages", enabled=show_progress) as progress:
+            for c in range(len(clusters)):
+                pages, found = clusters.search(c, 2 * count + 1)
+                nearest_rows(embedding, pages, found, count, NEAR_COSINE, table)
+                progress.update(len(pages))
+        return table
     with Progress(len(directed), "nearest pages", "pages", enabled=show_progress) as progress:
-        block = SEARCH_BLOCK if by_graph else SCAN_BLOCK
-        for start in range(0, len(directed), block):
-            pages = directed[start : start + block]
-            if by_graph:
-                found = graph.search(embedding[pages], 2 * count + 1)
-                for row, u in enumerate(pages.tolist()):
-                    near = _nearest_of_found(embedding, u, found[row], count)
-                    table[u, : len(near)] = near
-            else:
-                scans = (embedding[pages] @ embedding.T).astype(np.float32, copy=False)
-                for row, u in enumerate(pages.tolist()):
-                    near = _nearest_of_scan(embedding, u, scans[row], count)
-                    table[u, : len(near)] = near
+        for start in range(0, len(directed), SCAN_BLOCK):
+            pages = directed[start : start + SCAN_BLOCK]
+            scans = (embedding[pages] @ embedding.T).astype(np.float32, copy=False)
+            for row, u in enumerate(pages.tolist()):
+                near = _nearest_of_scan(embedding, u, scans[row], count)
+                table[u, : len(near)] = near
             progress.update(len(pages))
     return table
 
 
 def _by_exact_cosine(embedding: np.ndarray, u: int, pages: np.ndarray, count: int) -> np.ndarray:
-    exact = embedding[pages].astype(np.float64) @ embedding[u].astype(np.float64)
-    return top_pages(pages, exact, u, count, NEAR_COSINE)[0]
+    """Of ``pages``, the ``count`` of largest float64 cosine with u above :data:`NEAR_COSINE`."""
+    return exact_nearest(embedding, int(u), np.asarray(pages, dtype=np.int64), int(count), NEAR_COSINE)
 
 
 @dataclass
@@ -474,7 +501,7 @@ def build_spectral_index(graph: LinkGraph, n_fingerprints: int = 100, length: in
 
     embedding, held = embedding_and_share(graph, RANK, seed)
     log.info("link embedding: rank %d, %.3f of the link features' weight", embedding.shape[1], held)
-    nearest = nearest_pages(embedding, show_progress=show_progress)  # its HNSW graph freed before the walks
+    nearest = nearest_pages(embedding, show_progress=show_progress, seed=seed)  # its clusters freed before the walks
     fingerprints = build_index(graph, WALK_METHOD, n_fingerprints, length, seed, decay, show_progress=show_progress,
                                directory=directory)
     return SpectralIndex(fingerprints, embedding, *neighbour_lists(graph), nearest, share=cosine_share(held))

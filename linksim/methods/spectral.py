@@ -38,7 +38,7 @@ def _value_ranges(meta: dict, n: int, length: int) -> dict[str, tuple[float, flo
 def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[int, int, int, dict]:
     from linksim.embedding import OVERSAMPLE
     from linksim.lowrank import BLOCK, CHUNK
-    from linksim.spectral import ANN_PAGES, HNSW_LINKS, NEAREST, RANK, SCAN_BLOCK, SEARCH_BLOCK
+    from linksim.spectral import ANN_PAGES, CLUSTER_SAMPLE, NEAREST, PROBES, RANK, SCAN_BLOCK, SEARCH_BYTES
 
     fingerprints, working, stored, parts = fingerprint_methods.estimate(pages, links, parameters, on_disk,
                                                                         updatable=False)
@@ -50,13 +50,14 @@ def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[
     # a chunk of the block in float64. The links are the graph's own lists, not copied. It runs first:
     # of the index, only the block (the embedding to be) is held then.
     svd = 4 * (RANK + OVERSAMPLE) * pages + 2 * 4 * BLOCK * pages + 33 * pages + 8 * (RANK + OVERSAMPLE) * CHUNK
-    # The nearest pages: faiss's HNSW graph (a copy of the embedding, 2 HNSW_LINKS int32 links a
-    # page at its lowest level, about 1 / HNSW_LINKS of that above) and a block of results. It is
-    # built and freed before the fingerprints and the neighbour lists: on top of the whole index,
-    # it adds what it holds beyond them. Below ANN_PAGES, a block of scans: SCAN_BLOCK float32
-    # cosines a page.
-    search = (embedding + int(4 * 2 * HNSW_LINKS * 1.05) * pages + 16 * (2 * NEAREST + 1) * SEARCH_BLOCK
-              if pages >= ANN_PAGES else 4 * SCAN_BLOCK * pages)
+    # The nearest pages: the clusters (four int64 a page: each page's cluster, their order, the
+    # pages cluster after cluster, the page's cluster in the table), k-means' sample and a
+    # cluster's search (its pages' and its candidates' rows, faiss's blocks of products; a few
+    # thousand rows). They are found and freed before the fingerprints and the neighbour lists:
+    # on top of the whole index, they add what they hold beyond them. Below ANN_PAGES, a block of
+    # scans: SCAN_BLOCK float32 cosines a page.
+    sample = min(pages, int(round((PROBES * pages) ** 0.5)) * CLUSTER_SAMPLE)
+    search = (32 * pages + 4 * RANK * sample + SEARCH_BYTES if pages >= ANN_PAGES else 4 * SCAN_BLOCK * pages)
     held = {"link embedding": embedding, "neighbour lists": neighbours, "nearest pages": nearest}
     index = fingerprints + embedding + neighbours + nearest
     return (index, max(working, svd - index, search - fingerprints - neighbours),

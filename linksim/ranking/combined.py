@@ -54,6 +54,24 @@ def _ranked(pages, values, u, top_k, cutoff):
 
 
 @njit(cache=True, nogil=True)
+def exact_nearest(embedding, u, pages, count, cutoff):
+    """Of ``pages`` (u and repeats aside), the ``count`` of largest :func:`cosines` with u above
+    ``cutoff`` (> 0), best first, ties by page on 12 decimals (:func:`linksim.spectral.nearest`)."""
+    pages = np.unique(pages[(pages >= 0) & (pages != u)])
+    return pages[_ranked(pages, cosines(embedding, u, pages), u, count, cutoff)]
+
+
+@njit(cache=True, nogil=True)
+def nearest_rows(embedding, us, found, count, cutoff, table):
+    """table[u, :] = :func:`exact_nearest` of what a search found for u (row r of ``found`` for
+    ``us[r]``), -1 past the last."""
+    for r in range(len(us)):
+        near = exact_nearest(embedding, us[r], found[r], count, cutoff)
+        for c in range(len(near)):
+            table[us[r], c] = near[c]
+
+
+@njit(cache=True, nogil=True)
 def _best_by_bound(pages, offset, weight, top_k, margin, count, length, powers, tree, by_page, page_major, trees):
     """:func:`best_by_bound` with u's trees given."""
     starts, stops, intos, depths = trees
@@ -165,4 +183,6 @@ def warm_up() -> None:
             combined_lists(pages, 1, 0.0, 0.5, 1e-9, 10, indptr, indices, weights, np.zeros(2),
                            np.zeros(2, dtype=np.int32), nearest, embedding, 1, 1, powers, tree, by_page, rows)
             cosines(embedding, 0, pages)
+            exact_nearest(embedding, 0, pages, 1, 1e-4)
+            nearest_rows(embedding, pages, np.array([[1], [0]], dtype=np.int64), 1, 1e-4, np.full((2, 1), -1, np.int32))
         best_by_bound(0, pages, np.zeros(2), 0.5, 1, 1e-9, 1, 1, powers, tree, by_page, rows)
