@@ -50,14 +50,14 @@ def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[
     # a chunk of the block in float64. The links are the graph's own lists, not copied. It runs first:
     # of the index, only the block (the embedding to be) is held then.
     svd = 4 * (RANK + OVERSAMPLE) * pages + 2 * 4 * BLOCK * pages + 33 * pages + 8 * (RANK + OVERSAMPLE) * CHUNK
-    # The nearest pages: the clusters (four int64 a page: each page's cluster, their order, the
-    # pages cluster after cluster, the page's cluster in the table), k-means' sample and a
+    # The nearest pages: the clusters (six int64 a page: the pages with a direction, twice, each
+    # one's cluster, their order, the pages cluster after cluster, each page's cluster), k-means' sample and a
     # cluster's search (its pages' and its candidates' rows, faiss's blocks of products; a few
     # thousand rows). They are found and freed before the fingerprints and the neighbour lists:
     # on top of the whole index, they add what they hold beyond them. Below ANN_PAGES, a block of
     # scans: SCAN_BLOCK float32 cosines a page.
     sample = min(pages, int(round((PROBES * pages) ** 0.5)) * CLUSTER_SAMPLE)
-    search = (32 * pages + 4 * RANK * sample + SEARCH_BYTES if pages >= ANN_PAGES else 4 * SCAN_BLOCK * pages)
+    search = (48 * pages + 4 * RANK * sample + SEARCH_BYTES if pages >= ANN_PAGES else 4 * SCAN_BLOCK * pages)
     held = {"link embedding": embedding, "neighbour lists": neighbours, "nearest pages": nearest}
     index = fingerprints + embedding + neighbours + nearest
     return (index, max(working, svd - index, search - fingerprints - neighbours),
