@@ -114,6 +114,12 @@ def main() -> None:
     folder.mkdir(parents=True, exist_ok=True)
     results_file = folder / f"results-{args.method}.json"
     results = json.loads(results_file.read_text()) if results_file.exists() else {}
+    if not results and args.json.exists():
+        # A new machine (no cache): start from the committed report's sizes of the same method, so that
+        # this run adds its sizes to them instead of writing a report of its sizes alone.
+        report_file = json.loads(args.json.read_text())
+        if report_file.get("method") == args.method:
+            results = report_file.get("sizes", {})
     linksim = str(Path(sys.executable).parent / "linksim")
     mine: set[str] = set()  # the sizes this run writes
 
