@@ -91,6 +91,13 @@ ANN_PAGES = 100_000
 #: efConstruction 40, efSearch 128) in a fraction of its time (``benchmarks/nearest.py``,
 #: ``benchmarks/results/nearest.json``).
 PROBES = 8
+#: Pages a cluster holds on average from ``PROBES · CLUSTER_PAGES²`` pages on: beyond, the clusters
+#: grow in number, not in size, so that a page's search reads about as many pages at any size
+#: (sqrt(PROBES · n) clusters, where assignment and search cost the same, grow n^1.5 in all).
+CLUSTER_PAGES = 384
+#: From this many clusters, a page is assigned in two steps (:class:`EmbeddingClusters`): its
+#: nearest coarse centroid, then the nearest of that coarse cluster's own centroids.
+FLAT_CLUSTERS = PROBES * CLUSTER_PAGES
 CLUSTER_SAMPLE = 32  #: pages a cluster of the sample that k-means is trained on
 KMEANS_STEPS = 10  #: Lloyd iterations of the spherical k-means
 ASSIGN_BLOCK = 65_536  #: pages assigned to their nearest centroid at once
@@ -141,6 +148,57 @@ def colinked(indptr: np.ndarray, indices: np.ndarray, weights: np.ndarray, u: in
     return pages[keep].astype(np.int64), scores[keep]
 
 
+def cluster_count(pages: int) -> int:
+    """How many clusters :class:`EmbeddingClusters` makes of ``pages`` pages with a direction:
+    sqrt(PROBES · pages), or ``pages / CLUSTER_PAGES`` where that is more."""
+    return max(1, min(pages, max(int(round(np.sqrt(PROBES * pages))), pages // CLUSTER_PAGES)))
+
+
+def _spherical_kmeans(rows: np.ndarray, count: int, seed: int) -> np.ndarray:
+    """``count`` unit centroids of ``rows`` (float32): faiss's seeded spherical k-means,
+    :data:`KMEANS_STEPS` Lloyd iterations on at most :data:`CLUSTER_SAMPLE` rows a centroid."""
+    import faiss
+
+    kmeans = faiss.Kmeans(rows.shape[1], count, niter=KMEANS_STEPS, seed=seed, spherical=True,
+                          max_points_per_centroid=CLUSTER_SAMPLE, min_points_per_centroid=1)
+    kmeans.train(rows)
+    return kmeans.centroids
+
+
+def _closest(rows: np.ndarray, centroids: np.ndarray) -> np.ndarray:
+    """Each row's centroid of largest inner product (int64)."""
+    import faiss
+
+    return faiss.knn(rows, centroids, 1, metric=faiss.METRIC_INNER_PRODUCT)[1][:, 0]
+
+
+#: A page is assigned to the nearest of the clusters of its this many nearest coarse centroids: a
+#: page near the border of two coarse clusters may be nearest to a cluster of the other.
+COARSE_PROBES = 3
+
+
+def _closest_two_level(rows: np.ndarray, coarse: np.ndarray, centroids: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Each row's centroid of largest inner product among the centroids of its
+    :data:`COARSE_PROBES` coarse centroids of largest inner product (coarse cluster j's centroids
+    are ``centroids[first[j]:first[j + 1]]``); ties to the smaller centroid."""
+    import faiss
+
+    probed = faiss.knn(rows, coarse, min(COARSE_PROBES, len(coarse)), metric=faiss.METRIC_INNER_PRODUCT)[1]
+    best = np.full(len(rows), -np.inf, dtype=np.float32)
+    chosen = np.zeros(len(rows), dtype=np.int64)
+    flat, which = probed.ravel(), np.repeat(np.arange(len(rows)), probed.shape[1])
+    by_coarse = np.argsort(flat, kind="stable")
+    ends = np.searchsorted(flat[by_coarse], np.arange(len(coarse) + 1))
+    for j in np.flatnonzero(np.diff(ends)).tolist():  # in increasing j: a tie keeps the smaller centroid
+        mine = which[by_coarse[ends[j] : ends[j + 1]]]
+        values, found = faiss.knn(np.ascontiguousarray(rows[mine]), centroids[first[j] : first[j + 1]], 1,
+                                  metric=faiss.METRIC_INNER_PRODUCT)
+        better = values[:, 0] > best[mine]
+        best[mine[better]] = values[better, 0]
+        chosen[mine[better]] = first[j] + found[better, 0]
+    return chosen
+
+
 class EmbeddingClusters:
     """The embedding's pages with a direction (unit rows; a zero row, a page without links or with
     features all but orthogonal to the embedding, is nobody's nearest page) in clusters, for an
@@ -150,11 +208,18 @@ class EmbeddingClusters:
     centroid, one matrix product each instead of a walk of a graph per page, reading each
     candidate once for all of them).
 
-    About sqrt(PROBES · n) clusters, where assigning the pages to centroids and searching the
-    clusters cost about the same; their centroids a spherical k-means (faiss) of a sample drawn
-    with ``seed``, :data:`CLUSTER_SAMPLE` pages a cluster. The same embedding and seed give the
-    same clusters and the same pages found on the same machine (each product is fixed by its
-    operands)."""
+    :func:`cluster_count` clusters, their centroids a spherical k-means (faiss) of a sample drawn
+    with ``seed``, :data:`CLUSTER_SAMPLE` pages a cluster. Up to :data:`FLAT_CLUSTERS`, one k-means
+    and each page assigned to its nearest centroid, where assigning the pages and searching the
+    clusters cost about the same. Beyond, assignment against every centroid would cost more than
+    the search: the centroids are two-level (Nistér & Stewénius' vocabulary tree, CVPR 2006, of
+    two levels; the coarse quantizer of Babenko & Lempitsky's inverted multi-index, CVPR 2012):
+    sqrt(count) coarse centroids of the sample, then each coarse cluster's sample split into its
+    share of the clusters, and a page assigned to the nearest of the clusters of its
+    :data:`COARSE_PROBES` nearest coarse centroids; the probed clusters are still the nearest by
+    centroid among all of them. The
+    work of a page is then the same at any size. The same embedding and seed give the same
+    clusters and the same pages found on the same machine (each product is fixed by its operands)."""
 
     def __init__(self, embedding: np.ndarray, seed: int = 0) -> None:
         import faiss
@@ -162,22 +227,40 @@ class EmbeddingClusters:
         self.embedding = embedding
         pages = np.flatnonzero(embedding.any(axis=1))
         self.pages = pages
-        count = max(1, min(len(pages), int(round(np.sqrt(PROBES * len(pages))))))
+        count = cluster_count(len(pages))
         drawn = np.sort(np.random.default_rng(seed).choice(len(pages), min(len(pages), count * CLUSTER_SAMPLE),
                                                            replace=False))
-        kmeans = faiss.Kmeans(embedding.shape[1], count, niter=KMEANS_STEPS, seed=seed, spherical=True,
-                              max_points_per_centroid=CLUSTER_SAMPLE, min_points_per_centroid=1)
-        kmeans.train(np.ascontiguousarray(embedding[pages[drawn]], dtype=np.float32))
-        centroids = kmeans.centroids
+        sample = np.ascontiguousarray(embedding[pages[drawn]], dtype=np.float32)
+        del drawn
+        if count <= FLAT_CLUSTERS:
+            coarse, centroids, first = None, _spherical_kmeans(sample, count, seed), None
+        else:
+            coarse = _spherical_kmeans(sample, int(round(np.sqrt(count))), seed)
+            of = _closest(sample, coarse)
+            # Each coarse cluster's share of the clusters, by its share of the sample, at least one.
+            sizes = np.bincount(of, minlength=len(coarse))
+            shares = np.maximum(1, np.round(sizes * (count / len(sample))).astype(np.int64))
+            shares = np.minimum(shares, np.maximum(sizes, 1))
+            parts = [_spherical_kmeans(np.ascontiguousarray(sample[of == j]), int(shares[j]), seed)
+                     if sizes[j] else coarse[j : j + 1] for j in range(len(coarse))]
+            first = np.concatenate(([0], np.cumsum([len(part) for part in parts]))).astype(np.int64)
+            centroids = np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
+            count = len(centroids)
+        del sample
         cluster = np.empty(len(pages), dtype=np.int64)
         for start in range(0, len(pages), ASSIGN_BLOCK):
             rows = np.ascontiguousarray(embedding[pages[start : start + ASSIGN_BLOCK]], dtype=np.float32)
-            cluster[start : start + len(rows)] = faiss.knn(rows, centroids, 1, metric=faiss.METRIC_INNER_PRODUCT)[1][:, 0]
+            if coarse is None:
+                cluster[start : start + len(rows)] = _closest(rows, centroids)
+                continue
+            cluster[start : start + len(rows)] = _closest_two_level(rows, coarse, centroids, first)
         order = np.argsort(cluster, kind="stable")
         self.members = pages[order]  # the pages cluster after cluster, each cluster's in increasing order
         self.bounds = np.searchsorted(cluster[order], np.arange(count + 1))
+        del order
         self.cluster = np.full(len(embedding), -1, dtype=np.int64)
         self.cluster[pages] = cluster
+        del cluster
         probes = faiss.knn(centroids, centroids, min(PROBES, count), metric=faiss.METRIC_INNER_PRODUCT)[1]
         # its own cluster first, whatever rounding says of a centroid's product with itself
         self.probes = [np.r_[c, [p for p in row if 0 <= p != c]].astype(np.int64) for c, row in enumerate(probes)]

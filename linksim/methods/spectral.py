@@ -38,7 +38,7 @@ def _value_ranges(meta: dict, n: int, length: int) -> dict[str, tuple[float, flo
 def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[int, int, int, dict]:
     from linksim.embedding import OVERSAMPLE
     from linksim.lowrank import BLOCK, CHUNK
-    from linksim.spectral import ANN_PAGES, CLUSTER_SAMPLE, NEAREST, PROBES, RANK, SCAN_BLOCK, SEARCH_BYTES
+    from linksim.spectral import ANN_PAGES, CLUSTER_SAMPLE, NEAREST, RANK, SCAN_BLOCK, SEARCH_BYTES, cluster_count
 
     fingerprints, working, stored, parts = fingerprint_methods.estimate(pages, links, parameters, on_disk,
                                                                         updatable=False)
@@ -56,7 +56,7 @@ def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[
     # thousand rows). They are found and freed before the fingerprints and the neighbour lists:
     # on top of the whole index, they add what they hold beyond them. Below ANN_PAGES, a block of
     # scans: SCAN_BLOCK float32 cosines a page.
-    sample = min(pages, int(round((PROBES * pages) ** 0.5)) * CLUSTER_SAMPLE)
+    sample = min(pages, cluster_count(pages) * CLUSTER_SAMPLE)
     search = (48 * pages + 4 * RANK * sample + SEARCH_BYTES if pages >= ANN_PAGES else 4 * SCAN_BLOCK * pages)
     held = {"link embedding": embedding, "neighbour lists": neighbours, "nearest pages": nearest}
     index = fingerprints + embedding + neighbours + nearest

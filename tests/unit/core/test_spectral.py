@@ -269,6 +269,62 @@ def test_from_ann_pages_the_nearest_pages_come_from_clusters_and_lists_keep_exac
         assert s == pytest.approx(index.sim(u, v), abs=1e-12)  # (one row against many: BLAS may add apart)
 
 
+def test_beyond_the_flat_clusters_a_page_searches_as_many_pages_at_any_size() -> None:
+    from linksim.spectral import CLUSTER_PAGES, FLAT_CLUSTERS, PROBES, cluster_count
+
+    # sqrt(PROBES n) clusters up to PROBES · CLUSTER_PAGES² pages, where the two counts meet; beyond,
+    # clusters of CLUSTER_PAGES pages (so a page's search reads PROBES of them at any size).
+    meet = PROBES * CLUSTER_PAGES**2
+    assert cluster_count(meet) == FLAT_CLUSTERS == round(math.sqrt(PROBES * meet))
+    assert cluster_count(meet // 4) == round(math.sqrt(PROBES * meet / 4))
+    for pages in (10 * meet, 10_000_000, 100_000_000):
+        assert cluster_count(pages) == pages // CLUSTER_PAGES > round(math.sqrt(PROBES * pages))
+
+
+def _clustered_rows(rng, n: int, centres: int, dims: int = 16, zero: int = 0) -> np.ndarray:
+    """Unit rows around ``centres`` random directions (and ``zero`` rows of no direction)."""
+    middle = rng.standard_normal((centres, dims))
+    rows = middle[rng.integers(0, centres, n)] + 0.35 * rng.standard_normal((n, dims))
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    return np.vstack([rows, np.zeros((zero, dims))]).astype(np.float32)
+
+
+def test_two_level_clusters_hold_every_page_once_and_find_its_nearest_pages(monkeypatch) -> None:
+    from linksim.spectral import EmbeddingClusters, _nearest_of_found, cluster_count, nearest
+
+    # Clusters of 8 pages from 64 on: 4,000 pages make 500 clusters, assigned in two steps.
+    monkeypatch.setattr(spectral, "CLUSTER_PAGES", 8)
+    monkeypatch.setattr(spectral, "FLAT_CLUSTERS", 64)
+    rng = np.random.default_rng(7)
+    embedding = _clustered_rows(rng, 4_000, 60, zero=15)
+    clusters = EmbeddingClusters(embedding, seed=2)
+    again = EmbeddingClusters(embedding, seed=2)
+    np.testing.assert_array_equal(clusters.members, again.members)  # the same seed: the same clusters
+    np.testing.assert_array_equal(clusters.bounds, again.bounds)
+    assert sorted(clusters.members.tolist()) == list(range(4_000))  # every page once, the zero rows in none
+    assert (clusters.cluster[4_000:] == -1).all()
+    assert abs(len(clusters) - cluster_count(4_000)) <= 0.1 * cluster_count(4_000)
+    assert max(len(clusters.of(c)) for c in range(len(clusters))) < 20 * 8  # no cluster holds a share of all
+    assert all(probes[0] == c and len(set(probes.tolist())) == len(probes) == spectral.PROBES
+               for c, probes in enumerate(clusters.probes))
+    for c in range(len(clusters)):
+        assert (clusters.cluster[clusters.of(c)] == c).all()
+    # As many of the exact nearest ten as the flat clusters find (9 in 10 on average), ranked exactly.
+    recall = []
+    for u in rng.choice(4_000, 300, replace=False).tolist():
+        found = clusters.found(u, 2 * NEAREST + 1)
+        assert u in found.tolist()
+        near, exact = _nearest_of_found(embedding, u, found, NEAREST), nearest(embedding, u)
+        recall.append(len(set(near.tolist()) & set(exact.tolist())) / len(exact))
+    assert np.mean(recall) >= 0.9
+    monkeypatch.setattr(spectral, "ANN_PAGES", 1)
+    table = spectral.nearest_pages(embedding, seed=2)
+    for u in range(0, 4_000, 97):
+        row = table[u][table[u] >= 0]
+        assert row.tolist() == _nearest_of_found(embedding, u, clusters.found(u, 2 * NEAREST + 1), NEAREST).tolist()
+    assert (table[4_000:] == -1).all()
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_lists_that_leave_candidates_unscored_are_the_lists_of_every_candidate_scored(seed) -> None:
     # The top-k query scores P-PSimRank only for candidates whose bound a cos + (1 - a) c
