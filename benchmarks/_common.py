@@ -181,13 +181,21 @@ def recrawled_graph(graph, share: float, rng):
                                 graph.n)
 
 
-def gds_anchor(runner, label: str = "") -> float:
+def gds_anchor(runner, label: str = "", every: int = 1) -> float:
     """GDS writing top-10 lists with its own writer: gds.knn.write on one node property; its
-    relationships/s."""
+    relationships/s. ``every`` > 1: the lists of the pages whose id is a multiple of it (their
+    stored ``pagerank``, projected by Cypher aggregation), among themselves, written into the same
+    store: the writer's rate where the whole graph's kNN would take hours."""
     runner.run("CALL gds.graph.drop('linksim_write', false) YIELD graphName RETURN graphName")
-    runner.run("CALL gds.graph.project('linksim_write', 'Page', 'LINKS_TO') YIELD nodeCount RETURN nodeCount")
-    runner.run("CALL gds.pageRank.mutate('linksim_write', {mutateProperty: 'pr'}) YIELD nodePropertiesWritten "
-               "RETURN nodePropertiesWritten")
+    if every > 1:
+        runner.run("MATCH (p:Page) WHERE id(p) % $every = 0 "
+                   "WITH gds.graph.project('linksim_write', p, null, "
+                   "{sourceNodeProperties: p {pr: coalesce(p.pagerank, 0.0)}}) AS graph RETURN graph.nodeCount",
+                   {"every": every})
+    else:
+        runner.run("CALL gds.graph.project('linksim_write', 'Page', 'LINKS_TO') YIELD nodeCount RETURN nodeCount")
+        runner.run("CALL gds.pageRank.mutate('linksim_write', {mutateProperty: 'pr'}) YIELD nodePropertiesWritten "
+                   "RETURN nodePropertiesWritten")
     rows = runner.run("CALL gds.knn.write('linksim_write', {nodeProperties: ['pr'], topK: 10, concurrency: 2, "
                       "writeRelationshipType: 'GDS_SIMILAR', writeProperty: 'score', writeConcurrency: 2}) "
                       "YIELD relationshipsWritten, writeMillis, computeMillis "
