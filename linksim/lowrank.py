@@ -20,7 +20,10 @@ direction of eigenvalue below :data:`DROP` of the largest is dropped rather than
 operator of rank below l gives fewer columns, not noise.
 
 Every step is a fixed sequence of float operations from the seed: the same operator and seed give
-the same vectors on the same machine.
+the same vectors on the same machine, whatever its number of cores. The dense products run on one
+BLAS thread (:func:`one_blas_thread`): OpenBLAS splits a product's sums between its threads, so
+that a Gram matrix computed on two threads differs in its last bits from one computed on one, and
+Spark's executors (:mod:`linksim.spark_lowrank`), one thread each, compute the same products.
 """
 
 from __future__ import annotations
@@ -43,6 +46,14 @@ DROP = 1e-10
 #: out[:, out_first:out_first + width] (C-contiguous n x * float32 arrays; out may be source, the
 #: same columns: they are read whole before any is written).
 Operator = Callable[[np.ndarray, int, int, np.ndarray, int], None]
+
+
+def one_blas_thread():
+    """A context in which numpy's products run on one BLAS thread (their floats then do not depend
+    on the cores a process may use)."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _gram(block: np.ndarray) -> np.ndarray:
@@ -100,6 +111,12 @@ def leading_eigenvectors(apply: Operator, n: int, rank: int, oversample: int = 1
     C-contiguous view of the one block this allocates; values, r float64, decreasing), r <= rank, fewer when
     M has fewer eigenvalues above :data:`DROP` of its largest. ``passes`` + 1 multiplications of
     the block."""
+    with one_blas_thread():
+        return _leading_eigenvectors(apply, n, rank, oversample, passes, seed, block, progress)
+
+
+def _leading_eigenvectors(apply: Operator, n: int, rank: int, oversample: int, passes: int, seed: int, block: int,
+                          progress: Callable[[str], None] | None) -> tuple[np.ndarray, np.ndarray]:
     width = min(n, rank + oversample)
     if width < 1:
         return np.zeros((n, 0), dtype=np.float32), np.zeros(0)
