@@ -475,7 +475,7 @@ def spectral_rows(edges, n: int, n_fingerprints: int, length: int, seed: int, pa
         return frame.select(*columns)
 
     walks = fingerprint_rows(edges, n, WALK_METHOD, n_fingerprints, length, seed, partitions, log, codes=codes)
-    embedding = link_embedding_rows(edges, n, RANK, seed, log)
+    embedding = link_embedding_rows(edges, n, RANK, seed, log, partitions)
     neighbours = _union([edges.select(F.col("src").alias("page"), F.col("dst").alias("neighbour")),
                          edges.select(F.col("dst").alias("page"), F.col("src").alias("neighbour"))],
                         spark, "page int, neighbour int").distinct()
@@ -483,27 +483,28 @@ def spectral_rows(edges, n: int, n_fingerprints: int, length: int, seed: int, pa
                    shaped(neighbours, NEIGHBOUR_PART)], spark, SPECTRAL_SCHEMA)
 
 
-def link_embedding_rows(edges, n: int, rank: int, seed: int = 0, log=None):
+def link_embedding_rows(edges, n: int, rank: int, seed: int = 0, log=None, partitions: int = 4):
     """``(page, vector)``: :func:`linksim.embedding.link_embedding` of the links, one row per page
     with a direction, and the share of the features' weight it holds as the vector of page
-    :data:`SHARE_PAGE` (float32, as the one-machine build rounds it), computed in the driver from the links collected there: the same solver and
-    start block as the one-machine build, so the same vectors bit for bit. (The driver gathers the
-    whole index in :func:`spectral_index` anyway; a solver whose block lives on the executors is
-    what scales past the driver.)"""
-    from linksim.embedding import embedding_and_share
-    from linksim.graph import LinkGraph
+    :data:`SHARE_PAGE` (float32, as the one-machine build rounds it): the same solver, start block
+    and sums as the one-machine build, so the same vectors bit for bit, with the block of vectors on
+    the executors (:mod:`linksim.spark_lowrank`)."""
+    from linksim.lowrank import CHUNK
+    from linksim.spark_lowrank import embedding_and_share
 
     spark = edges.sparkSession
     began = time.monotonic()
-    links = edges.select("src", "dst").toPandas()
-    graph = LinkGraph.from_edges(links["src"].to_numpy(np.int64), links["dst"].to_numpy(np.int64), n)
-    del links
-    embedding, held = embedding_and_share(graph, rank, seed)
-    pages = np.flatnonzero(embedding.any(axis=1))
-    rows = [(SHARE_PAGE, [held])] + [(int(u), embedding[u].tolist()) for u in pages.tolist()]
-    frame = spark.createDataFrame(rows, "page int, vector array<float>")
+    embedding, held = embedding_and_share(edges, n, rank, seed, partitions=partitions, log=log)
+
+    def rows_of(item):
+        c, rows = item
+        first = c * CHUNK
+        return [(first + int(i), rows[i].tolist()) for i in np.flatnonzero(rows.any(axis=1)).tolist()]
+
+    share = spark.createDataFrame([(SHARE_PAGE, [held])], "page int, vector array<float>")
+    frame = spark.createDataFrame(embedding.flatMap(rows_of), "page int, vector array<float>").unionByName(share)
     if log:
-        log(f"link embedding: rank {embedding.shape[1]} of {rank}, {time.monotonic() - began:.1f} s")
+        log(f"link embedding: rank {rank}, {time.monotonic() - began:.1f} s")
     return frame
 
 

@@ -229,3 +229,24 @@ def test_spectral_index_on_spark_equals_numpy_bit_for_bit(spark) -> None:
     np.testing.assert_array_equal(built.nearest, expected.nearest)
     for u in range(graph.n):
         assert built.related(u, top_k=NEAREST) == expected.related(u, top_k=NEAREST)
+
+
+def test_the_embedding_solved_on_the_executors_equals_numpy_bit_for_bit(spark, monkeypatch) -> None:
+    import linksim.embedding
+    import linksim.lowrank
+    from linksim.spark_lowrank import embedding_and_share as on_executors
+
+    # Chunks of 64 pages (five, the last short): the start block, Gram matrices, rotations and
+    # Rayleigh-Ritz products are each the one-machine solver's over the same chunks, which it is told
+    # to use too. (spectral_rows' test covers one chunk, at the default's passes and rank.)
+    chunk = 64
+    monkeypatch.setattr(linksim.lowrank, "CHUNK", chunk)
+    monkeypatch.setattr(linksim.embedding, "CHUNK", chunk)
+    graph = random_graph(5, n=300, m=1_600)
+    expected, held = linksim.embedding.embedding_and_share(graph, 20, seed=3, passes=2)
+    blocks, share = on_executors(jobs.edges_frame(spark, graph, 3), graph.n, 20, seed=3, passes=2, partitions=3,
+                                 chunk=chunk)
+    got = np.concatenate([rows for _, rows in sorted(blocks.collect(), key=lambda item: item[0])])
+    assert expected.shape == (300, 20) and np.abs(expected).sum() > 0
+    np.testing.assert_array_equal(got, expected)
+    assert share == held and 0 < share <= 1
