@@ -8,6 +8,7 @@ from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
 from linksim.errors import LinksimError
 
@@ -177,20 +178,32 @@ class LinkGraph:
     def in_degree(self) -> np.ndarray:
         return np.diff(self.in_indptr)
 
+    def both_lists(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every page's neighbours over links both ways, self-links aside, each row in increasing
+        order (int64 ``indptr``, int32 ``indices``): the out-lists and in-lists merged row by row,
+        compiled, in the memory of the result (at 10^8 links, a COO matrix of both directions and
+        its conversion held several times that)."""
+        out_indptr, in_indptr = self.out_indptr.astype(np.int64), self.in_indptr.astype(np.int64)
+        counts = _merged_counts(out_indptr, self.out_indices, in_indptr, self.in_indices)
+        indptr = np.zeros(self.n + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        del counts
+        indices = np.empty(int(indptr[-1]), dtype=np.int32)
+        _merge_rows(out_indptr, self.out_indices, in_indptr, self.in_indices, indptr, indices)
+        return indptr, indices
+
     def neighbour_matrix(self, direction: str):
         """0/1 CSR matrix whose row u holds u's in-links (``"in"``), out-links (``"out"``) or both
         (``"both"``), self-links left out."""
         import scipy.sparse as sp
 
+        if direction == "both":
+            indptr, indices = self.both_lists()
+            return sp.csr_matrix((np.ones(len(indices)), indices, indptr), shape=(self.n, self.n))
         source, target = self.edges()
         keep = source != target
         source, target = source[keep], target[keep]
-        if direction == "in":
-            rows, columns = target, source
-        elif direction == "out":
-            rows, columns = source, target
-        else:
-            rows, columns = np.concatenate([source, target]), np.concatenate([target, source])
+        rows, columns = (target, source) if direction == "in" else (source, target)
         matrix = sp.csr_matrix((np.ones(len(rows)), (rows, columns)), shape=(self.n, self.n))
         matrix.sum_duplicates()
         matrix.data[:] = 1.0
@@ -245,3 +258,44 @@ def key_codes(keys) -> np.ndarray:
     return np.fromiter(
         (int.from_bytes(hashlib.blake2b(str(key).encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
          for key in keys), dtype=np.uint64, count=len(keys))
+
+
+@njit(cache=True, nogil=True)
+def _merged_counts(a_indptr, a_indices, b_indptr, b_indices):
+    """Per row, how many distinct pages two sorted lists hold together, the row's own page aside."""
+    n = len(a_indptr) - 1
+    counts = np.zeros(n, dtype=np.int64)
+    for u in range(n):
+        i, j, end_i, end_j = a_indptr[u], b_indptr[u], a_indptr[u + 1], b_indptr[u + 1]
+        last, count = -1, 0
+        while i < end_i or j < end_j:
+            if j >= end_j or (i < end_i and a_indices[i] <= b_indices[j]):
+                v = a_indices[i]
+                i += 1
+            else:
+                v = b_indices[j]
+                j += 1
+            if v != last and v != u:
+                count += 1
+            last = v
+        counts[u] = count
+    return counts
+
+
+@njit(cache=True, nogil=True)
+def _merge_rows(a_indptr, a_indices, b_indptr, b_indices, indptr, out):
+    """:func:`_merged_counts`' pages, in increasing order, into ``out`` at ``indptr``."""
+    for u in range(len(a_indptr) - 1):
+        i, j, end_i, end_j = a_indptr[u], b_indptr[u], a_indptr[u + 1], b_indptr[u + 1]
+        last, at = -1, indptr[u]
+        while i < end_i or j < end_j:
+            if j >= end_j or (i < end_i and a_indices[i] <= b_indices[j]):
+                v = a_indices[i]
+                i += 1
+            else:
+                v = b_indices[j]
+                j += 1
+            if v != last and v != u:
+                out[at] = v
+                at += 1
+            last = v

@@ -120,8 +120,7 @@ def combined_score(cosine: np.ndarray, walks: np.ndarray, share: float) -> np.nd
 def neighbour_lists(graph: LinkGraph):
     """Every page's neighbours over links both ways, self-links aside (CSR: int64 ``indptr``, int32
     ``indices``, each row in increasing order): what the co-linked candidates are counted from."""
-    matrix = graph.neighbour_matrix("both")
-    return matrix.indptr.astype(np.int64), matrix.indices.astype(np.int32)
+    return graph.both_lists()
 
 
 def colink_weights(indptr: np.ndarray) -> np.ndarray:
