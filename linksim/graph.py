@@ -184,7 +184,8 @@ class LinkGraph:
         compiled, in the memory of the result (at 10^8 links, a COO matrix of both directions and
         its conversion held several times that)."""
         out_indptr, in_indptr = self.out_indptr.astype(np.int64), self.in_indptr.astype(np.int64)
-        counts = _merged_counts(out_indptr, self.out_indices, in_indptr, self.in_indices)
+        counts = _merge_rows(out_indptr, self.out_indices, in_indptr, self.in_indices, np.zeros(0, dtype=np.int64),
+                             np.zeros(0, dtype=np.int32))
         indptr = np.zeros(self.n + 1, dtype=np.int64)
         np.cumsum(counts, out=indptr[1:])
         del counts
@@ -260,11 +261,14 @@ def key_codes(keys) -> np.ndarray:
          for key in keys), dtype=np.uint64, count=len(keys))
 
 
+
 @njit(cache=True, nogil=True)
-def _merged_counts(a_indptr, a_indices, b_indptr, b_indices):
-    """Per row, how many distinct pages two sorted lists hold together, the row's own page aside."""
+def _merge_rows(a_indptr, a_indices, b_indptr, b_indices, indptr, out):
+    """Per row u, the distinct pages of two sorted lists together, u aside, written in increasing
+    order into ``out`` from ``indptr[u]`` (unless ``out`` is empty); returns how many each row holds."""
     n = len(a_indptr) - 1
     counts = np.zeros(n, dtype=np.int64)
+    write = len(out) > 0
     for u in range(n):
         i, j, end_i, end_j = a_indptr[u], b_indptr[u], a_indptr[u + 1], b_indptr[u + 1]
         last, count = -1, 0
@@ -276,26 +280,9 @@ def _merged_counts(a_indptr, a_indices, b_indptr, b_indices):
                 v = b_indices[j]
                 j += 1
             if v != last and v != u:
+                if write:
+                    out[indptr[u] + count] = v
                 count += 1
             last = v
         counts[u] = count
     return counts
-
-
-@njit(cache=True, nogil=True)
-def _merge_rows(a_indptr, a_indices, b_indptr, b_indices, indptr, out):
-    """:func:`_merged_counts`' pages, in increasing order, into ``out`` at ``indptr``."""
-    for u in range(len(a_indptr) - 1):
-        i, j, end_i, end_j = a_indptr[u], b_indptr[u], a_indptr[u + 1], b_indptr[u + 1]
-        last, at = -1, indptr[u]
-        while i < end_i or j < end_j:
-            if j >= end_j or (i < end_i and a_indices[i] <= b_indices[j]):
-                v = a_indices[i]
-                i += 1
-            else:
-                v = b_indices[j]
-                j += 1
-            if v != last and v != u:
-                out[at] = v
-                at += 1
-            last = v
