@@ -94,6 +94,15 @@ def _without_self_links(indptr: np.ndarray, indices: np.ndarray) -> tuple[np.nda
     return kept.astype(np.int64), np.asarray(indices[~own], dtype=np.int32)
 
 
+def unit_rows(rows: np.ndarray, scale: np.ndarray, featured: np.ndarray) -> np.ndarray:
+    """A chunk of U's rows as rows of U Σ (``scale``: sqrt of the eigenvalues) scaled to unit length,
+    float64; zero for a page without features or a row shorter than :data:`FLOOR`."""
+    rows = rows.astype(np.float64) * scale
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    keep = (norms >= FLOOR) & featured[:, None]
+    return np.divide(rows, norms, out=np.zeros_like(rows), where=keep)
+
+
 def link_features(graph: LinkGraph):
     """``X = [W_in | W_out]`` (n x 2n, CSR): u's in-links and out-links, self-links aside, each
     weighted ``ln(n / df) ** IDF_POWER``, rows of unit length (a page without links: a zero row).
@@ -203,10 +212,8 @@ def embedding_and_share(graph: LinkGraph, rank: int = RANK, seed: int = 0, passe
         # U Σ, rows to unit length, in place a chunk of rows at a time.
         scale = np.sqrt(values)
         for start in range(0, n, CHUNK):
-            rows = vectors[start : start + CHUNK].astype(np.float64) * scale
-            norms = np.linalg.norm(rows, axis=1, keepdims=True)
-            keep = (norms >= FLOOR) & gram.featured[start : start + CHUNK, None]
-            vectors[start : start + CHUNK] = np.divide(rows, norms, out=np.zeros_like(rows), where=keep)
+            vectors[start : start + CHUNK] = unit_rows(vectors[start : start + CHUNK], scale,
+                                                       gram.featured[start : start + CHUNK])
     finally:
         gram.close()
     return vectors, float(np.float32(min(1.0, float(values.sum()) / featured)))

@@ -74,16 +74,39 @@ def _rotate(work: np.ndarray, columns: int, rotation: np.ndarray) -> None:
         work[start : start + CHUNK, :r] = rows @ rotation
 
 
+def _kept(values: np.ndarray) -> np.ndarray:
+    """Which eigenvalues are above :data:`DROP` of the largest (the others are rounding)."""
+    return values > DROP * max(values.max(initial=0.0), np.finfo(float).tiny)
+
+
+def svqb_rotation(gram: np.ndarray) -> np.ndarray | None:
+    """The rotation (columns x kept) that makes a block of Gram matrix ``gram`` orthonormal: its
+    kept eigenvectors, largest first, scaled by the inverse square roots of their eigenvalues
+    (SVQB); None when no direction is kept."""
+    values, vectors = np.linalg.eigh(gram)
+    keep = _kept(values)
+    if not keep.any():
+        return None
+    return vectors[:, keep][:, ::-1] / np.sqrt(values[keep][::-1])
+
+
+def ritz_pairs(projected: np.ndarray, rank: int) -> tuple[np.ndarray, np.ndarray]:
+    """(values, vectors): the at most ``rank`` leading kept eigenpairs of Q^T M Q, decreasing."""
+    values, vectors = np.linalg.eigh((projected + projected.T) / 2)
+    order = np.argsort(-values, kind="stable")[:rank]
+    values, vectors = values[order], vectors[:, order]
+    keep = _kept(values)
+    return values[keep], vectors[:, keep]
+
+
 def _orthonormalize(work: np.ndarray, columns: int) -> int:
     """Orthonormalize work[:, :columns] in place (SVQB, twice); returns how many columns remain."""
     for _ in range(2):
-        values, vectors = np.linalg.eigh(_gram(work[:, :columns]))
-        keep = values > DROP * max(values.max(initial=0.0), np.finfo(float).tiny)
-        if not keep.any():
+        rotation = svqb_rotation(_gram(work[:, :columns]))
+        if rotation is None:
             return 0
-        values, vectors = values[keep][::-1], vectors[:, keep][:, ::-1]
-        _rotate(work, columns, vectors / np.sqrt(values))
-        columns = int(keep.sum())
+        _rotate(work, columns, rotation)
+        columns = rotation.shape[1]
     return columns
 
 
@@ -143,10 +166,6 @@ def _leading_eigenvectors(apply: Operator, n: int, rank: int, oversample: int, p
             projected[:, start : start + width] += (work[first : first + CHUNK, :columns].astype(np.float64).T
                                                     @ out[first : first + CHUNK, :width].astype(np.float64))
     del out
-    values, vectors = np.linalg.eigh((projected + projected.T) / 2)
-    order = np.argsort(-values, kind="stable")[:rank]
-    values, vectors = values[order], vectors[:, order]
-    keep = values > DROP * max(values.max(initial=0.0), np.finfo(float).tiny)
-    values, vectors = values[keep], vectors[:, keep]
+    values, vectors = ritz_pairs(projected, rank)
     _rotate(work, columns, vectors)
     return _compact(work, len(values)), values

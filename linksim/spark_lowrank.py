@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from linksim.lowrank import CHUNK, DROP, one_blas_thread
+from linksim.lowrank import CHUNK, one_blas_thread, ritz_pairs, svqb_rotation
 
 
 class _Chunks:
@@ -33,6 +33,7 @@ class _Chunks:
         self.n, self.chunk, self.partitions = n, chunk, partitions
         self.count = -(-n // chunk)
         self.context = edges.sparkSession.sparkContext
+        self._requests: dict = {}
         pairs = edges.select("src", "dst").distinct().rdd.map(lambda r: (int(r[0]), int(r[1])))
         pairs = pairs.filter(lambda p: p[0] != p[1]).cache()
         self.out_lists = self._lists(pairs)
@@ -85,7 +86,9 @@ class _Chunks:
             local = pages - owner * chunk
             return asker, (pages, tuple(p[local] for p in payloads))
 
-        served = lists.flatMap(requests).join(provided, partitions).map(serve).groupByKey(partitions)
+        if id(lists) not in self._requests:  # which rows each chunk asks for: the same every gather
+            self._requests[id(lists)] = lists.flatMap(requests).cache()
+        served = self._requests[id(lists)].join(provided, partitions).map(serve).groupByKey(partitions)
 
         def assemble(value):
             (indptr, indices), answers = value
@@ -202,14 +205,12 @@ def _orthonormalized(chunks: _Chunks, block, columns: int):
     for _ in range(2):
         gram = _gram_of(chunks, block, columns)
         with one_blas_thread():
-            values, vectors = np.linalg.eigh(gram)
-        keep = values > DROP * max(values.max(initial=0.0), np.finfo(float).tiny)
-        if not keep.any():
+            rotation = svqb_rotation(gram)
+        if rotation is None:
             return block, 0
-        values, vectors = values[keep][::-1], vectors[:, keep][:, ::-1]
-        block = _rotated(chunks, block, columns, vectors / np.sqrt(values))
+        block = _rotated(chunks, block, columns, rotation)
         block.count()
-        columns = int(keep.sum())
+        columns = rotation.shape[1]
     return block, columns
 
 
@@ -218,18 +219,19 @@ def embedding_and_share(edges, n: int, rank: int, seed: int = 0, passes: int | N
     """:func:`linksim.embedding.embedding_and_share` of the links ``(src, dst)`` with the block on the
     executors: (RDD of (chunk, float32 rows of unit length or zero), the share of the features'
     weight it holds), the one-machine floats when ``chunk`` is its :data:`linksim.lowrank.CHUNK`."""
-    from linksim.embedding import FLOOR, OVERSAMPLE, PASSES
+    from linksim.embedding import OVERSAMPLE, PASSES, unit_rows
 
     passes = PASSES if passes is None else passes
     oversample = OVERSAMPLE if oversample is None else oversample
     chunks = _Chunks(edges, n, chunk, partitions)
+    nothing = (chunks.each(lambda c, first, size: np.zeros((size, 0), dtype=np.float32)), 0.0)
     if n < 3 or rank < 1:
-        return chunks.each(lambda c, first, size: np.zeros((size, 0), dtype=np.float32)), 0.0
+        return nothing
     rank = min(rank, n - 1)
     gram = _Gram(chunks)
     featured = int(sum(int(f.sum()) for f in chunks.collect_sorted(gram.featured)))
     if not featured:
-        return chunks.each(lambda c, first, size: np.zeros((size, 0), dtype=np.float32)), 0.0
+        return nothing
     width = min(n, rank + oversample)
     generator = np.random.default_rng(seed)
     starts = [(c, generator.standard_normal((min(chunk, n - c * chunk), width), dtype=np.float32))
@@ -244,7 +246,7 @@ def embedding_and_share(edges, n: int, rank: int, seed: int = 0, passes: int | N
             break
         block, columns = _orthonormalized(chunks, gram(block, columns), columns)
     if not columns:
-        return chunks.each(lambda c, first, size: np.zeros((size, 0), dtype=np.float32)), 0.0
+        return nothing
     from linksim.lowrank import BLOCK
 
     product = gram(block, columns)
@@ -263,21 +265,10 @@ def embedding_and_share(edges, n: int, rank: int, seed: int = 0, passes: int | N
     for part in chunks.collect_sorted(block.join(product, partitions).mapValues(projected_part)):
         projected += part
     with one_blas_thread():
-        values, vectors = np.linalg.eigh((projected + projected.T) / 2)
-    order = np.argsort(-values, kind="stable")[:rank]
-    values, vectors = values[order], vectors[:, order]
-    keep = values > DROP * max(values.max(initial=0.0), np.finfo(float).tiny)
-    values, vectors = values[keep], vectors[:, keep]
+        values, vectors = ritz_pairs(projected, rank)
     block = _rotated(chunks, block, columns, vectors)
     scale = np.sqrt(values)
-
-    def unit_rows(pair):
-        rows, has_features = pair
-        rows = rows.astype(np.float64) * scale
-        norms = np.linalg.norm(rows, axis=1, keepdims=True)
-        keep_rows = (norms >= FLOOR) & has_features[:, None]
-        return np.divide(rows, norms, out=np.zeros_like(rows), where=keep_rows).astype(np.float32)
-
-    embedding = chunks.keyed(block.join(gram.featured, partitions).mapValues(unit_rows)).cache()
+    embedding = block.join(gram.featured, partitions).mapValues(
+        lambda pair: unit_rows(pair[0], scale, pair[1]).astype(np.float32)).cache()
     embedding.count()
     return embedding, float(np.float32(min(1.0, float(values.sum()) / featured)))
