@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from linksim.errors import ConfigurationError, LinksimError
 
 MIB = 1 << 20
@@ -244,9 +246,12 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
     disk = {"index": stored + pages * (URL_CHARS_MAX + 16)}
     if top_k is not None:
         lists = top_k * pages
-        results = 32 * lists  # source, target (int64), score (float64), rank (int64)
+        from linksim.ranking.topk import page_dtype
+
+        # source, target (int32 where the pages fit, linksim.ranking.topk.page_dtype), score (float64), rank (int32)
+        results = (12 + 2 * np.dtype(page_dtype(pages)).itemsize) * lists
         disk["Neo4j store (SIMILAR_TO)"] = STORE_BYTES_PER_SIMILAR * lists
-        writing = 24 * lists + 2 * 50_000 * 200  # ids and rounded scores; two batches in flight
+        writing = 2 * 50_000 * 200  # the batches in flight (their database ids looked up a batch at a time)
         if not on_disk:
             # The lists by page code, this run's and the kept ones it is compared with (an update,
             # linksim.ranking.lists): a code and a score a relationship, each, and the comparison's
@@ -291,8 +296,10 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
             beyond = index - sum(own.get(part, 0) for part in TREE_PARTS)
             parents = 5 if entry.fingerprint_trees else 0
             index = (parents + _query_bytes(page_major)) * n_fingerprints * pages + kept + beyond
-        stages["top-k"] = (urls[0] + held + index + results + twins, urls[1] + held + index + results + twins)
-        stages["write"] = (urls[0] + held + index + results + writing, urls[1] + held + index + results + writing)
+        # `linksim similar` lets the URLs go before the lists, and the index before the write
+        # (linksim.procedures.similarity); the lists' rank is let go before the write too.
+        stages["top-k"] = (held + index + results + twins,) * 2
+        stages["write"] = (held + results - lists * 4 + writing,) * 2
         random_reads = (_query_bytes(page_major) * n_fingerprints * pages if on_disk
                         else 0) + (rows if rows_on_disk else 0)
     else:

@@ -246,11 +246,12 @@ def similar(
                     handle.index.walks = None  # stored with the index for the next update; not read by the lists
                 if on_disk:
                     handle.index.bands = False  # the first-step bands would not fit the budget either
+            del walked  # held by the handle's index, which the run lets go once the lists are made
             # A run whose index does not fit in memory writes every list and keeps none (the
             # comparison would hold two sets of lists).
-            return write_similar(runner, handle, top_k=top_k, similarity_cutoff=similarity_cutoff,
-                                 batch_size=batch_size, show_progress=show_progress, lock=lock, retire=retire,
-                                 source_pages=source_pages, sample=sample, rewrite=rewrite, keep_lists=not on_disk)
+            return _write_similar(runner, handle, top_k, similarity_cutoff, batch_size, None, show_progress, lock,
+                                  None, retire, source_pages, sample, rewrite or on_disk, not on_disk,
+                                  let_go=True)
 
 
 def write_similar(
@@ -290,7 +291,11 @@ def write_similar(
 
 
 def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, workers, show_progress, lock, grace,
-                   retire_mode="wait", source_pages=None, sample=None, rewrite=False, keep_lists=True) -> RunRecord:
+                   retire_mode="wait", source_pages=None, sample=None, rewrite=False, keep_lists=True,
+                   let_go=False) -> RunRecord:
+    """``let_go`` (the handle is this run's own, :func:`similar`): the URLs are let go once the
+    source pages are found, and the index once the lists are made; at 10^7 pages they are a few
+    GB that the lists and the write do not read."""
     from linksim.ranking.topk import top_k_all
     from linksim.procedures.schema import apply_schema
 
@@ -308,6 +313,8 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, worker
                         **({} if handle.of.pages else {"graph": handle.of.name})),
     )
     pages = source_pages.select(runner, handle) if source_pages else None
+    if let_go:
+        graph = _without_urls(handle, keep_codes=keep_lists)
     record.pages, record.links = graph.n, graph.m
     record.stream_millis = int(handle.streamed.seconds * 1000)
     began = time.monotonic()
@@ -318,22 +325,25 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, worker
             handle.index, top_k=top_k, similarity_cutoff=similarity_cutoff, pages=pages, workers=workers,
             show_progress=show_progress, sample=sample, report=counts, checkpoint=checkpoint,
         )
+    del rank  # the write numbers each list's pairs itself
+    if let_go:
+        handle.index = None
     record.lists_sampled = counts.get("lists_sampled", 0)
     record.lists_resumed = counts.get("lists_resumed", 0)
     linked = graph.linked()
-    record.answered = int(len(np.unique(source)))
+    record.answered = int(np.count_nonzero(source[1:] != source[:-1]) + 1) if len(source) else 0
     record.linked = int(linked.sum() if pages is None else linked[np.asarray(pages, dtype=np.int64)].sum())
     record.compute_millis = int((time.monotonic() - began + handle.build_seconds) * 1000)
 
     ids = handle.streamed.node_ids
     # Scores mean nothing beyond 12 decimals (ties are decided there); rounding drops the summation
     # noise that would otherwise show in the Browser's captions (0.17011199999999996).
-    score = np.round(score, 12)
+    np.round(score, 12, out=score)
     coded = CodedLists.of(graph.codes, source, target, score) if keep_lists else None
     retire_batch = given_batch or RETIRE_BATCH
     plan = None if rewrite else _update_plan(runner, handle, record.key, coded, graph)
     if plan is None:
-        lists = _Lists(ids[source], ids[target], score)
+        lists = _Lists(source, target, score, ids)
         _check_write_disk(runner, len(lists.source), checkpoint)
 
         def write_lists(run: int) -> int:
@@ -346,7 +356,7 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, worker
         return record
 
     changed = np.isin(source, plan.pages)
-    lists = _Lists(ids[source[changed]], ids[target[changed]], score[changed])
+    lists = _Lists(source[changed], target[changed], score[changed], ids)
     _check_write_disk(runner, len(lists.source), checkpoint)
     sources = ids[plan.pages].tolist()
     record.lists_rewritten = len(plan.pages)
@@ -509,12 +519,26 @@ def _keep_lists(handle: IndexHandle, key: str, lists: CodedLists | None, runs: l
         forget_lists(handle.root, handle.method)
 
 
+def _without_urls(handle: IndexHandle, keep_codes: bool):
+    """The handle's graph without its URLs (their draw codes kept where the run keeps its lists
+    by code), for a run that reads no URL after its source pages are found."""
+    import dataclasses
+
+    graph = handle.streamed.graph
+    codes = {"draw_codes": graph.codes} if keep_codes else {}
+    graph = dataclasses.replace(graph, keys=None, **codes)
+    handle.streamed = dataclasses.replace(handle.streamed, graph=graph)
+    return graph
+
+
 class _Lists:
     """The top-k lists as rows of the write query, ``[source, [targets], [scores]]``, one a source
-    (the arrays come grouped by source, best first)."""
+    (the arrays come grouped by source, best first). ``ids``: the database id of each page number
+    (None: the arrays hold ids), looked up a batch at a time rather than copied for every list."""
 
-    def __init__(self, source: np.ndarray, target: np.ndarray, score: np.ndarray) -> None:
+    def __init__(self, source: np.ndarray, target: np.ndarray, score: np.ndarray, ids: np.ndarray | None = None) -> None:
         self.source, self.target, self.score = source, target, score
+        self.ids = ids
         starts = np.flatnonzero(np.r_[True, source[1:] != source[:-1]]) if len(source) else np.zeros(0, np.int64)
         self.bounds = np.r_[starts, len(source)].astype(np.int64)
 
@@ -548,9 +572,12 @@ class _Lists:
     def rows(self, first: int, last: int) -> list[list]:
         begin, end = int(self.bounds[first]), int(self.bounds[last])
         cuts = (self.bounds[first + 1 : last] - begin).tolist()
-        targets = np.split(self.target[begin:end], cuts)
+        target, source = self.target[begin:end], self.source[self.bounds[first:last]]
+        if self.ids is not None:
+            target, source = self.ids[target], self.ids[source]
+        targets = np.split(target, cuts)
         scores = np.split(self.score[begin:end], cuts)
-        sources = self.source[self.bounds[first:last]].tolist()
+        sources = source.tolist()
         return [[s, t.tolist(), c.tolist()] for s, t, c in zip(sources, targets, scores)]
 
 

@@ -38,7 +38,15 @@ def _run(task: tuple[int, np.ndarray, int, float, dict]):
             targets.append(v)
             scores.append(score)
     sampled = getattr(index, "lists_sampled", 0) - sampled_before
-    return number, len(pages), sampled, np.array(sources, dtype=np.int64), np.array(targets, dtype=np.int64), np.array(scores)
+    pages_type = page_dtype(index.n)
+    return (number, len(pages), sampled, np.array(sources, dtype=pages_type), np.array(targets, dtype=pages_type),
+            np.array(scores, dtype=np.float64))
+
+
+def page_dtype(n: int) -> type:
+    """The integer type of page numbers in lists of a graph of ``n`` pages: 4 bytes where they fit
+    (a 100M-link crawl's lists are about 10^8 pairs: 0.8 GB less than as int64)."""
+    return np.int32 if n <= np.iinfo(np.int32).max else np.int64
 
 
 def top_k_all(
@@ -56,7 +64,8 @@ def top_k_all(
     """Every page's ``top_k`` related pages with a score above ``similarity_cutoff``.
 
     Returns parallel arrays ``(source, target, score, rank)``, rank 1 = most similar, in the
-    order of ``pages`` (default: all). With ``workers`` > 1 (default: the CPUs available) the
+    order of ``pages`` (default: all); pages and ranks as int32 where the graph's pages fit
+    (:func:`page_dtype`), scores as float64. With ``workers`` > 1 (default: the CPUs available) the
     pages are shared out in chunks to forked processes that see the index without copying it.
     An index with twin classes (pages that share their scores, see
     :meth:`linksim.fingerprints.index.FingerprintIndex.twin_classes`) gets each class's pages in a row,
@@ -99,7 +108,7 @@ def top_k_all(
         from linksim.store.partial import pages_digest
 
         scope = {"chunk": chunk, "queue": pages_digest(queue)}
-        for number, (lists_sampled, *arrays) in checkpoint.finished(**scope).items():
+        for number, (lists_sampled, *arrays) in checkpoint.finished(page_dtype(index.n), **scope).items():
             if number < len(tasks):
                 parts[number] = arrays
                 sampled += lists_sampled
@@ -138,18 +147,29 @@ def top_k_all(
     if report is not None:
         report["lists_sampled"] = sampled
         report["lists_resumed"] = resumed
-    source = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
-    target = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
-    score = np.concatenate([p[2] for p in parts]) if parts else np.zeros(0)
+    return _joined(parts, pages, queue, page_dtype(index.n))
+
+
+def _joined(parts: list, pages: np.ndarray, queue: np.ndarray, pages_type: type):
+    """The chunks' lists as one set of arrays in the order of ``pages``, with their ranks. Each
+    chunk is copied into place and let go: the peak is the lists once and a chunk, not twice."""
+    total = sum(len(part[0]) for part in parts)
+    source, target = np.empty(total, dtype=pages_type), np.empty(total, dtype=pages_type)
+    score, rank = np.empty(total, dtype=np.float64), np.empty(total, dtype=np.int32)
+    at = 0
+    for number, part in enumerate(parts):
+        size = len(part[0])
+        end = at + size
+        source[at:end], target[at:end], score[at:end] = part
+        if size:  # ranks: position within each source's run (a chunk holds whole lists, best first)
+            starts = np.r_[True, part[0][1:] != part[0][:-1]]
+            run_start = np.maximum.accumulate(np.where(starts, np.arange(size), 0))
+            rank[at:end] = np.arange(size) - run_start + 1
+        parts[number] = None
+        at = end
     if queue is not pages:  # back to the order of `pages`, each list kept as it came
         where = np.empty(int(pages.max()) + 1 if len(pages) else 0, dtype=np.int64)
         where[pages] = np.arange(len(pages))
         back = np.argsort(where[source], kind="stable")
-        source, target, score = source[back], target[back], score[back]
-    # Ranks: position within each source's run (the lists come out best first).
-    rank = np.ones(len(source), dtype=np.int64)
-    if len(source):
-        starts = np.r_[True, source[1:] != source[:-1]]
-        run_start = np.maximum.accumulate(np.where(starts, np.arange(len(source)), 0))
-        rank = np.arange(len(source)) - run_start + 1
+        source, target, score, rank = source[back], target[back], score[back], rank[back]
     return source, target, score, rank

@@ -51,10 +51,10 @@ class Checkpoint:
         self._last_flush = time.monotonic()
         self._parts = 0
 
-    def finished(self, **scope) -> dict[int, tuple]:
+    def finished(self, pages_type: type = np.int64, **scope) -> dict[int, tuple]:
         """The chunks finished by earlier runs of this identity and ``scope`` (how the run cuts its
-        pages into chunks): number → (lists sampled, source, target, score). A folder of another
-        identity is emptied and started again."""
+        pages into chunks): number → (lists sampled, source, target, score), the pages as
+        ``pages_type``. A folder of another identity is emptied and started again."""
         self.identity = json.loads(json.dumps({**self.identity, **scope}, sort_keys=True))
         found: dict[int, tuple] = {}
         try:
@@ -74,7 +74,8 @@ class Checkpoint:
             try:
                 with np.load(path, allow_pickle=False) as part:
                     numbers, sampled, bounds = part["numbers"], part["sampled"], part["bounds"]
-                    source, target, score = part["source"], part["target"], part["score"]
+                    source, target = part["source"].astype(pages_type), part["target"].astype(pages_type)
+                    score = part["score"]
                 if not (len(bounds) == len(numbers) + 1 == len(sampled) + 1 and bounds[-1] == len(source)
                         == len(target) == len(score)):
                     raise ValueError("arrays of different lengths")

@@ -44,7 +44,9 @@ def test_estimates_grow_with_the_work_and_name_the_peak():
     assert estimate_index("simrank", 200_000, 1_000_000).bytes_min > small.bytes_min
     similar = estimate_index("simrank", 100_000, 1_000_000, top_k=10)
     assert similar.stages["build"] == small.stages["build"] and similar.bytes_min >= small.bytes_min
-    assert similar.stages["write"][0] > similar.stages["top-k"][0] > similar.stages["stream"][0]
+    # the index is let go before the write, and the lists' ranks with it
+    assert similar.stages["top-k"][0] > similar.stages["write"][0] > similar.parts["top-k lists"] * 3 // 4
+    assert similar.stages["top-k"][0] > similar.stages["stream"][0]
     assert estimate_index("simrank", 100_000, 1_000_000, top_k=50).peak_stage == "write"
     pagerank = estimate_pagerank(100_000, 1_000_000)
     assert BASE_BYTES < pagerank.bytes_min < small.bytes_min
@@ -206,8 +208,8 @@ def test_a_spectral_run_reads_its_trees_as_p_psimrank_does_and_the_rest_whole():
     spectral = estimate_index("spectral", pages, links, n_fingerprints=count, length=3, top_k=10)
     walks = estimate_index("ppsimrank", pages, links, n_fingerprints=count, length=3, top_k=10)
     whole = sum(spectral.parts[part] for part in ("link embedding", "neighbour lists", "nearest pages"))
-    for stage in ("top-k", "write"):
-        assert spectral.stages[stage][0] - walks.stages[stage][0] == whole - 5 * count * pages
+    assert spectral.stages["top-k"][0] - walks.stages["top-k"][0] == whole - 5 * count * pages
+    assert spectral.stages["write"] == walks.stages["write"]  # either index let go before the write
 
 
 def test_freed_arrays_go_back_to_the_system():

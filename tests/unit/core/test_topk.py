@@ -29,6 +29,7 @@ def test_top_k_all_equals_related_per_page(workers: int, kind: str) -> None:
     index = build_minhash_index(graph, 30, seed=1) if kind == "xjaccard" else build_index(graph, kind, 30, seed=1)
     source, target, score, rank = top_k_all(index, top_k=4, similarity_cutoff=0.01, workers=workers, chunk=9,
                                             show_progress=False)
+    assert source.dtype == target.dtype == rank.dtype == np.int32 and score.dtype == np.float64
     got: dict[int, list] = {}
     for s, t, v, r in zip(source, target, score, rank):
         got.setdefault(int(s), []).append((int(t), float(v), int(r)))

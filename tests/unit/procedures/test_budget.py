@@ -62,13 +62,13 @@ def test_the_page_major_copies_go_to_disk_first_then_the_index(recording) -> Non
     it built (and read) on disk, the copies too."""
     runner = recording(_counts(1_000_000, 10_000_000))
     rows = 6 * 100 * 1_000_000
-    roomy = check_memory(runner, "similar", "none", "simrank", top_k=50)  # the lists' stages the peak
-    assert roomy.peak_stage == "write" and roomy.page_major and not roomy.rows_on_disk and not roomy.on_disk and roomy.parts["page-major rows"] == rows
-    squeezed = check_memory(runner, "similar", roomy.bytes_min - 1, "simrank", top_k=50)
+    roomy = check_memory(runner, "similar", "none", "psimrank", top_k=50)  # its lists (with the bands) the peak
+    assert roomy.peak_stage == "top-k" and roomy.page_major and not roomy.rows_on_disk and not roomy.on_disk and roomy.parts["page-major rows"] == rows
+    squeezed = check_memory(runner, "similar", roomy.bytes_min - 1, "psimrank", top_k=50)
     assert squeezed.page_major and squeezed.rows_on_disk and not squeezed.on_disk
     assert "page-major rows" not in squeezed.parts and squeezed.disk["page-major rows (while the run lasts)"] == rows
     assert roomy.stages["top-k"][0] - squeezed.stages["top-k"][0] == rows and squeezed.random_reads == rows
-    tight = check_memory(runner, "similar", squeezed.bytes_min - 1, "simrank", top_k=50)
+    tight = check_memory(runner, "similar", squeezed.bytes_min - 1, "psimrank", top_k=50)
     assert tight.on_disk and tight.page_major and tight.rows_on_disk
     assert tight.as_dict()["rowsOnDisk"] is True and roomy.as_dict()["rowsOnDisk"] is False
     # Extended Jaccard has no fingerprint trees, and no copies.

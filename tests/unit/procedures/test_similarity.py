@@ -96,3 +96,20 @@ def test_the_writes_at_once_are_a_lane_apart(lanes) -> None:
     assert max(weights) - min(weights) <= 2 * 10  # as many relationships each, to a list at either end
     full = lanes * min(len(spans_of) for spans_of in by_lane)
     assert all(len(set(lane[i:i + lanes])) == lanes for i in range(full - lanes + 1))
+
+
+def test_the_rows_look_up_database_ids_a_batch_at_a_time() -> None:
+    """Lists of page numbers with the pages' ids give the rows of the same lists written as ids
+    (the write no longer holds an id copy of every list)."""
+    from linksim.procedures.similarity import _Lists
+
+    rng = np.random.default_rng(5)
+    sizes = rng.integers(1, 11, size=300)
+    source = np.repeat(np.arange(300), sizes).astype(np.int32)
+    target = rng.integers(0, 300, size=len(source)).astype(np.int32)
+    score = rng.random(len(source))
+    ids = rng.permutation(10_000)[:300].astype(np.int64) + 2**40  # ids beyond int32, as Neo4j's may be
+    by_number, by_id = _Lists(source, target, score, ids), _Lists(ids[source], ids[target], score)
+    for first, last in by_number.lane_batches(50, 3):
+        assert by_number.rows(first, last) == by_id.rows(first, last)
+    assert all(isinstance(row[0], int) and row[0] >= 2**40 for row in by_number.rows(0, 300))
