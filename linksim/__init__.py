@@ -24,8 +24,7 @@ _checkout_subpackages()
 
 from linksim.errors import ConfigurationError, LinksimError  # noqa: E402
 from linksim.methods import DEFAULT_METHOD, METHODS  # noqa: E402
-
-__version__ = "0.1.0"
+from linksim._version import __version__  # noqa: E402
 
 
 def connect(*args, **kwargs):

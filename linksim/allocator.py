@@ -7,12 +7,17 @@ small block allocated after them keeps their pages resident once they are freed.
 and frees many arrays of a few MiB (a walk step's active pages, a fingerprint row's temporaries):
 measured on cnr-2000, `similar simrank` held 250 MiB of freed heap at its peak. A fixed threshold
 keeps every large array in its own mapping.
+
+Also :func:`new_array`: an array to fill, in memory or memory-mapped in a folder.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+from pathlib import Path
+
+import numpy as np
 
 M_MMAP_THRESHOLD = -3  # glibc's malloc.h
 MMAP_THRESHOLD = 128 << 10  # glibc's own starting value
@@ -28,3 +33,12 @@ def return_freed_memory() -> bool:
         return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     return mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1
+
+
+def new_array(directory: Path | None, name: str, shape: tuple[int, ...], dtype) -> np.ndarray:
+    """An array to fill: in memory, or a memory-mapped ``name.npy`` in ``directory``."""
+    if directory is None:
+        return np.empty(shape, dtype=dtype)
+    from numpy.lib.format import open_memmap
+
+    return open_memmap(Path(directory) / f"{name}.npy", mode="w+", dtype=dtype, shape=shape)

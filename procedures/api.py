@@ -290,11 +290,13 @@ class Similar:
         pandas.DataFrame
             Columns ``source, target, score, rank`` (URLs), one row a pair.
         """
+        from linksim.methods import check_sample
         from linksim.parameters import check_parameters
         from linksim.procedures.indexes import obtain_index
         from linksim.ranking.topk import top_k_all
 
         check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, sample=sample)
+        check_sample(self.method, sample)
         client = self._client
         handle = obtain_index(client.runner, self.method, client.index_root, rebuild=rebuild,
                               crawled_only=crawled_only, show_progress=client.show_progress, graph=self.graph,

@@ -25,7 +25,7 @@ from linksim import store
 from linksim.errors import ConfigurationError, LinksimError
 from linksim.inflight import in_flight
 from linksim.parameters import SIMILAR_WRITE_BATCH
-from linksim.methods import method as registered
+from linksim.methods import check_sample, method as registered
 from linksim.procedures.graphs import graph_of, index_root_of, refuse_crawled_only, run_key
 from linksim.procedures.indexes import IndexHandle, answering, obtain_index
 from linksim.procedures.runs import RETIRE_MODES, RunRecord, publish_run, publish_update, retirement_log
@@ -204,10 +204,7 @@ def similar(
     registered(method).parameters_for(**given)  # the method's own parameters, checked by the registry
     check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, batch_size=batch_size, wait=wait,
                      sample=sample)
-    if sample is not None and not registered(method).reads_sample:
-        from linksim.methods import sample_methods
-
-        raise ConfigurationError(f"--sample (sample) applies to {', '.join(sample_methods())}, not to {method}")
+    check_sample(method, sample)
     if retire not in RETIRE_MODES:
         raise ConfigurationError(f"retire must be one of {', '.join(RETIRE_MODES)}, got {retire!r}")
     of = graph_of(graph)

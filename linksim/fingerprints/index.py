@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from linksim.allocator import new_array
 from linksim.parameters import (
     check_fingerprints_asked, check_page, check_parameters, check_query, sampled_parameters,
 )
@@ -35,15 +36,6 @@ from linksim.ranking.treescan import (NO_PAGE_MAJOR, NO_TWINS, _trees_of, label_
 
 NO_PARENT = -1
 _NO_BANDS = read_only(np.zeros((0, 0), dtype=np.int32))  # a query without first-step bands
-
-
-def new_array(directory: Path | None, name: str, shape: tuple[int, ...], dtype) -> np.ndarray:
-    """An array to fill: in memory, or a memory-mapped ``name.npy`` in ``directory``."""
-    if directory is None:
-        return np.empty(shape, dtype=dtype)
-    from numpy.lib.format import open_memmap
-
-    return open_memmap(Path(directory) / f"{name}.npy", mode="w+", dtype=dtype, shape=shape)
 
 
 @dataclass
@@ -160,7 +152,7 @@ class FingerprintIndex:
             arrays["layout_label"], arrays["layout_root"],
         )
         if "walks_offsets" in arrays:
-            from linksim.fingerprints.update import WalkState
+            from linksim.fingerprints.state import WalkState
 
             index.walks = WalkState(arrays["walks_offsets"], arrays["walks_representatives"],
                                     arrays["walks_positions"], p["length"])

@@ -9,7 +9,8 @@ import numpy as np
 
 from linksim.digest import graph_fingerprint
 from linksim.errors import ConfigurationError
-from linksim.fingerprints.index import NO_PARENT, FingerprintIndex, new_array
+from linksim.allocator import new_array
+from linksim.fingerprints.index import NO_PARENT, FingerprintIndex
 from linksim.graph import LinkGraph
 from linksim.parameters import check_parameters
 from linksim.progress import Progress
@@ -100,7 +101,7 @@ def build_index(
         to memory-mapped ``.npy`` files there, one fingerprint at a time, so that memory holds
         one fingerprint's walks, not the N x V arrays. The same arrays as in memory, bit for bit.
     keep_walks : bool
-        Also keep where the walks stood after each step (:class:`linksim.fingerprints.update.WalkState`,
+        Also keep where the walks stood after each step (:class:`linksim.fingerprints.state.WalkState`,
         as ``index.walks``): what :func:`linksim.fingerprints.update.update_index` needs to bring
         the index up to date with a changed graph without walking again. About one group a page
         and fingerprint over all steps (0.27 on the generated 10M-link crawl, 0.7-1.1 on
@@ -141,7 +142,7 @@ def build_index(
     progress.close()
     index = FingerprintIndex(parent, label, method, length, seed, graph_fingerprint(graph), decay, directory=directory)
     if groups is not None:
-        from linksim.fingerprints.update import WalkState
+        from linksim.fingerprints.state import WalkState
 
         index.walks = WalkState.from_groups(groups, n_fingerprints, length)
     return index

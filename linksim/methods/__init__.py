@@ -10,7 +10,7 @@ method's name; adding a method is one module and :func:`register`.
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_METHOD", "METHODS", "Method", "SimilarityIndex", "method", "register", "sample_methods"]
+__all__ = ["DEFAULT_METHOD", "METHODS", "Method", "SimilarityIndex", "method", "check_sample", "register", "sample_methods"]
 
 from linksim.errors import ConfigurationError
 from linksim.parameters import GRAPHS
@@ -60,3 +60,9 @@ def method(name: str) -> Method:
         return METHODS[name]
     except (KeyError, TypeError):
         raise ConfigurationError(f"method must be one of {', '.join(METHODS)}, got {name!r}") from None
+
+
+def check_sample(name: str, sample: int | None) -> None:
+    """Refuse ``sample`` (``--sample``) for a method whose lists read no sample."""
+    if sample is not None and not method(name).reads_sample:
+        raise ConfigurationError(f"--sample (sample) applies to {', '.join(sample_methods())}, not to {name}")

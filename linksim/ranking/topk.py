@@ -86,10 +86,9 @@ def top_k_all(
     options = {}
     if sample is not None:
         if not hasattr(index, "lists_sampled"):
-            from linksim.methods import sample_methods
-
-            raise ConfigurationError(f"--sample (sample) applies to {', '.join(sample_methods())}, not to "
-                                     f"{getattr(index, 'method', type(index).__name__)}")
+            # The registry's callers (procedures.similarity, the API) name the methods it applies to.
+            raise ConfigurationError("--sample (sample) applies to the methods whose lists read fingerprint trees, "
+                                     f"not to {getattr(index, 'method', type(index).__name__)}")
         options["sample"] = sample
     pages = np.arange(index.n) if pages is None else np.asarray(pages)
     if workers is None:

@@ -326,7 +326,7 @@ def page_major(index_parent: np.ndarray, index_label: np.ndarray, position: np.n
     memory of 32 fingerprints' path labels and a step of the transposition; the queries then read
     them through the page cache, a candidate's row a page or two instead of a miss in every
     fingerprint."""
-    from linksim.fingerprints.index import new_array
+    from linksim.allocator import new_array
 
     if length > PATH_BITS:
         return NO_PAGE_MAJOR

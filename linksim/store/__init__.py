@@ -242,7 +242,7 @@ def remove_dead_scratch(root: Path) -> list[Path]:
 
 def _move_built(array: np.ndarray, path: Path) -> bool:
     """Move an array built on disk (a whole ``.npy`` memory-mapped for writing, see
-    :func:`linksim.fingerprints.index.new_array`) to ``path`` instead of copying it; False if it is not one
+    :func:`linksim.allocator.new_array`) to ``path`` instead of copying it; False if it is not one
     or lives on another file system."""
     if not isinstance(array, np.memmap) or array.mode not in ("w+", "r+") or not array.filename:
         return False
@@ -303,7 +303,7 @@ def save(index, root: Path, method: str, graph_pages: int, graph_links: int, ext
 
 def _save(index, root: Path, method: str, graph_pages: int, graph_links: int, extra: dict | None, urls,
           state: dict | None, crawled_only: bool, graph) -> Path:
-    from linksim import __version__
+    from linksim._version import __version__
     from linksim.store.pagetable import PageTable
 
     arrays = dict(index.store_arrays())

@@ -131,11 +131,15 @@ def test_a_method_reads_its_own_sample_by_default_and_a_copy_of_its_index_too(mo
 
 def test_the_sample_is_for_the_methods_that_read_samples_only() -> None:
     from linksim.errors import ConfigurationError
-    from linksim.methods import method
+    from linksim.methods import check_sample, method
 
     index = method("pagesim").build_index(graph_with_twins(3))
-    with pytest.raises(ConfigurationError, match="--sample .*xjaccard"):
+    with pytest.raises(ConfigurationError, match="--sample .*not to pagesim"):
         top_k_all(index, top_k=3, workers=1, show_progress=False, sample=100)
+    with pytest.raises(ConfigurationError, match="--sample .*xjaccard.*not to pagesim"):  # the registry names them
+        check_sample("pagesim", 100)
+    check_sample("pagesim", None)
+    check_sample("xjaccard", 100)
     minhash = build_minhash_index(graph_with_twins(3), 10, seed=1)
     assert top_k_all(minhash, top_k=3, workers=1, show_progress=False, sample=0)[0].size > 0
 

@@ -10,7 +10,8 @@ import pytest
 
 from linksim.errors import ConfigurationError
 from linksim.fingerprints import update as updating
-from linksim.fingerprints.update import WalkState, changed_pages, common_order, update_index
+from linksim.fingerprints.state import WalkState
+from linksim.fingerprints.update import changed_pages, common_order, update_index
 from linksim.fingerprints.walks import build_index, walking_methods
 from linksim.graph import LinkGraph
 
