@@ -190,7 +190,8 @@ def gds_anchor(runner, label: str = "", every: int = 1) -> float:
     if every > 1:
         runner.run("MATCH (p:Page) WHERE id(p) % $every = 0 "
                    "WITH gds.graph.project('linksim_write', p, null, "
-                   "{sourceNodeProperties: p {pr: coalesce(p.pagerank, 0.0)}}) AS graph RETURN graph.nodeCount",
+                   "{sourceNodeProperties: p {pr: coalesce(p.pagerank, 0.0)}, targetNodeProperties: null}) AS graph "
+                   "RETURN graph.nodeCount",
                    {"every": every})
     else:
         runner.run("CALL gds.graph.project('linksim_write', 'Page', 'LINKS_TO') YIELD nodeCount RETURN nodeCount")
