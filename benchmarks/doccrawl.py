@@ -11,6 +11,8 @@ stream, compute and write times, the write rate, the lists read from a sample. T
 own writer (``gds.knn.write`` top 10) on the same store, before the first method and after the last.
 Then ``benchmarks/judged.py`` on the same graph: each method's all-pages lists a second on 2
 workers, and extended Jaccard's sampled reading judged against its exact lists and the noise floor.
+The summary's ``lists_per_second_min`` is each method's lists a second in its `similar` runs that
+reuse the index (2 cores); a method given parameters here (``--pagesim-prune``) is timed there only.
 
 Resumable stage by stage (``<home>/doccrawl/state.json``); the figures go to
 ``benchmarks/results/doccrawl.json`` with the commit, the machine and the command.
@@ -118,7 +120,10 @@ def main() -> None:
     parser.add_argument("--fresh", action="store_true", help="forget the stages finished before")
     parser.add_argument("--crawl-only", action="store_true", help="stop after the crawl (no Neo4j)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "doccrawl.json")
+    parser.add_argument("--pagesim-prune", type=float, default=None, metavar="SHARE",
+                        help="PageSim's --prune (default: its own, every walk kept)")
     args = parser.parse_args()
+    given = {"pagesim": {"prune": args.pagesim_prune}} if args.pagesim_prune is not None else {}
 
     work, state, save = resumable_state("doccrawl", args.fresh)
 
@@ -174,7 +179,7 @@ def main() -> None:
                     errors.clear()
                     began = time.perf_counter()
                     record = similar(runner, method, root, top_k=10, show_progress=False, rewrite=True,
-                                     rebuild=number == 0)
+                                     rebuild=number == 0, **given.get(method, {}))
                     runs.append({"seconds": round(time.perf_counter() - began, 1), "transient_errors": list(errors),
                                  "written": record.written, "stream_s": record.stream_millis / 1000,
                                  "compute_s": record.compute_millis / 1000, "write_s": record.write_millis / 1000,
@@ -183,6 +188,8 @@ def main() -> None:
                                  "linked": record.linked})
                     print(f"{method} run {number + 1}: {json.dumps(runs[-1])}", flush=True)
                 done("similar", {**state.get("similar", {}), method: runs})
+                if method in given:
+                    done("parameters", {**state.get("parameters", {}), method: given[method]})
             if not args.no_gds and "gds_after" not in state:
                 done("gds_after", gds_anchor(runner, " after the last method"))
     finally:
@@ -190,7 +197,8 @@ def main() -> None:
 
     for stage, command in (
         ("judged_xjaccard", ["--methods", "xjaccard", "--pages", "600"]),
-        ("all_pages", ["--methods", *args.methods, "--pages", "0", "--all-pages", str(state["edges"]["pages"])]),
+        ("all_pages", ["--methods", *[m for m in args.methods if m not in given], "--pages", "0", "--all-pages",
+                   str(state["edges"]["pages"])]),
     ):
         if stage not in state:
             began = time.perf_counter()
@@ -207,6 +215,10 @@ def main() -> None:
             "runs": len(runs),
             "write_rate_min": min(r["write_rate"] for r in runs),
             "write_vs_gds_min": round(min(r["write_rate"] for r in runs) / min(gds), 2) if gds else None,
+            # the runs after the first read the index it built: their compute is the lists alone (2 cores)
+            "lists_per_second_min": min((round(r["answered"] / max(r["compute_s"], 1e-3)) for r in runs[1:]),
+                                        default=None),
+            "parameters": state.get("parameters", {}).get(method, {}),
         }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({**results_header(sys.argv), "package": PACKAGE, "state": state,

@@ -10,7 +10,15 @@
   with the workers linksim uses, beside a dense reference (every pair of feature vectors compared
   with numpy) timed on a sample of pages and extrapolated, whose lists must equal linksim's.
 
+- ``--prune-sweep``: instead, PageSim r = 3 pruned at several shares (``--prune``) on Wikispeedia,
+  WebKB and a generated labelled crawl with navigation hubs (every page reaches its site within a
+  few links): entries a page, build time, related-pages rate (one core, a seeded sample), the
+  sample's top-10 overlap with the exact lists, and P@10, hits@10, sibling Γ and coverage of every
+  page's list against the labels, beside the anchors of ``benchmarks/quality.py`` on the same
+  crawl; written to ``benchmarks/results/pagesim-prune.json``.
+
     .venv/bin/python benchmarks/pagesim.py [--radius 3] [--skip-neo4j] [--wikispeedia]
+    .venv/bin/python benchmarks/pagesim.py --prune-sweep [--shares 0,1e-5,3e-5,1e-4,3e-4]
 """
 
 from __future__ import annotations
@@ -36,7 +44,14 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--skip-inprocess", action="store_true", help="only the Neo4j run")
     parser.add_argument("--wikispeedia", action="store_true", help="only the all-pages run on Wikispeedia")
+    parser.add_argument("--prune-sweep", action="store_true", help="only the pruning sweep (see above)")
+    parser.add_argument("--shares", default="0,1e-5,3e-5,1e-4,3e-4", help="the sweep's --prune shares")
+    parser.add_argument("--hub-links", type=float, default=150_000, help="the sweep's labelled crawl (links)")
+    parser.add_argument("--json", type=Path, default=REPO / "benchmarks" / "results" / "pagesim-prune.json")
     args = parser.parse_args()
+    if args.prune_sweep:
+        prune_sweep(args)
+        return
     if args.wikispeedia:
         return wikispeedia_all_pages(args.data, args.radius)
 
@@ -84,6 +99,59 @@ def main() -> None:
     if args.skip_neo4j:
         return
     run_neo4j(args, path)
+
+
+def prune_sweep(args) -> None:
+    """PageSim r = 3 at each share of ``--shares`` beside the exact one (share 0), on each crawl."""
+    import json
+    import sys
+
+    from _common import results_header
+    from quality import generated_labelled, grade, labelled_crawl, line, linked_pages, rows_for
+
+    from linksim.pagerank import pagerank
+    from linksim.pagesim import build_pagesim_index
+    from linksim.ranking.topk import top_k_all
+
+    shares = [float(x) for x in args.shares.split(",")]
+    crawls = {"wikispeedia": lambda: labelled_crawl("wikispeedia", args.data),
+              "webkb": lambda: labelled_crawl("webkb", args.data),
+              f"labelled {int(args.hub_links):,}": lambda: generated_labelled(int(args.hub_links), 3)}
+    report: dict = {"radius": args.radius, "shares": shares, "crawls": {}}
+    for name, read in crawls.items():
+        graph, classes = read()
+        ranks = pagerank(graph, tol=1e-10, max_iter=1000, dtype=np.float64).ranks
+        sample = np.sort(np.random.default_rng(0).choice(graph.n, min(300, graph.n), replace=False))
+        rows, exact = [], None
+        for share in shares:
+            began = time.perf_counter()
+            index = build_pagesim_index(graph, radius=args.radius, ranks=ranks, prune=share)
+            built = time.perf_counter() - began
+            index.related(int(sample[0]))  # compiled before the timing
+            began = time.perf_counter()
+            picked = {int(u): [v for v, _ in index.related(int(u))] for u in sample}
+            rate = len(sample) / (time.perf_counter() - began)
+            exact = picked if exact is None else exact
+            overlap = float(np.mean([len(set(picked[u]) & set(exact[u])) / len(exact[u]) for u in exact if exact[u]]))
+            began = time.perf_counter()
+            source, target, score, _ = top_k_all(index, top_k=100, show_progress=False)
+            lists: dict = {}
+            for s_, t_, v_ in zip(source.tolist(), target.tolist(), score.tolist()):
+                lists.setdefault(s_, []).append((t_, v_))
+            row = grade(f"pagesim prune {share:g}", "linksim", lists, classes, linked_pages(graph),
+                        time.perf_counter() - began)
+            row.update(share=share, entries_per_page=round(index.by_source.nnz / graph.n, 1),
+                       build_seconds=round(built, 2), pages_per_second_one_core=round(rate, 1),
+                       top10_overlap_with_exact=round(overlap, 4))
+            rows.append(row)
+            print(f"{name} ({graph.n:,} pages): prune {share:g}: {row['entries_per_page']:,} entries a page, build "
+                  f"{built:.1f} s, {rate:,.0f} pages/s, top-10 overlap with the exact lists {overlap:.3f}", flush=True)
+            print(line(row), flush=True)
+            del index
+        anchors = rows_for(graph, classes, exact=False, methods=[])  # the anchors only, in the same run
+        report["crawls"][name] = {"pages": graph.n, "links": graph.m, "rows": rows, "anchors": anchors}
+    args.json.write_text(json.dumps({**results_header(sys.argv), **report}, indent=1))
+    print(f"results written to {args.json}")
 
 
 def wikispeedia_all_pages(data: Path, radius: int, sample: int = 100) -> None:

@@ -38,6 +38,10 @@ def _index_options(parser: argparse.ArgumentParser, build: bool, graphs: bool = 
         add_sampling(group, "number of fingerprints N to build, 1..100000",
                      "random seed >= 0 (same seed, same graph: same index)")
         group.add_argument("--radius", type=checked("radius"), help="PageSim: propagation radius r, 1..20 (default 3)")
+        group.add_argument("--prune", type=checked("prune"), metavar="SHARE",
+                           help="PageSim: leave out the walks that carry less than SHARE of their page's score, "
+                           "0..1 (default 0: every walk, the paper's scores); on crawls where every page reaches its "
+                           "site within a few links, 1e-4 keeps the index and its queries small (radius <= 3)")
         group.add_argument("--formula", choices=("minmax", "sum"),
                            help="PageSim: minmax = sum of min^2/max (2006 paper, default); sum = sum of min")
     else:

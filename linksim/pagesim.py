@@ -28,10 +28,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
+from numba import njit
 
 from linksim.errors import ConfigurationError
 from linksim.graph import LinkGraph
 from linksim.parameters import check_page, check_query
+from linksim.ranking.treescan import spread
 
 
 FORMULAS = ("minmax", "sum")
@@ -109,11 +111,143 @@ def _enumerated_path_sums(graph: LinkGraph, radius: int, decay: float) -> sp.csr
     return matrix
 
 
-def propagation_matrix(graph: LinkGraph, ranks: np.ndarray, radius: int = 3, decay: float = 0.5) -> sp.csr_matrix:
-    """``G[i, v] = PG(i, v)`` for every pair, PageRank ``ranks`` given (diagonal: ``PR(i)``)."""
+@njit(cache=True, nogil=True)
+def _pruned_rows(first, last, indptr, indices, radius, decay, prune, acc, touched, arrived, reached):
+    """The path sums of rows ``first..last - 1`` (:func:`_simple_path_sums`' H, radius <= 3), pruned:
+    (entries per row, columns, values). Each source pushes its unit of score along its simple
+    paths hop by hop; a page whose arriving mass at a hop is below ``prune`` pushes nothing
+    further, and an entry below ``prune`` is dropped. So a row loses at most its dropped entries,
+    ``decay`` times the hop-2 mass of the pages that did not push, and, where the first hop's share
+    ``decay / |O(i)|`` is below ``prune``, the whole of hops 2 and 3 (``decay**2 + decay**3``); it
+    keeps at most ``(decay + decay**2 + decay**3) / prune`` entries. ``acc`` (float64),
+    ``arrived`` (float64), ``touched`` and ``reached`` (int32) of length V are scratch, zero on
+    entry and return.
+
+    Walks that repeat a page are not pushed: hop 2 never returns to the source; hop 3 never
+    leaves from the source (i -> a -> i -> v) and takes out i -> v -> b -> v for each b the pushed
+    hop-2 mass of i -> v -> b reached (those walks are in ``arrived[b]`` only when b pushed)."""
+    counts = np.zeros(last - first, dtype=np.int64)
+    columns = []
+    values = []
+    for i in range(first, last):
+        n_touched = 0
+        degree_i = indptr[i + 1] - indptr[i]
+        if degree_i > 0:
+            step1 = decay / degree_i
+            # hop 1: i -> a
+            for e in range(indptr[i], indptr[i + 1]):
+                a = indices[e]
+                if acc[a] == 0.0:
+                    touched[n_touched] = a
+                    n_touched += 1
+                acc[a] += step1
+            n_reached = 0
+            if radius >= 2 and step1 >= prune:
+                # hop 2: i -> a -> b, b != i
+                for e in range(indptr[i], indptr[i + 1]):
+                    a = indices[e]
+                    degree_a = indptr[a + 1] - indptr[a]
+                    if degree_a == 0:
+                        continue
+                    n_reached = spread(indptr[a], indptr[a + 1], indices, i, step1 * decay / degree_a, arrived,
+                                        reached, n_reached)
+                for r in range(n_reached):
+                    b = reached[r]
+                    if acc[b] == 0.0:
+                        touched[n_touched] = b
+                        n_touched += 1
+                    acc[b] += arrived[b]
+                if radius >= 3:
+                    # hop 3: i -> a -> b -> v, b != i (never pushed), v != i, a != v
+                    for r in range(n_reached):
+                        b = reached[r]
+                        mass = arrived[b]
+                        degree_b = indptr[b + 1] - indptr[b]
+                        if mass < prune or degree_b == 0:
+                            continue
+                        n_touched = spread(indptr[b], indptr[b + 1], indices, i, mass * decay / degree_b, acc,
+                                            touched, n_touched)
+                    # take out i -> v -> b -> v (a = v) where b pushed
+                    for e in range(indptr[i], indptr[i + 1]):
+                        v = indices[e]
+                        degree_v = indptr[v + 1] - indptr[v]
+                        if degree_v == 0:
+                            continue
+                        for f in range(indptr[v], indptr[v + 1]):
+                            b = indices[f]
+                            if b == i or arrived[b] < prune:
+                                continue
+                            degree_b = indptr[b + 1] - indptr[b]
+                            lo, hi = indptr[b], indptr[b + 1]
+                            while lo < hi:  # is v among b's out-links (sorted)?
+                                mid = (lo + hi) // 2
+                                if indices[mid] < v:
+                                    lo = mid + 1
+                                else:
+                                    hi = mid
+                            if lo < indptr[b + 1] and indices[lo] == v:
+                                acc[v] -= step1 * decay / degree_v * decay / degree_b
+                for r in range(n_reached):
+                    arrived[reached[r]] = 0.0
+            else:
+                for r in range(n_reached):
+                    arrived[reached[r]] = 0.0
+        kept = 0
+        for t in range(n_touched):
+            v = touched[t]
+            value = acc[v]
+            acc[v] = 0.0
+            if value >= prune and value > 1e-15 and v != i:
+                columns.append(v)
+                values.append(value)
+                kept += 1
+        counts[i - first] = kept
+    out_columns = np.empty(len(columns), dtype=np.int32)
+    out_values = np.empty(len(values), dtype=np.float64)
+    for k in range(len(columns)):
+        out_columns[k] = columns[k]
+        out_values[k] = values[k]
+    return counts, out_columns, out_values
+
+
+#: Rows of the pruned propagation computed by one call of the kernel.
+PRUNE_BLOCK = 4096
+
+
+def _pruned_path_sums(graph: LinkGraph, radius: int, decay: float, prune: float) -> sp.csr_matrix:
+    """:func:`_simple_path_sums` with the walks of less than ``prune`` of a source's unit left out
+    (:func:`_pruned_rows`); radius at most 3."""
+    n = graph.n
+    indptr = graph.out_indptr.astype(np.int64, copy=False)
+    indices = graph.out_indices.astype(np.int32, copy=False)
+    acc, arrived = np.zeros(n), np.zeros(n)
+    touched, reached = np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32)
+    counts, columns, values = [], [], []
+    for first in range(0, n, PRUNE_BLOCK):
+        c, col, val = _pruned_rows(first, min(n, first + PRUNE_BLOCK), indptr, indices, radius, decay, prune,
+                                   acc, touched, arrived, reached)
+        counts.append(c), columns.append(col), values.append(val)
+    row_pointer = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.concatenate(counts) if counts else np.zeros(0, dtype=np.int64), out=row_pointer[1:])
+    matrix = sp.csr_matrix((np.concatenate(values) if values else np.zeros(0),
+                            np.concatenate(columns) if columns else np.zeros(0, dtype=np.int32), row_pointer),
+                           shape=(n, n))
+    matrix.sort_indices()
+    return matrix
+
+
+def propagation_matrix(graph: LinkGraph, ranks: np.ndarray, radius: int = 3, decay: float = 0.5,
+                       prune: float = 0.0) -> sp.csr_matrix:
+    """``G[i, v] = PG(i, v)`` for every pair, PageRank ``ranks`` given (diagonal: ``PR(i)``).
+    ``prune`` > 0 (radius at most 3): the walks that carry less than ``prune`` of their source's
+    score are left out (:func:`_pruned_rows`), so that a row holds at most
+    ``(decay + decay**2 + decay**3) / prune`` entries besides its diagonal."""
     _check(radius, decay, "minmax")
     ranks = np.asarray(ranks, dtype=np.float64)
-    spread = sp.diags(ranks) @ _simple_path_sums(graph, radius, decay)
+    if prune > 0 and radius > 3:
+        raise ConfigurationError(f"pruning (prune) applies to a radius of at most 3, got {radius}")
+    sums = _pruned_path_sums(graph, radius, decay, prune) if prune > 0 else _simple_path_sums(graph, radius, decay)
+    spread = sp.diags(ranks) @ sums
     matrix = (spread + sp.diags(ranks)).tocsr()
     matrix.eliminate_zeros()
     matrix.sort_indices()
@@ -152,6 +286,7 @@ class PageSimIndex:
     damping: float
     formula: str
     graph_fingerprint: str
+    prune: float = 0.0  # walks carrying less than this share of their source's score left out (0: none)
     _scratch: threading.local = field(default_factory=threading.local, repr=False, compare=False)
     _query_arrays: tuple = field(default=(), repr=False, compare=False)  # by_source as _scan passes it
 
@@ -227,7 +362,8 @@ class PageSimIndex:
     @property
     def parameters(self) -> dict:
         """What the index was built with (the store and a rebuild compare against these)."""
-        return {"radius": self.radius, "decay": self.decay, "damping": self.damping, "formula": self.formula}
+        return {"radius": self.radius, "decay": self.decay, "damping": self.damping, "formula": self.formula,
+                "prune": self.prune}
 
     def store_arrays(self) -> dict[str, np.ndarray]:
         return {
@@ -243,7 +379,7 @@ class PageSimIndex:
         by_page = sp.csr_matrix((arrays["page_data"], arrays["page_indices"], arrays["page_indptr"]), shape=(n, n))
         p = meta["parameters"]
         return cls(by_source, by_page, np.asarray(arrays["ranks"]), p["radius"], p["decay"], p["damping"],
-                   p["formula"], meta["graph"]["fingerprint"])
+                   p["formula"], meta["graph"]["fingerprint"], prune=float(p.get("prune", 0.0)))
 
 
 def build_pagesim_index(
@@ -253,19 +389,22 @@ def build_pagesim_index(
     damping: float = 0.85,
     formula: str = "minmax",
     ranks: np.ndarray | None = None,
+    prune: float = 0.0,
 ) -> PageSimIndex:
-    """Propagate every page's PageRank (computed here with ``damping`` unless ``ranks`` given)."""
+    """Propagate every page's PageRank (computed here with ``damping`` unless ``ranks`` given);
+    ``prune`` > 0: the walks that carry less than that share of their source's score left out
+    (:func:`propagation_matrix`)."""
     from linksim.digest import graph_fingerprint
     from linksim.pagerank import pagerank
 
     _check(radius, decay, formula)
     if ranks is None:
         ranks = pagerank(graph, damping=damping, tol=1e-10, max_iter=1000, dtype=np.float64).ranks
-    matrix = propagation_matrix(graph, ranks, radius, decay)
+    matrix = propagation_matrix(graph, ranks, radius, decay, prune)
     by_page = matrix.T.tocsr()
     by_page.sort_indices()
     return PageSimIndex(matrix, by_page, np.asarray(ranks, dtype=np.float64), radius, float(decay),
-                        float(damping), formula, graph_fingerprint(graph))
+                        float(damping), formula, graph_fingerprint(graph), prune=float(prune))
 
 
 def pagesim_brute_force(graph: LinkGraph, ranks: np.ndarray, radius: int, decay: float,

@@ -94,6 +94,7 @@ _ALL = (
     Parameter("decay", "--decay", float, 0.0, 1.0, low_open=True, high_open=True),
     Parameter("seed", "--seed", int, 0, 2**63 - 1),
     Parameter("radius", "--radius", int, 1, 20),
+    Parameter("prune", "--prune", float, 0.0, 1.0, high_open=True),  # PageSim: walks below this share left out
     Parameter("top_k", "--top-k", int, 1, 100_000),
     Parameter("pool", "--pool", int, 1, 100_000),  # related pages of each member combined for a set
     Parameter("sample", "--sample", int, 0, 10**9),  # tree members read per large range; 0: exact lists

@@ -81,7 +81,7 @@ def _estimate(pages: int, links: int, task: str, method: str | None, top_k: int 
     from linksim.methods import method as registered
 
     values = registered(method).parameters_for(**parameters)
-    sized = {k: values[k] for k in ("n_fingerprints", "length", "radius") if k in values}
+    sized = {k: values[k] for k in ("n_fingerprints", "length", "radius", "prune", "decay") if k in values}
     return estimate_index(method, pages, links, top_k=top_k if task == "similar" else None, on_disk=on_disk,
                           rows_on_disk=rows_on_disk, **sized)
 

@@ -20,6 +20,9 @@ def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[
     # Feature vectors: one entry per (page, page reached within `radius` links); bounded by the
     # links followed radius times, at most every pair.
     reach = min(pages * pages, links * max(1, parameters["radius"]) * 4)
+    if parameters.get("prune", 0.0) > 0:  # a row holds at most (d + d^2 + d^3) / prune entries besides its own
+        d = parameters.get("decay", 0.5)
+        reach = min(reach, pages * (1 + int((d + d * d + d**3) / parameters["prune"])))
     index = 16 * reach
     return index, 3 * 16 * min(reach, links * 4), index, {"feature vectors": index}
 
@@ -28,7 +31,7 @@ def _build(graph: LinkGraph, p: dict, show_progress: bool = False):
     from linksim.pagesim import build_pagesim_index
 
     return build_pagesim_index(graph, radius=int(p["radius"]), decay=float(p["decay"]), damping=float(p["damping"]),
-                               formula=str(p["formula"]))
+                               formula=str(p["formula"]), prune=float(p["prune"]))
 
 
 def _restore(meta: dict, arrays: dict):
@@ -43,7 +46,7 @@ def _method():
         title="PageSim",
         summary="PageSim: each page's PageRank propagated along simple paths of at most --radius links, "
                 "decay d per link (Lin, King & Lyu 2006)",
-        defaults={"radius": 3, "decay": 0.5, "damping": 0.85, "formula": "minmax"},
+        defaults={"radius": 3, "decay": 0.5, "damping": 0.85, "formula": "minmax", "prune": 0.0},
         samples=False,
         build=_build,
         restore=_restore,

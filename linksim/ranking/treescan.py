@@ -866,6 +866,21 @@ def pagesim_scores(sources, mine, source_indptr, source_indices, source_data, mi
 
 
 @njit(cache=True, nogil=True)
+def spread(begin, end, indices, source, carried, into, seen, n_seen):
+    """Add ``carried`` to ``into`` at the links ``indices[begin:end]`` other than ``source``,
+    listing in ``seen`` the pages ``into`` held nothing for; returns how many ``seen`` holds."""
+    for f in range(begin, end):
+        page = indices[f]
+        if page == source:
+            continue
+        if into[page] == 0.0:
+            seen[n_seen] = page
+            n_seen += 1
+        into[page] += carried
+    return n_seen
+
+
+@njit(cache=True, nogil=True)
 def colinked_scores(u, indptr, indices, weights, acc, touched):
     """Adamic-Adar of u with every page sharing a counted neighbour (:func:`linksim.spectral.colinked`):
     (pages in increasing order, scores). Each neighbour w of u with a weight above 0 adds
@@ -878,14 +893,7 @@ def colinked_scores(u, indptr, indices, weights, acc, touched):
         weight = weights[w]
         if weight <= 0.0:
             continue
-        for f in range(indptr[w], indptr[w + 1]):
-            x = indices[f]
-            if x == u:
-                continue
-            if acc[x] == 0.0:
-                touched[n_touched] = x
-                n_touched += 1
-            acc[x] += weight
+        n_touched = spread(indptr[w], indptr[w + 1], indices, u, weight, acc, touched, n_touched)
     pages = np.sort(touched[:n_touched]).astype(np.int64)
     scores = np.empty(n_touched, dtype=np.float64)
     for r in range(n_touched):

@@ -102,3 +102,61 @@ def test_compiled_top_k_equals_the_numpy_list_of_every_page(formula: str) -> Non
                 got = index.related(u, top_k=top_k, similarity_cutoff=similarity_cutoff)
                 assert got == [(v, s) for v, s in every if s > similarity_cutoff][:top_k]  # the same floats
         assert all(s == pytest.approx(index.sim(u, v), abs=1e-15) for v, s in every)
+
+
+@pytest.mark.parametrize("radius", [1, 2, 3])
+@pytest.mark.parametrize("seed", range(4))
+def test_the_pushed_propagation_without_pruning_is_the_exact_one(radius: int, seed: int) -> None:
+    """The push of each source along its simple paths (the pruned build's kernel) with nothing
+    pruned gives the sparse products' path sums, repeats taken out the same way."""
+    from linksim.pagesim import _pruned_path_sums, _simple_path_sums
+
+    graph = cyclic_graph(seed, n=30, m=120)
+    exact = _simple_path_sums(graph, radius, 0.5).toarray()
+    assert np.allclose(_pruned_path_sums(graph, radius, 0.5, 0.0).toarray(), exact, rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("prune", [1e-3, 1e-2, 5e-2])
+@pytest.mark.parametrize("seed", range(4))
+def test_pruning_leaves_out_only_light_walks_and_bounds_the_rows(prune: float, seed: int) -> None:
+    """A pruned entry is never above the exact one, every kept entry holds at least ``prune``, a
+    row keeps at most (d + d^2 + d^3) / prune entries, and what a row loses is at most d times the
+    hop-2 mass of the pages that did not push, the entries dropped (each under ``prune``), and
+    hops 2 and 3 whole where the first hop's share is under ``prune``."""
+    from linksim.pagesim import _pruned_path_sums, _simple_path_sums, _transition
+
+    d = 0.5
+    graph = cyclic_graph(seed, n=40, m=300)
+    exact = _simple_path_sums(graph, 3, d).toarray()
+    pruned = _pruned_path_sums(graph, 3, d, prune).toarray()
+    assert (pruned <= exact + 1e-15).all() and ((pruned == 0) | (pruned >= prune)).all()
+    assert ((pruned > 0).sum(axis=1) <= (d + d**2 + d**3) / prune).all()
+    step = _transition(graph).toarray()
+    hop2 = d * d * (step @ step)
+    np.fill_diagonal(hop2, 0.0)  # hop 2 never returns to its source
+    degree = np.diff(graph.out_indptr)
+    for i in range(graph.n):
+        if degree[i] and d / degree[i] < prune:
+            bound = d**2 + d**3 + prune * graph.n
+        else:
+            bound = d * hop2[i][hop2[i] < prune].sum() + prune * graph.n
+        assert exact[i].sum() - pruned[i].sum() <= bound + 1e-12
+    assert pruned.sum() < exact.sum()  # something was pruned: the bound is not vacuous here
+
+
+def test_a_pruned_index_keeps_its_share_through_the_store(tmp_path) -> None:
+    graph = cyclic_graph(2, n=40, m=300)
+    index = build_pagesim_index(graph, radius=3, prune=1e-2)
+    exact = build_pagesim_index(graph, radius=3)
+    assert index.parameters["prune"] == 0.01 and exact.parameters["prune"] == 0.0
+    assert index.by_source.nnz < exact.by_source.nnz
+    # min^2/max moves by at most twice what its entries move: a pair's score, by at most twice what
+    # the two feature vectors lost
+    lost = np.asarray((exact.by_page - index.by_page).sum(axis=1)).ravel()
+    assert (lost >= -1e-15).all()
+    assert all(abs(index.sim(0, v) - exact.sim(0, v)) <= 2 * (lost[0] + lost[v]) + 1e-12 for v in range(graph.n))
+    path = store.save(index, tmp_path, "pagesim", graph.n, graph.m)
+    again = store.open_path(path)
+    assert again.prune == 0.01 and again.related(0) == index.related(0)
+    with pytest.raises(ConfigurationError, match="radius of at most 3"):
+        build_pagesim_index(graph, radius=4, prune=1e-2)
