@@ -7,7 +7,11 @@
 - the throughput of a walk step: walks moved per second per core (Spark), from which it estimates
   the cluster for N = 100 fingerprints of a 1-billion-page crawl in 4 hours;
 - PageRank on Spark beside numpy (float64): time and L1 distance (cnr-2000);
-- the all-pages top-10 (PSimRank) of Spark tasks against the single machine's: share of identical lists.
+- the all-pages top-10 (PSimRank) of Spark tasks against the single machine's: share of identical lists;
+- the default (spectral P-PSimRank) on a generated crawl (default 3M links): its link
+  embedding solved on the executors against numpy (time, equal bit for bit), its P-PSimRank walks,
+  the nearest pages (in the driver) and every page's list from Spark tasks over the stored index;
+  from the measured per-core rates, the cluster for the default's build of a 1-billion-page crawl.
 
     .venv/bin/pip install '.[spark]' && .venv/bin/python -u benchmarks/spark.py [--links 30M] [--fingerprints 10]
 
@@ -132,6 +136,92 @@ def cluster_estimate(row: dict, pages: float = 1e9, fingerprints: int = 100, hou
             "cores": cores, "executorsOf8Cores": int(-(-cores // 8)), "from": row["graph"]}
 
 
+def spectral(spark, links: int, partitions: int, cores: int) -> dict:
+    """The default's build on Spark, stage by stage, beside the one-machine build of the same
+    crawl (a generated crawl of ``links`` links); per-core rates for
+    :func:`spectral_estimate`."""
+    from linksim import spark as jobs
+    from linksim import store
+    from linksim.digest import graph_fingerprint
+    from linksim.embedding import embedding_and_share
+    from linksim.fingerprints.walks import build_index
+    from linksim.lowrank import CHUNK
+    from linksim.methods import DEFAULT_METHOD, method as registered
+    from linksim.ranking.topk import top_k_all
+    from linksim.spark_lowrank import embedding_and_share as spark_embedding
+    from linksim.spectral import RANK, WALK_METHOD, SpectralIndex, cosine_share, nearest_pages, neighbour_lists
+
+    graph = generated_graph(links, 0)
+    p = registered(DEFAULT_METHOD).parameters_for()
+    n_fp, length, seed = int(p["n_fingerprints"]), int(p["length"]), int(p["seed"])
+    edges = jobs.edges_frame(spark, graph, partitions).localCheckpoint(eager=True)
+    row: dict = {"graph": f"generated {links:,}", "pages": graph.n, "links": graph.m, "partitions": partitions,
+                 "cores": cores, "fingerprints": n_fp, "length": length}
+    (vectors, held), row["embedding_numpy_seconds"] = timed(lambda: embedding_and_share(graph, RANK, seed))
+    (chunks, spark_held), row["embedding_spark_seconds"] = timed(lambda: spark_embedding(edges, graph.n, RANK, seed,
+                                                                                       partitions=partitions))
+    gathered = np.zeros_like(vectors)
+    for c, rows in chunks.collect():
+        gathered[c * CHUNK : c * CHUNK + len(rows), : rows.shape[1]] = rows
+    row["embedding_equal"] = bool(np.array_equal(gathered, vectors) and spark_held == held)
+    del gathered, chunks
+    stats: dict = {}
+    (parent, label), row["walks_spark_seconds"] = timed(lambda: jobs.fingerprint_graphs(
+        edges, graph.n, WALK_METHOD, n_fp, length, seed, partitions, stats=stats))
+    walks, row["walks_numpy_seconds"] = timed(lambda: build_index(graph, WALK_METHOD, n_fp, length, seed,
+                                                                  float(p["decay"])))
+    row["walks_equal"] = bool(np.array_equal(parent, walks.parent) and np.array_equal(label, walks.label))
+    row["walk_steps"] = stats["walk_steps"]
+    near, row["nearest_seconds"] = timed(lambda: nearest_pages(vectors, seed=seed))
+    indptr, indices = neighbour_lists(graph)
+    index = SpectralIndex(walks, vectors, indptr, indices, near, share=cosine_share(held))
+    index.fingerprints.graph_fingerprint = graph_fingerprint(graph)
+    with tempfile.TemporaryDirectory() as root:
+        path = store.save(index, Path(root), DEFAULT_METHOD, graph.n, graph.m)
+        frame, row["lists_spark_seconds"] = timed(lambda: jobs.top_k_lists(spark, str(path), graph.n, 10,
+                                                                            partitions=partitions).toPandas())
+        stored = store.open_path(path)
+        (source, target, _, _), row["lists_numpy_seconds"] = timed(lambda: top_k_all(stored, 10, show_progress=False))
+    mine = frame.sort_values(["source", "rank"]).groupby("source")["target"].apply(tuple)
+    theirs: dict = {}
+    for s, t in zip(source.tolist(), target.tolist()):
+        theirs.setdefault(s, []).append(t)
+    row["lists"] = len(theirs)
+    row["lists_identical"] = sum(1 for s, t in theirs.items() if mine.get(s) == tuple(t))
+    for key in [k for k in row if k.endswith("_seconds")]:
+        row[key] = round(row[key], 1)
+    print(f"{row['graph']} ({graph.n:,} pages), the default on Spark ({partitions} partitions, {cores} cores) against "
+          f"numpy: embedding {row['embedding_spark_seconds']} s / {row['embedding_numpy_seconds']} s, equal: "
+          f"{row['embedding_equal']}; P-PSimRank walks {row['walks_spark_seconds']} s / {row['walks_numpy_seconds']} s, "
+          f"equal: {row['walks_equal']}; nearest pages (driver) {row['nearest_seconds']} s; lists "
+          f"{row['lists_spark_seconds']} s / {row['lists_numpy_seconds']} s, identical {row['lists_identical']:,} of "
+          f"{row['lists']:,}", flush=True)
+    return row
+
+
+def spectral_estimate(row: dict, pages: float = 1e9, hours: float = 4.0) -> dict:
+    """Cores for the default's build of a ``pages``-page crawl in ``hours``, from a measured
+    :func:`spectral` row: each stage's core-seconds a link (embedding: its passes over the links
+    are as many at any size; walks) or a page (nearest pages, lists) scaled to the crawl's links
+    at the measured links a page, the Spark rates halved for a real cluster (shuffles over the
+    network, stragglers) as :func:`cluster_estimate` does. The nearest pages run in the driver
+    today: their figure is the cores a distribution of the clusters' search would need, marked
+    ``inDriver``."""
+    cores = row["cores"]
+    links = pages * row["links"] / row["pages"]
+    per = {
+        "embedding": 2 * row["embedding_spark_seconds"] * cores / row["links"] * links,
+        "walks": 2 * row["walks_spark_seconds"] * cores / row["links"] * links,
+        "nearest pages": 2 * row["nearest_seconds"] * cores / row["pages"] * pages,
+        "lists": 2 * row["lists_spark_seconds"] * cores / row["pages"] * pages,
+    }
+    core_seconds = sum(per.values())
+    need = core_seconds / (hours * 3600)
+    return {"pages": pages, "links": links, "hours": hours, "from": row["graph"],
+            "coreHours": {stage: round(value / 3600, 1) for stage, value in per.items()},
+            "cores": need, "executorsOf8Cores": int(-(-need // 8)), "inDriver": ["nearest pages"]}
+
+
 def main() -> None:
     from linksim.parameters import _integer as parse_count
     from linksim import spark as jobs
@@ -145,7 +235,10 @@ def main() -> None:
     parser.add_argument("--partitions", default="2,4,8", help="partition counts to time on cnr-2000")
     parser.add_argument("--links", type=parse_count, default=30_000_000, help="generated crawl (0: skip)")
     parser.add_argument("--generated-fingerprints", type=int, default=2)
-    parser.add_argument("--skip", default="", help="comma list of: cnr, partitions, pagerank, lists, generated")
+    parser.add_argument("--spectral-links", type=parse_count, default=3_000_000,
+                        help="the generated crawl of the default's Spark build (default 3M links; 0: skip)")
+    parser.add_argument("--skip", default="", help="comma list of: cnr, partitions, pagerank, lists, generated, "
+                        "default")
     parser.add_argument("--json", type=Path, default=Path(__file__).resolve().parent / "results" / "spark.json")
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
@@ -168,6 +261,12 @@ def main() -> None:
         big, seconds = timed(lambda: generated_graph(args.links, 0))
         print(f"generated {big.m:,} links, {big.n:,} pages in {seconds:.0f} s", flush=True)
         results["generated"] = walks(spark, big, f"generated {args.links:,}", args.generated_fingerprints, 8, cores)
+    if "default" not in skip and args.spectral_links:
+        results["default"] = spectral(spark, args.spectral_links, 4, cores)
+        results["defaultEstimate"] = spectral_estimate(results["default"])
+        print("the default's cluster estimate: {cores:,.0f} cores ({executorsOf8Cores} executors of 8) for "
+              "{pages:,.0f} pages ({links:,.0f} links) in {hours:g} h; core-hours by stage: {coreHours} (nearest "
+              "pages in the driver today)".format(**results["defaultEstimate"]))
     if "cnr" in results:
         results["clusterEstimate"] = cluster_estimate(results["cnr"])
         print("cluster estimate: {cores:,.0f} cores ({executorsOf8Cores} executors of 8) for N = {fingerprints} of "
