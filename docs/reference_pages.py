@@ -263,10 +263,11 @@ def spark_page(name: str = "spark.json") -> str:
              f"The Spark jobs on `{result.get('master')}` (Spark {result.get('spark')}) beside numpy on one "
              "core, in one run (`benchmarks/spark.py`). Spark pays its shuffles where numpy reads memory, so "
              "one machine stays the faster place for crawls that fit it; the columns say whether both "
-             "paths gave the same arrays.\n", _provenance(result, name),
-             "| run | pages | links | N | partitions | Spark (s) | numpy (s) | ratio | walk steps / core-second "
-             "| equal |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "paths gave the same arrays.\n", _provenance(result, name)]
     walks = [result[key] for key in ("cnr", "generated") if key in result] + result.get("partitions", [])
+    if walks:
+        parts += ["| run | pages | links | N | partitions | Spark (s) | numpy (s) | ratio | walk steps / core-second "
+                  "| equal |", "|---|---|---|---|---|---|---|---|---|---|"]
     for row in walks:
         parts.append(f"| {row['graph']} SimRank | {row['pages']:,} | {row['links']:,} | {row['fingerprints']} "
                      f"| {row['partitions']} | {_number(row['spark_seconds'], 1)} | {_number(row['numpy_seconds'], 2)} "
@@ -289,6 +290,31 @@ def spark_page(name: str = "spark.json") -> str:
                      f"({row['walkSteps']:.2e} steps), {row['clusterRatePerCore']:,.0f} steps a core-second "
                      f"(the measured rate halved for a cluster's network and stragglers), {row['batches']} batches "
                      f"of fingerprints: **{row['cores']:,.0f} cores**, {row['executorsOf8Cores']} executors of 8.\n")
+    if "default" in result:
+        row = result["default"]
+        parts.append("\n## The default on Spark\n")
+        parts.append(f"Spectral P-PSimRank on the crawl `{row['graph']}` ({row['pages']:,} pages, {row['links']:,} "
+                     f"links), {row['partitions']} partitions on {row['cores']} cores:\n")
+        parts.append("| stage | Spark (s) | numpy (s) | the same result |")
+        parts.append("|---|---|---|---|")
+        parts.append(f"| link embedding, on the executors | {_number(row['embedding_spark_seconds'], 1)} "
+                     f"| {_number(row['embedding_numpy_seconds'], 1)} | {row['embedding_equal']} |")
+        parts.append(f"| P-PSimRank walks (N = {row['fingerprints']}, L = {row['length']}) "
+                     f"| {_number(row['walks_spark_seconds'], 1)} | {_number(row['walks_numpy_seconds'], 1)} "
+                     f"| {row['walks_equal']} |")
+        parts.append(f"| nearest pages, in the driver | | {_number(row['nearest_seconds'], 1)} | |")
+        parts.append(f"| every page's list, Spark tasks over the stored index | {_number(row['lists_spark_seconds'], 1)} "
+                     f"| {_number(row['lists_numpy_seconds'], 1)} | {row['lists_identical']:,} of {row['lists']:,} "
+                     "lists |\n")
+    if "defaultEstimate" in result:
+        row = result["defaultEstimate"]
+        hours = ", ".join(f"{stage} {value:,.0f}" for stage, value in row["coreHours"].items())
+        parts.append(f"A build of the default for {row['pages']:,.0f} pages ({row['links']:,.0f} links at the "
+                     f"measured links a page) in {row['hours']:g} hours, from these core-seconds a link (embedding, "
+                     f"walks) and a page (nearest pages, lists), the rates halved for a cluster: **{row['cores']:,.0f} "
+                     f"cores**, {row['executorsOf8Cores']} executors of 8 (core-hours: {hours}). The "
+                     f"{', '.join(row['inDriver'])} run in the driver today: their share is what distributing them "
+                     "would cost.\n")
     return "\n".join(parts) + "\n"
 
 
