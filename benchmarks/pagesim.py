@@ -111,7 +111,7 @@ def prune_sweep(args) -> None:
 
     from linksim.pagerank import pagerank
     from linksim.pagesim import build_pagesim_index
-    from linksim.ranking.topk import top_k_all
+    from linksim.evaluation.experiments import lists_of
 
     shares = [float(x) for x in args.shares.split(",")]
     crawls = {"wikispeedia": lambda: labelled_crawl("wikispeedia", args.data),
@@ -134,10 +134,7 @@ def prune_sweep(args) -> None:
             exact = picked if exact is None else exact
             overlap = float(np.mean([len(set(picked[u]) & set(exact[u])) / len(exact[u]) for u in exact if exact[u]]))
             began = time.perf_counter()
-            source, target, score, _ = top_k_all(index, top_k=100, show_progress=False)
-            lists: dict = {}
-            for s_, t_, v_ in zip(source.tolist(), target.tolist(), score.tolist()):
-                lists.setdefault(s_, []).append((t_, v_))
+            lists = lists_of(index, 100)
             row = grade(f"pagesim prune {share:g}", "linksim", lists, classes, linked_pages(graph),
                         time.perf_counter() - began)
             row.update(share=share, entries_per_page=round(index.by_source.nnz / graph.n, 1),

@@ -146,8 +146,8 @@ def spectral(spark, links: int, partitions: int, cores: int) -> dict:
     from linksim.embedding import embedding_and_share
     from linksim.fingerprints.walks import build_index
     from linksim.lowrank import CHUNK
+    from linksim.evaluation.experiments import lists_of
     from linksim.methods import DEFAULT_METHOD, method as registered
-    from linksim.ranking.topk import top_k_all
     from linksim.spark_lowrank import embedding_and_share as spark_embedding
     from linksim.spectral import RANK, WALK_METHOD, SpectralIndex, cosine_share, nearest_pages, neighbour_lists
 
@@ -181,13 +181,10 @@ def spectral(spark, links: int, partitions: int, cores: int) -> dict:
         frame, row["lists_spark_seconds"] = timed(lambda: jobs.top_k_lists(spark, str(path), graph.n, 10,
                                                                             partitions=partitions).toPandas())
         stored = store.open_path(path)
-        (source, target, _, _), row["lists_numpy_seconds"] = timed(lambda: top_k_all(stored, 10, show_progress=False))
+        theirs, row["lists_numpy_seconds"] = timed(lambda: lists_of(stored, 10))
     mine = frame.sort_values(["source", "rank"]).groupby("source")["target"].apply(tuple)
-    theirs: dict = {}
-    for s, t in zip(source.tolist(), target.tolist()):
-        theirs.setdefault(s, []).append(t)
     row["lists"] = len(theirs)
-    row["lists_identical"] = sum(1 for s, t in theirs.items() if mine.get(s) == tuple(t))
+    row["lists_identical"] = sum(1 for s, pairs in theirs.items() if mine.get(s) == tuple(t for t, _ in pairs))
     for key in [k for k in row if k.endswith("_seconds")]:
         row[key] = round(row[key], 1)
     print(f"{row['graph']} ({graph.n:,} pages), the default on Spark ({partitions} partitions, {cores} cores) against "

@@ -134,15 +134,9 @@ def _pruned_rows(first, last, indptr, indices, radius, decay, prune, acc, touche
         degree_i = indptr[i + 1] - indptr[i]
         if degree_i > 0:
             step1 = decay / degree_i
-            # hop 1: i -> a
-            for e in range(indptr[i], indptr[i + 1]):
-                a = indices[e]
-                if acc[a] == 0.0:
-                    touched[n_touched] = a
-                    n_touched += 1
-                acc[a] += step1
-            n_reached = 0
+            n_touched = spread(indptr[i], indptr[i + 1], indices, i, step1, acc, touched, n_touched)  # hop 1: i -> a
             if radius >= 2 and step1 >= prune:
+                n_reached = 0
                 # hop 2: i -> a -> b, b != i
                 for e in range(indptr[i], indptr[i + 1]):
                     a = indices[e]
@@ -171,8 +165,6 @@ def _pruned_rows(first, last, indptr, indices, radius, decay, prune, acc, touche
                     for e in range(indptr[i], indptr[i + 1]):
                         v = indices[e]
                         degree_v = indptr[v + 1] - indptr[v]
-                        if degree_v == 0:
-                            continue
                         for f in range(indptr[v], indptr[v + 1]):
                             b = indices[f]
                             if b == i or arrived[b] < prune:
@@ -187,9 +179,6 @@ def _pruned_rows(first, last, indptr, indices, radius, decay, prune, acc, touche
                                     hi = mid
                             if lo < indptr[b + 1] and indices[lo] == v:
                                 acc[v] -= step1 * decay / degree_v * decay / degree_b
-                for r in range(n_reached):
-                    arrived[reached[r]] = 0.0
-            else:
                 for r in range(n_reached):
                     arrived[reached[r]] = 0.0
         kept = 0

@@ -246,9 +246,10 @@ def similar(
             del walked  # held by the handle's index, which the run lets go once the lists are made
             # A run whose index does not fit in memory writes every list and keeps none (the
             # comparison would hold two sets of lists).
-            return _write_similar(runner, handle, top_k, similarity_cutoff, batch_size, None, show_progress, lock,
-                                  None, retire, source_pages, sample, rewrite or on_disk, not on_disk,
-                                  let_go=True)
+            return _write_similar(runner, handle, top_k, similarity_cutoff, batch_size, workers=None,
+                                  show_progress=show_progress, lock=lock, grace=None, retire_mode=retire,
+                                  source_pages=source_pages, sample=sample, rewrite=rewrite or on_disk,
+                                  keep_lists=not on_disk, let_go=True)
 
 
 def write_similar(
