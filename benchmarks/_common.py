@@ -86,11 +86,25 @@ def _name(process) -> str:
         return ""
 
 
+def _rollup(pid: int) -> tuple[int, int]:
+    """(PSS, anonymous PSS) of a process in bytes, from /proc/PID/smaps_rollup: pages shared by
+    forked workers counted once across them, file pages (a memory-mapped index) in proportion.
+    Anonymous PSS, not RSS less file pages: a worker forked after its parent filled arrays maps
+    those pages too (copy on write), and RSS would count them in every worker."""
+    fields = {}
+    with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as handle:
+        for line in handle:
+            name, _, rest = line.partition(":")
+            if name in ("Pss", "Pss_Anon", "Pss_Shmem"):
+                fields[name] = int(rest.split()[0]) << 10
+    return fields["Pss"], fields.get("Pss_Anon", 0) + fields.get("Pss_Shmem", 0)
+
+
 class Peak:
-    """Polls the RSS of a process and its children (every 0.2 s) while it runs; also (every 1 s, and at each new RSS peak) their PSS
-    (pages shared by forked workers counted once, file pages of memory-mapped indexes in
-    proportion) and their anonymous memory (RSS less file-backed and shared pages); and the RSS of
-    linksim's own processes (the tree less the JVMs it starts: the import tool of a bulk load)."""
+    """Polls the RSS of a process and its children (every 0.2 s) while it runs; also (every 1 s, and
+    at each new RSS peak) their PSS and anonymous PSS (:func:`_rollup`; the file pages of a mapped
+    index are the difference), and the RSS of linksim's own processes (the tree less the JVMs it
+    starts: the import tool of a bulk load). ``peak_file``: the file pages' PSS at the PSS peak."""
 
     def __init__(self, pid: int) -> None:
         import psutil
@@ -99,6 +113,7 @@ class Peak:
         self.peak = 0
         self.peak_pss = 0
         self.peak_anon = 0
+        self.peak_file = 0
         self.peak_own = 0
         self.peak_pss_at = 0.0  # time.monotonic() of the PSS peak: which stage it fell in
         self._stop = threading.Event()
@@ -110,9 +125,9 @@ class Peak:
 
         polls = 0
         while not self._stop.is_set():
-            # RSS every 0.2 s (cheap); PSS and anonymous memory read /proc/PID/smaps, which costs a
-            # fifth of a core on a process mapping a large index every 0.2 s: every 1 s, and at every
-            # new RSS peak (a peak of a few seconds, such as the stream's merge, falls between two).
+            # RSS every 0.2 s (cheap); PSS reads the process's page tables, which costs a fifth of a
+            # core on a process mapping a large index every 0.2 s: every 1 s, and at every new RSS
+            # peak (a peak of a few seconds, such as the stream's merge, falls between two).
             polls += 1
             try:
                 tree = [self.root, *self.root.children(recursive=True)]
@@ -128,13 +143,13 @@ class Peak:
                     pss = anon = 0
                     for process, _ in sizes:
                         try:
-                            full = process.memory_full_info()
-                            pss += full.pss
-                            anon += full.rss - full.shared
-                        except psutil.Error:
-                            pass
+                            whole, anonymous = _rollup(process.pid)
+                        except (OSError, KeyError, ValueError):
+                            continue  # ended meanwhile
+                        pss += whole
+                        anon += anonymous
                     if pss > self.peak_pss:
-                        self.peak_pss, self.peak_pss_at = pss, time.monotonic()
+                        self.peak_pss, self.peak_pss_at, self.peak_file = pss, time.monotonic(), pss - anon
                     self.peak_anon = max(self.peak_anon, anon)
                 self.peak = max(self.peak, total)
                 self.peak_own = max(self.peak_own, own)
@@ -238,3 +253,58 @@ def results_header(argv: list[str]) -> dict:
                                                                           "loader", "procedures", "cypher")),
             "machine": f"{platform.node()}: {cores} cores, {int(memory) // 2**20} GiB, {platform.platform()}",
             "command": " ".join(["python", *argv]), "finished": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+
+class MemoryCap:
+    """A memory cgroup of ``limit`` bytes for a stage's process tree (cgroup v2, or v1's memory
+    controller): the kernel charges it the stage's anonymous memory and the page cache it reads in
+    (the index files it maps) and reclaims that cache, not the other processes', at the limit; a
+    stage that needs more anonymous memory than the limit is killed. What it shows is that linksim
+    runs in the budget, and at what speed, not only what it held where memory was free.
+
+    Page cache read in before the stage (by the stage that wrote the index) is charged to whoever
+    read it, so :meth:`start` drops the clean page cache first. ``peak()``: the cgroup's own peak
+    (anonymous memory and page cache), ``failures()``: how often it hit the limit."""
+
+    V2, V1 = Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/memory")
+
+    def __init__(self, limit: int, name: str) -> None:
+        self.limit = limit
+        if (self.V2 / "cgroup.controllers").exists():
+            self.folder, self.files = self.V2 / name, ("memory.max", "memory.peak", "memory.events")
+        elif self.V1.is_dir():
+            self.folder, self.files = self.V1 / name, ("memory.limit_in_bytes", "memory.max_usage_in_bytes",
+                                                       "memory.failcnt")
+        else:
+            raise SystemExit("--memory-cap needs a memory cgroup (v2, or v1's memory controller) this user may create")
+
+    def start(self) -> None:
+        if self.folder.exists():
+            self.folder.rmdir()  # a stage killed before it was removed: empty, its charges gone to the parent
+        self.folder.mkdir()
+        (self.folder / self.files[0]).write_text(str(self.limit))
+        try:
+            subprocess.run(["sync"], check=True)
+            Path("/proc/sys/vm/drop_caches").write_text("1")
+        except OSError as error:
+            raise SystemExit(f"--memory-cap drops the page cache before a stage (else the index files cached "
+                             f"before it are not charged to it): {error}") from None
+
+    def join(self) -> None:
+        """Move the calling process (a child before it executes: ``preexec_fn``) into the cgroup."""
+        (self.folder / "cgroup.procs").write_text(str(os.getpid()))
+
+    def peak(self) -> int:
+        return int((self.folder / self.files[1]).read_text())
+
+    def failures(self) -> int:
+        text = (self.folder / self.files[2]).read_text()
+        if self.files[2] == "memory.failcnt":
+            return int(text)
+        return sum(int(line.split()[1]) for line in text.splitlines() if line.split()[0] in ("max", "oom"))
+
+    def stop(self) -> None:
+        try:
+            self.folder.rmdir()
+        except OSError:
+            pass

@@ -35,12 +35,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Peak, free_port, results_header  # noqa: E402
+from _common import MemoryCap, Peak, free_port, results_header  # noqa: E402
 
 STAGES = ("generate", "load", "pagerank", "index", "similar", "gds", "grade", "queries")
 DEPENDS = {"load": "generate", "pagerank": "load", "index": "load", "similar": "index", "gds": "similar",
            "grade": "similar", "queries": "similar"}
 PIPELINE = ("generate", "load", "pagerank", "index", "similar", "queries")  #: what a user runs
+#: The stages that run linksim alone, which --memory-cap confines (load runs Neo4j's import tool)
+CAPPED = ("generate", "pagerank", "index", "similar")
 #: The methods whose `similar` takes --sample (fingerprint trees)
 SAMPLED = ("simrank", "psimrank", "xjaccard", "ppsimrank")
 HERE = Path(__file__).resolve().parent
@@ -52,19 +54,27 @@ def parse_size(text: str) -> int:
     return PARAMETERS["links"].check(text)
 
 
-def run_stage(command: list[str], env: dict, log: Path) -> dict:
-    """Run a linksim command, measuring wall time and peak RSS of its process tree."""
+def run_stage(command: list[str], env: dict, log: Path, cap: MemoryCap | None = None) -> dict:
+    """Run a linksim command, measuring wall time and peak RSS of its process tree; in the memory
+    cgroup ``cap`` if given (its peak and how often it hit the limit recorded)."""
+    if cap:
+        cap.start()
     began = time.monotonic()
     with open(log, "a", encoding="utf-8") as handle:
         handle.write(f"\n$ {' '.join(command)}\n")
         handle.flush()
-        process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=handle, text=True, cwd="/")
+        process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=handle, text=True, cwd="/",
+                                   preexec_fn=cap.join if cap else None)
         peak = Peak(process.pid)
         out, _ = process.communicate()
         rss = peak.stop()
         handle.write(out)
-    return {"seconds": round(time.monotonic() - began, 1), "peakRss": rss, "peakPss": peak.peak_pss,
-            "peakAnon": peak.peak_anon, "peakOwn": peak.peak_own, "exit": process.returncode, "output": out[-4000:]}
+    result = {"seconds": round(time.monotonic() - began, 1), "peakRss": rss, "peakPss": peak.peak_pss,
+              "peakAnon": peak.peak_anon, "peakFile": peak.peak_file, "peakOwn": peak.peak_own, "exit": process.returncode, "output": out[-4000:]}
+    if cap:
+        result.update(cap=cap.limit, capPeak=cap.peak(), capFailures=cap.failures())
+        cap.stop()
+    return result
 
 
 def neo4j_rss(home: Path, instance: str) -> int:
@@ -108,9 +118,17 @@ def main() -> None:
                         help="LINKSIM_MEMORY_BUDGET of the runs and their estimates (default 12G, the issue's "
                         "limit on linksim's peak: an index over it is built on disk; none: every index in "
                         "memory)")
+    parser.add_argument("--memory-cap", default=None,
+                        help="run the stages of linksim alone (" + ", ".join(CAPPED) + ") in a memory cgroup of "
+                        "this size (12G, say; root, or a delegated cgroup): anonymous memory and the page cache "
+                        "they read in held to it by the kernel, the clean page cache dropped before each; "
+                        "default: no cap")
     args = parser.parse_args()
 
+    from linksim.estimate import parse_bytes
     from linksim.home import linksim_home
+
+    cap_bytes = parse_bytes(args.memory_cap)
 
     home = linksim_home()
     folder = home / "scale"
@@ -163,6 +181,7 @@ def main() -> None:
                 subprocess.run(start, env=env, check=True, cwd="/")
                 started = True
             print(f"{label} {stage}: running ...", flush=True)
+            cap = MemoryCap(cap_bytes, f"linksim-scale-{label}-{stage}") if cap_bytes and stage in CAPPED else None
             # Every attempt's start, saved before it runs: a stage cut short (the session's end) and
             # run again (`similar` resumes from the lists it had finished) shows what it took in all.
             attempts = done.setdefault("attempts", {}).setdefault(stage, [])
@@ -170,7 +189,7 @@ def main() -> None:
             save()
             if stage == "generate":
                 result = run_stage([linksim, "generate", str(crawl), "--links", str(links), "--seed",
-                                    str(args.seed), "--labels", "--json"], env, log) if not crawl.exists() else {
+                                    str(args.seed), "--labels", "--json"], env, log, cap) if not crawl.exists() else {
                     "seconds": 0.0, "peakRss": 0, "exit": 0, "output": "reused"}
             elif stage == "load":  # into a new instance (a new password too): the bulk import needs an empty store
                 subprocess.run([linksim, "-q", "neo4j", "stop"], env=env, check=False, cwd="/")
@@ -179,20 +198,20 @@ def main() -> None:
                 result = run_stage([linksim, "load", str(crawl), "--mode", "bulk", "--json"], env, log)
             elif stage == "pagerank":
                 estimate = run_stage([linksim, "pagerank", "--estimate", "--json"], env, log)
-                result = run_stage([linksim, "pagerank", "--json"], env, log)
+                result = run_stage([linksim, "pagerank", "--json"], env, log, cap)
                 result["estimate"] = json.loads(estimate["output"]) if estimate["exit"] == 0 else None
             elif stage == "index":
                 estimate = run_stage([linksim, "index", method, "--estimate", "--json"], env, log)
                 # A stage run again builds again: the stored index of the same parameters is the old code's.
                 rebuild = ["--rebuild"] if stage in args.redo else []
-                result = run_stage([linksim, "index", method, "--json", *rebuild], env, log)
+                result = run_stage([linksim, "index", method, "--json", *rebuild], env, log, cap)
                 result["estimate"] = json.loads(estimate["output"]) if estimate["exit"] == 0 else None
             elif stage == "similar":
                 estimate = run_stage([linksim, "similar", method, "--top-k", "10", "--estimate", "--json"], env, log)
                 # Run again, the stage writes every list (not an update of the few that changed), so
                 # that its write is measured against GDS's.
                 rewrite = ["--rewrite"] if stage in args.redo else []
-                result = run_stage([linksim, "similar", method, "--top-k", "10", *sample, *rewrite, "--json"], env, log)
+                result = run_stage([linksim, "similar", method, "--top-k", "10", *sample, *rewrite, "--json"], env, log, cap)
                 result["estimate"] = json.loads(estimate["output"]) if estimate["exit"] == 0 else None
                 result["sample"] = args.sample if sample else None
             elif stage == "gds":
@@ -233,15 +252,24 @@ def last_json(output: str) -> dict | None:
         return None
 
 
+def capped(result: dict) -> str:
+    """A capped stage's cgroup peak (anonymous memory and page cache) against its cap, and the times it hit it."""
+    if not result.get("cap"):
+        return ""
+    gib = 2**30
+    return f"{result['capPeak'] / gib:.2f}G/{result['cap'] / gib:.0f}G x{result['capFailures']}"
+
+
 def report(results: dict, heap: str, pagecache: str) -> dict:
     import numpy as np
 
     print(f"\nNeo4j heap {heap}, page cache {pagecache} (linksim neo4j start --heap/--pagecache)")
     print("peak RSS, PSS, anon: the stage's whole process tree; linksim: the tree less the JVMs it starts "
           "(the import tool); off: the estimate's middle against the peak PSS (the anonymous peak where the "
-          "index is on disk), ! beyond 25 %")
+          "index is on disk), ! beyond 25 %; cgroup peak/cap (--memory-cap): the stage's memory cgroup's peak, "
+          "anonymous memory and page cache, its limit and the times it reached it")
     print(f"{'size':>6} {'stage':>9} {'exit':>4} {'seconds':>8} {'peak RSS':>9} {'PSS':>7} {'anon':>7} {'linksim':>7} "
-          f"{'estimate, off':>23} {'Neo4j RSS':>9} {'store':>8} {'index':>8}")
+          f"{'estimate, off':>23} {'Neo4j RSS':>9} {'store':>8} {'index':>8} {'cgroup peak/cap':>16}")
     gib = 2**30
     for label, stages in results.items():
         for stage in STAGES:
@@ -267,7 +295,7 @@ def report(results: dict, heap: str, pagecache: str) -> dict:
                 estimate += f" {off:+.0%}{'!' if abs(off) > 0.25 else ''}"
             print(f"{label:>6} {stage:>9} {r['exit']:>4} {r['seconds']:>8.0f} {r['peakRss'] / gib:>8.2f}G "
                   f"{r.get('peakPss', 0) / gib:>6.2f}G {r.get('peakAnon', 0) / gib:>6.2f}G {r.get('peakOwn', 0) / gib:>6.2f}G {estimate:>23} {r.get('neo4jRss', 0) / gib:>8.2f}G {r.get('storeBytes', 0) / gib:>7.2f}G "
-                  f"{r.get('indexBytes', 0) / gib:>7.2f}G")
+                  f"{r.get('indexBytes', 0) / gib:>7.2f}G {capped(r):>16}")
     for label, stages in results.items():
         try:
             run = json.loads(stages["similar"]["output"])
