@@ -285,7 +285,17 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
             kept += rows
             parts["page-major rows"] = rows
         parts["top-k lists"] = results
-        if on_disk or not entry.page_major_rows:
+        mapped = 0  # what the lists read of an index on disk beyond its trees (spectral: its embedding, ...)
+        if on_disk:
+            # A similar run reads an index built on disk from the store, memory-mapped
+            # (obtain_index(reopen=True)): its top-k stage holds none of it, only the block maxima of
+            # the preorder labels (linksim.ranking.treescan.label_blocks). What it reads of the
+            # files, at random, is page cache: the random reads below, beside the memory.
+            from linksim.methods.fingerprints import ONE_FINGERPRINT
+
+            mapped = sum(size for part, size in own.items() if part not in (*TREE_PARTS, ONE_FINGERPRINT))
+            index = label_block_bytes(n_fingerprints, pages) if entry.page_major_rows else 0
+        elif not entry.page_major_rows:
             # The walk state is stored with the index and let go before the lists (procedures/similarity).
             index += kept - own.get("walk state (for updates)", 0)
         else:
@@ -303,7 +313,7 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
         # (linksim.procedures.similarity); the lists' rank is let go before the write too.
         stages["top-k"] = (held + index + results + twins,) * 2
         stages["write"] = (held + results - lists * 4 + writing,) * 2
-        random_reads = (_query_bytes(page_major) * n_fingerprints * pages if on_disk
+        random_reads = (_query_bytes(page_major, entry.fingerprint_trees) * n_fingerprints * pages + mapped if on_disk
                         else 0) + (rows if rows_on_disk else 0)
     else:
         page_major = rows_on_disk = False
@@ -317,12 +327,21 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
 TREE_PARTS = ("fingerprints (parent, label)", "tree layout", "walk state (for updates)")
 
 
-def _query_bytes(page_major: bool) -> int:
-    """What the compiled queries read of the index, a page and fingerprint: the preorder, its labels
-    and the positions, which they read from the page-major rows instead where those are made."""
-    from linksim.ranking.treescan import QUERY_BYTES, QUERY_POSITION_BYTES
+def label_block_bytes(n_fingerprints: int, pages: int) -> int:
+    """The block maxima of the preorder labels (:func:`linksim.ranking.treescan.label_blocks`)."""
+    from linksim.ranking.treescan import BLOCK, SUPER
 
-    return QUERY_BYTES - (QUERY_POSITION_BYTES if page_major else 0)
+    width = -(-pages // SUPER) * SUPER
+    return n_fingerprints * (width // BLOCK + width // SUPER)
+
+
+def _query_bytes(page_major: bool, member_scans: bool = True) -> int:
+    """What the compiled queries read of the index, a page and fingerprint: the preorder (the scans
+    of a tree's members; not spectral's lists, which score given candidates), its labels and the
+    positions, which they read from the page-major rows instead where those are made."""
+    from linksim.ranking.treescan import QUERY_BYTES, QUERY_ORDER_BYTES, QUERY_POSITION_BYTES
+
+    return QUERY_BYTES - (QUERY_POSITION_BYTES if page_major else 0) - (0 if member_scans else QUERY_ORDER_BYTES)
 
 
 def parse_bytes(text: str | int | None) -> int | None:

@@ -53,6 +53,9 @@ def value_ranges(meta: dict, n: int, length: int) -> dict[str, tuple[float, floa
             "layout_root": (0, n - 1), "walks_representatives": (0, n - 1), "walks_positions": (0, n - 1)}
 
 
+ONE_FINGERPRINT = "one fingerprint's rows (the index is on disk)"  #: what a build on disk holds of the trees
+
+
 def estimate(pages: int, links: int, parameters: dict, on_disk: bool,
              updatable: bool = True) -> tuple[int, int, int, dict]:
     n_fingerprints = parameters["n_fingerprints"]
@@ -63,7 +66,7 @@ def estimate(pages: int, links: int, parameters: dict, on_disk: bool,
     if on_disk:
         # One fingerprint's rows and the layout's int64 temporaries of one row.
         index = (5 + 17) * pages + 8 * 10 * pages
-        return index, walking, stored, {"one fingerprint's rows (the index is on disk)": index}
+        return index, walking, stored, {ONE_FINGERPRINT: index}
     if not updatable:
         return stored, walking, stored, {"fingerprints (parent, label)": fingerprints, "tree layout": layout}
     # Built in memory, the index keeps its walk state for updates (linksim.fingerprints.update):

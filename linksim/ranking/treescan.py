@@ -42,6 +42,7 @@ def read_only(array: np.ndarray) -> np.ndarray:
 
 QUERY_BYTES = 9  #: what the compiled queries read of an index, a page and fingerprint: preorder, labels, position
 QUERY_POSITION_BYTES = 4  #: of which the position, read from the page-major rows where they are made
+QUERY_ORDER_BYTES = 4  #: of which the preorder's pages, read by the scans of a tree's members only
 BLOCK = 64  #: positions of the preorder a first-level block of label maxima covers
 SUPER = 4096  #: and a second-level block
 
