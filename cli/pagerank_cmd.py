@@ -77,6 +77,6 @@ def _pagerank(args: argparse.Namespace) -> int:
         print(f"Wrote {args.write_property} on {record.written:,} {nodes}; run {record.id}.")
     if args.mode != "stats":
         with_title = run.top.copy()
-        print(with_title.to_string(index=False))
+        print(with_title.to_string(index=False, na_rep=""))  # a page without a title: blank
     sys.stdout.flush()
     return 0

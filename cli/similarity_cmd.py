@@ -67,7 +67,8 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
             "pages' links changed; the log says which it did."
         ),
     )
-    index.add_argument("method", metavar="METHOD", choices=methods, help=" | ".join(methods))
+    index.add_argument("method", metavar="METHOD", nargs="?", choices=methods, default=DEFAULT_METHOD,
+                       help=" | ".join(methods) + f" (default {DEFAULT_METHOD})")
     _index_options(index, build=True)
     index.add_argument("--rebuild", action="store_true", help="build even if a matching index exists")
     index.add_argument("--verify", action="store_true",
@@ -81,7 +82,8 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
         commands, "similar", _similar, parents=[connection],
         help="write every page's related pages as SIMILAR_TO",
     )
-    similar.add_argument("method", metavar="METHOD", choices=methods, help=" | ".join(methods))
+    similar.add_argument("method", metavar="METHOD", nargs="?", choices=methods, default=DEFAULT_METHOD,
+                         help=" | ".join(methods) + f" (default {DEFAULT_METHOD}, as `related`)")
     add_list_options(
         similar,
         sample_help=f"{', '.join(sample_methods())}: a page whose trees hold over 20,000 members reads S "
@@ -293,7 +295,7 @@ def _related(args: argparse.Namespace) -> int:
         print(f"No {nodes[:-1]} is similar to {given} by {args.method} (e.g. no in-links).")
         return 0
     print(f"{nodes.capitalize()} most similar to {given} by {args.method}:")
-    print(frame.to_string(index=False))
+    print(frame.to_string(index=False, na_rep=""))  # a page without a title or a PageRank: blank
     sys.stdout.flush()
     return 0
 

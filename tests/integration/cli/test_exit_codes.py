@@ -149,3 +149,19 @@ def test_each_command_exits_with_the_documented_code(cornell, session_runner, cl
     if code:
         assert err.strip() or (argv[:2] == ["neo4j", "status"] and '"running": false' in out), "a failure says why"
     assert session_runner.run(PAGES_AND_LINKS)[0] == cornell["counts"]  # a refused command wrote nothing
+
+
+def test_a_page_without_a_title_or_pagerank_prints_blanks(cornell, tmp_path, monkeypatch, capsys) -> None:
+    """Cornell's pages have no titles and no PageRank was run: the table leaves those cells blank
+    (not NaN or None) and the JSON gives null."""
+    import json
+
+    monkeypatch.setenv("LINKSIM_INDEX_DIR", str(cornell["indexes"]))
+    monkeypatch.setenv("LINKSIM_HOME", str(tmp_path / "home"))
+    capsys.readouterr()
+    assert run(["related", cornell["page"], "--method", "psimrank"]) == 0
+    table = capsys.readouterr().out
+    assert "rank" in table and "pagerank" in table and "NaN" not in table and "None" not in table
+    assert run(["related", cornell["page"], "--method", "psimrank", "--json"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    assert records and all(r["pagerank"] is None and r["title"] is None for r in records)

@@ -31,3 +31,19 @@ def test_a_bad_value_is_refused_while_parsing(refused, argv, message) -> None:
     code, err = refused(argv)
     assert code == 2
     assert message in err and "Traceback" not in err
+
+
+def test_index_and_similar_take_the_default_method_as_related_does() -> None:
+    """`linksim similar` with no METHOD writes the default method's lists (the method `related`
+    reads by default); a METHOD given is still checked against the registry."""
+    from linksim.cli.main import build_parser
+    from linksim.methods import DEFAULT_METHOD
+
+    parser = build_parser()
+    for command in ("index", "similar"):
+        assert parser.parse_args([command]).method == DEFAULT_METHOD
+        assert parser.parse_args([command, "simrank"]).method == "simrank"
+        assert parser.parse_args([command, "--top-k", "5"] if command == "similar" else [command]).method == DEFAULT_METHOD
+        with pytest.raises(SystemExit):
+            parser.parse_args([command, "nosuchmethod"])
+    assert parser.parse_args(["related", "http://e.org/"]).method == DEFAULT_METHOD
