@@ -86,6 +86,18 @@ def _estimate(pages: int, links: int, task: str, method: str | None, top_k: int 
                           rows_on_disk=rows_on_disk, **sized)
 
 
+def check_index_disk(root: Path, method: str, pages: int, links: int, on_disk: bool, what: str,
+                     **parameters) -> None:
+    """Before an index is built: refuse (exit 8) one whose files the store's file system cannot
+    hold (the estimate's ``index`` bytes). The build writes them beside the stored index it
+    replaces, which goes only once the new one is in place; out of disk half-way, it would fail
+    after minutes or hours, and fill the disk the server shares."""
+    from linksim.estimate import check_free_space
+
+    size = _estimate(pages, links, "index", method, None, on_disk=on_disk, **parameters).disk["index"]
+    check_free_space([("index", root, size)], what, "; nothing was built. Free that space, and run it again.")
+
+
 def check_memory(runner, task: str, budget: str | int | None = None, method: str | None = None,
                  top_k: int | None = None, graph: str = "pages", **parameters) -> Estimate:
     """Estimate ``task`` (on ``graph``) and refuse it (``MemoryBudgetExceeded``, exit 8) when it cannot fit.

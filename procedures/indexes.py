@@ -119,6 +119,9 @@ def obtain_index(
         if updated is not None:
             index = store.open_path(updated[2]) if reopen and entry.page_major_rows else updated[0]
             return IndexHandle(method, index, root, True, updated[1], streamed, updated[2], of=of)
+    from linksim.procedures.budget import check_index_disk
+
+    check_index_disk(root, method, graph.n, graph.m, on_disk, f"index {method} on {graph.n:,} {of.noun}s", **given)
     log.info("building the %s index of %s %ss (%s)", method, f"{graph.n:,}", of.noun,
              ", ".join(f"{k}={v}" for k, v in parameters.items()))
     began = time.monotonic()

@@ -150,3 +150,24 @@ def test_needs_on_one_file_system_add_up_against_its_free_space(tmp_path) -> Non
         check_free_space([("a", tmp_path, free // 3 * 2), ("b", tmp_path / "made later", free // 3 * 2)], "the run",
                          "; do this")
     assert refused.value.exit_code == 8
+
+
+def test_an_index_that_the_stores_disk_cannot_hold_is_refused_before_it_is_built(tmp_path) -> None:
+    """The files of a build are checked against the store's free space first: the estimate's index
+    bytes (beside the index it replaces), whatever the build's memory; a small index passes."""
+    import os
+
+    from linksim.estimate import DiskSpaceExceeded, estimate_index
+    from linksim.procedures.budget import check_index_disk
+
+    store = tmp_path / "indexes" / "not-yet-made"
+    usage = os.statvfs(tmp_path)
+    free = usage.f_bavail * usage.f_frsize
+    pages = int(free // 2_000) + 1  # P-PSimRank's 100 fingerprints: over 2 kB a page on disk
+    assert estimate_index("ppsimrank", pages, 10 * pages, on_disk=True).disk["index"] > free
+    for on_disk in (False, True):
+        with pytest.raises(DiskSpaceExceeded, match=r"index ppsimrank .* which has .* free; nothing was built") as refused:
+            check_index_disk(store, "ppsimrank", pages, 10 * pages, on_disk, "index ppsimrank on many pages")
+        assert refused.value.exit_code == 8
+    check_index_disk(store, "ppsimrank", 1_000, 10_000, False, "index ppsimrank on 1,000 pages")
+    assert not store.exists()  # a check writes nothing
