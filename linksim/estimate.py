@@ -274,11 +274,11 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
                 bands = 12 * (n_fingerprints // ROWS) * pages
                 kept += bands
                 parts["first-step bands"] = bands
-        from linksim.ranking.treescan import PAGE_MAJOR_BYTES, PATH_BITS
+        from linksim.ranking.treescan import PATH_BITS, page_major_bytes
 
         page_major = page_major and entry.page_major_rows and length <= PATH_BITS
         rows_on_disk = page_major and (rows_on_disk or on_disk)
-        rows = PAGE_MAJOR_BYTES * n_fingerprints * pages if page_major else 0  # position (int32), path labels (uint16)
+        rows = page_major_bytes(length) * n_fingerprints * pages if page_major else 0  # position, path labels
         if rows_on_disk:  # FingerprintIndex.page_major_folder: a scratch folder of the store while the run lasts
             disk["page-major rows (while the run lasts)"] = rows
         elif page_major:  # FingerprintIndex.prepare_all_pages
@@ -310,9 +310,18 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
             parents = 5 if entry.fingerprint_trees else 0
             index = (parents + _query_bytes(page_major)) * n_fingerprints * pages + kept + beyond
         # `linksim similar` lets the URLs go before the lists, and the index before the write
-        # (linksim.procedures.similarity); the lists' rank is let go before the write too.
-        stages["top-k"] = (held + index + results + twins,) * 2
-        stages["write"] = (held + results - lists * 4 + writing,) * 2
+        # (linksim.procedures.similarity); the lists' rank is let go before the write too. A run
+        # whose index is on disk keeps no lists: the graph goes before them too.
+        kept_graph = held - (graph["link graph (CSR both ways)"] if on_disk else 0)
+        # Page-major rows written to disk are built first (treescan.page_major): 32 fingerprints'
+        # path labels (uint16) and a step of the transposition at once, before any list is held.
+        from linksim.ranking.treescan import TRANSPOSE_PAGES
+
+        building = ((page_major_bytes(length) - 4) * min(n_fingerprints, 32) * pages
+                    + 4 * n_fingerprints * min(pages, TRANSPOSE_PAGES)
+                    if rows_on_disk else 0)
+        stages["top-k"] = (kept_graph + index + max(results + twins, building),) * 2
+        stages["write"] = (kept_graph + results - lists * 4 + writing,) * 2
         random_reads = (_query_bytes(page_major, entry.fingerprint_trees) * n_fingerprints * pages + mapped if on_disk
                         else 0) + (rows if rows_on_disk else 0)
     else:

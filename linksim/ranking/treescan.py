@@ -298,7 +298,18 @@ def _time_by_path(pv, bits, i, depth, never, intos, below, starts, stops):
 
 
 PATH_BITS = 15  #: the longest walks whose path labels fit the page-major rows (uint16, labels 1..L)
-PAGE_MAJOR_BYTES = 6  #: of the page-major rows, a page and fingerprint: position (int32), path labels (uint16)
+
+
+def path_dtype(length: int):
+    """The path labels' integer for walks of ``length`` steps: a bit per label 1..L, uint8 up to 7
+    steps (the default's walks of 3: a sixth less to read than uint16), else uint16."""
+    return np.uint8 if length <= 7 else np.uint16
+
+
+def page_major_bytes(length: int) -> int:
+    """Of the page-major rows, a page and fingerprint: position (int32) and path labels."""
+    return 4 + np.dtype(path_dtype(length)).itemsize
+
 
 
 @njit(cache=True, nogil=True)
@@ -319,9 +330,10 @@ TRANSPOSE_PAGES = 1 << 18
 def page_major(index_parent: np.ndarray, index_label: np.ndarray, position: np.ndarray, order: np.ndarray,
                length: int, directory: Path | None = None) -> tuple:
     """(position, path labels) of every page in every fingerprint, (V, N) each: the rows the exact
-    scoring of a candidate reads, side by side (6 bytes a page and fingerprint). The path labels
-    of a page are the labels of the edges from it to its root as bits (uint16: walks of at most
-    ``PATH_BITS`` steps; longer ones get no rows, :data:`NO_PAGE_MAJOR`).
+    scoring of a candidate reads, side by side (:func:`page_major_bytes` a page and fingerprint).
+    The path labels of a page are the labels of the edges from it to its root as bits
+    (:func:`path_dtype`: walks of at most ``PATH_BITS`` steps; longer ones get no rows,
+    :data:`NO_PAGE_MAJOR`).
 
     ``directory``: the rows go to memory-mapped files there (the same values), built with the
     memory of 32 fingerprints' path labels and a step of the transposition; the queries then read
@@ -333,8 +345,8 @@ def page_major(index_parent: np.ndarray, index_label: np.ndarray, position: np.n
         return NO_PAGE_MAJOR
     parent, label, order = read_only(index_parent), read_only(index_label), read_only(order)
     count, n = parent.shape
-    paths = new_array(directory, "page_major_paths", (n, count), np.uint16)
-    block = np.zeros((min(count, 32), n), dtype=np.uint16)  # 32 fingerprints: a cache line of each page's row
+    paths = new_array(directory, "page_major_paths", (n, count), path_dtype(length))
+    block = np.zeros((min(count, 32), n), dtype=path_dtype(length))  # 32 fingerprints: a cache line of each page's row
     for first in range(0, count, len(block)):
         rows = block[: min(len(block), count - first)]
         for r in range(len(rows)):

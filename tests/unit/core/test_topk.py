@@ -260,26 +260,29 @@ def mapped(array) -> bool:
     return False
 
 
-@pytest.mark.parametrize("kind", ["simrank", "psimrank"])
-def test_page_major_rows_give_the_same_scores_and_lists_as_the_fingerprint_rows(kind: str, tmp_path,
+@pytest.mark.parametrize("kind, length", [("simrank", 10), ("psimrank", 10), ("ppsimrank", 3), ("simrank", 7)])
+def test_page_major_rows_give_the_same_scores_and_lists_as_the_fingerprint_rows(kind: str, length: int, tmp_path,
                                                                                monkeypatch) -> None:
     """prepare_all_pages' page-major copies change where a candidate's rows are read from, not a
     float: the exact reading, the sampled one and sims agree bit for bit with an index without,
-    and so do copies written to memory-mapped files (page_major_folder), built step by step."""
+    and so do copies written to memory-mapped files (page_major_folder), built step by step. Walks
+    of up to 7 steps (the default's 3) keep their path labels in one byte."""
     from linksim.ranking import treescan
 
     rng = np.random.default_rng(11)
     graph = LinkGraph.from_edges(rng.integers(0, 300, 2_000), rng.integers(0, 300, 2_000) ** 2 % 300, 300)
-    rows = build_index(graph, kind, 40, seed=4)
+    rows = build_index(graph, kind, 40, length=length, seed=4)
     rows.use_page_major = False
-    paged = build_index(graph, kind, 40, seed=4)
-    on_disk = build_index(graph, kind, 40, seed=4)
+    paged = build_index(graph, kind, 40, length=length, seed=4)
+    on_disk = build_index(graph, kind, 40, length=length, seed=4)
     on_disk.page_major_folder = tmp_path
     monkeypatch.setattr(treescan, "TRANSPOSE_PAGES", 64)  # five steps of the transposition
     for index in (rows, paged, on_disk):
         index._exact_members = 0  # this small graph: sampled readings all the same
         index.prepare_all_pages()
     assert paged._page_major[0].shape == (300, 40) and rows._page_major[0].shape == (0, 0)
+    assert paged._page_major[1].dtype == (np.uint8 if length <= 7 else np.uint16)
+    assert 0 < int(rows.label.max()) <= length  # labels 1..L: bits that fit the dtype
     assert np.array_equal(paged._page_major[0], rows.layout().position.T)
     for mine, theirs in zip(on_disk._page_major, paged._page_major):
         assert np.array_equal(mine, theirs) and mine.dtype == theirs.dtype and not mine.flags.writeable
