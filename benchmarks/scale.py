@@ -111,6 +111,8 @@ def main() -> None:
     parser.add_argument("--redo", nargs="*", default=[], choices=STAGES, help="run these stages again")
     parser.add_argument("--only", nargs="*", choices=STAGES, help="run only these stages")
     parser.add_argument("--keep-server", action="store_true", help="leave the instances running")
+    parser.add_argument("--report", action="store_true",
+                        help="run nothing: print the report of the stages done and write it to --json")
     parser.add_argument("--sample", default="16",
                         help="similar --sample of the fingerprint methods (members a top-k list reads per "
                         "large tree range; default 16, linksim's; 0: exact lists)")
@@ -150,7 +152,7 @@ def main() -> None:
         results.update({label: stages for label, stages in current.items() if label not in mine})
         results_file.write_text(json.dumps(results, indent=2))
 
-    for size in args.sizes:
+    for size in [] if args.report else args.sizes:
         links = parse_size(size)
         label = f"{links // 1_000_000}M" if links % 1_000_000 == 0 else str(links)
         crawl = folder / f"labelled-{label}.tsv.gz"
@@ -229,7 +231,11 @@ def main() -> None:
             result["neo4jRss"] = neo4j_rss(home, instance)
             result["storeBytes"] = folder_bytes(home / "instances" / instance / "data")
             result["indexBytes"] = folder_bytes(folder / f"indexes-{label}")
-            attempts[-1]["seconds"] = result["seconds"]
+            # What each attempt came to, kept when a later one replaces the stage's result: a capped
+            # stage stopped for its pace shows how far it got and at what rate.
+            attempts[-1].update({key: result[key] for key in ("seconds", "exit", "peakPss", "peakAnon", "cap",
+                                                              "capPeak", "capFailures") if key in result},
+                                progress=last_progress(log))
             done[stage] = result
             save()
             print(f"{label} {stage}: exit {result['exit']}, {result['seconds']:.0f} s, peak RSS "
@@ -242,6 +248,14 @@ def main() -> None:
     args.json.write_text(json.dumps(dict(results_header(sys.argv), method=args.method, heap=args.heap,
                                          pagecache=args.pagecache, sizes=results, summary=summary), indent=1) + "\n")
     print(f"\nwritten to {args.json}")
+
+
+def last_progress(log: Path) -> str:
+    """The last progress line of a stage (the log's last line with a rate), or ''."""
+    with open(log, "rb") as handle:
+        handle.seek(max(0, handle.seek(0, 2) - 65536))
+        lines = handle.read().decode("utf-8", "replace").splitlines()
+    return next((line.strip() for line in reversed(lines) if "/s" in line and "linksim:" in line), "")
 
 
 def last_json(output: str) -> dict | None:
@@ -271,6 +285,7 @@ def report(results: dict, heap: str, pagecache: str) -> dict:
     print(f"{'size':>6} {'stage':>9} {'exit':>4} {'seconds':>8} {'peak RSS':>9} {'PSS':>7} {'anon':>7} {'linksim':>7} "
           f"{'estimate, off':>23} {'Neo4j RSS':>9} {'store':>8} {'index':>8} {'cgroup peak/cap':>16}")
     gib = 2**30
+    summary: dict = {"pipelineMinutes": {}, "growth": {}, "grade": {}, "writeVsGds": {}, "memory": {}}
     for label, stages in results.items():
         for stage in STAGES:
             r = stages.get(stage)
@@ -293,6 +308,12 @@ def report(results: dict, heap: str, pagecache: str) -> dict:
                 middle = (low + high) / 2
                 off = middle / measured - 1
                 estimate += f" {off:+.0%}{'!' if abs(off) > 0.25 else ''}"
+                # What the docs' scale page shows: the estimate of the stages the run went through,
+                # against the peak it counts (anonymous: PSS less file pages, where peakFile says so).
+                summary["memory"].setdefault(label, {})[stage] = {
+                    "low": low, "high": high, "measured": measured, "off": off,
+                    "compared": ("anonymous PSS" if "peakFile" in r else "RSS less file pages")
+                    if est.get("onDisk") else "PSS"}
             print(f"{label:>6} {stage:>9} {r['exit']:>4} {r['seconds']:>8.0f} {r['peakRss'] / gib:>8.2f}G "
                   f"{r.get('peakPss', 0) / gib:>6.2f}G {r.get('peakAnon', 0) / gib:>6.2f}G {r.get('peakOwn', 0) / gib:>6.2f}G {estimate:>23} {r.get('neo4jRss', 0) / gib:>8.2f}G {r.get('storeBytes', 0) / gib:>7.2f}G "
                   f"{r.get('indexBytes', 0) / gib:>7.2f}G {capped(r):>16}")
@@ -311,7 +332,6 @@ def report(results: dict, heap: str, pagecache: str) -> dict:
               + (f"{run['written']:,} SIMILAR_TO written at {run['written'] / max(run['write_millis'] / 1000, 1e-9):,.0f}/s"
                  if run.get("lists_rewritten") is None else
                  f"an update: {run['lists_rewritten']:,} lists changed and were written again"))
-    summary: dict = {"pipelineMinutes": {}, "growth": {}, "grade": {}, "writeVsGds": {}}
     print("\nquality against the planted labels (a sample of labelled pages with a link; the anchors on the same pages)")
     for label, stages in results.items():
         grade = last_json(stages.get("grade", {}).get("output", "")) if stages.get("grade", {}).get("exit") == 0 else None

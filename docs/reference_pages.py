@@ -196,16 +196,24 @@ def scale_page(name: str = "scale.json") -> str:
              f"{result.get('pagecache')}).\n", _provenance(result, name)]
     for size, stages in _by_size(result.get("sizes", {})):
         parts.append(f"## {size} links\n")
-        parts.append("| stage | seconds | linksim's peak PSS (GiB) | estimate (GiB) | peak / estimate | exit |\n"
-                     "|---|---|---|---|---|---|")
+        parts.append("| stage | seconds | linksim's peak PSS (GiB) | of which anonymous | estimate (GiB) "
+                     "| peak / estimate (which peak) | memory cgroup peak / cap (GiB) | exit |\n"
+                     "|---|---|---|---|---|---|---|---|")
         for stage, measured in stages.items():
             if stage == "attempts" or not isinstance(measured, dict):
                 continue
-            pss, estimate = measured.get("peakPss"), measured.get("estimate") or {}
-            low, high = estimate.get("bytesMin"), estimate.get("bytesMax")
-            parts.append(f"| {stage} | {_number(measured.get('seconds'), 1)} | {_gib(pss)} "
+            pss = measured.get("peakPss")
+            # The anonymous PSS where the run recorded it (peakFile: the file pages kept apart).
+            anon = measured.get("peakAnon") if "peakFile" in measured else None
+            # The estimate of the stages it ran, against the peak it counts (the report's: an index on
+            # disk is estimated without the page cache it maps).
+            memory = result.get("summary", {}).get("memory", {}).get(size, {}).get(stage, {})
+            low, high = memory.get("low"), memory.get("high")
+            cap = (f"{_gib(measured['capPeak'])} / {_gib(measured['cap'])}" if measured.get("cap") else "")
+            parts.append(f"| {stage} | {_number(measured.get('seconds'), 1)} | {_gib(pss)} | {_gib(anon) if anon else ''} "
                          f"| {f'{_gib(low)}-{_gib(high)}' if low and high else ''} "
-                         f"| {_number(pss / high, 2) if pss and high else ''} | {measured.get('exit', '')} |")
+                         f"| {_number(memory['measured'] / high, 2) if high else ''} {memory.get('compared', '')} "
+                         f"| {cap} | {measured.get('exit', '')} |")
         parts.append("")
     summary = result.get("summary", {})
     if summary.get("pipelineMinutes"):
