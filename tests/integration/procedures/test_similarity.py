@@ -372,6 +372,33 @@ def test_a_write_the_disk_cannot_hold_is_refused_before_it_begins(runner, cli_en
     assert runner.run("MATCH ()-[s:SIMILAR_TO]->() RETURN count(s) AS n")[0]["n"] > 100
 
 
+def test_an_index_the_stores_disk_cannot_hold_is_refused_before_it_is_built(runner, cli_env, tmp_path, capsys,
+                                                                           monkeypatch):
+    """`linksim index` checks its files against the free space of the store's file system once it
+    knows the graph, before it builds: with the file system shown nearly full, exit 8, nothing in
+    the store; with its real free space, the same command builds."""
+    import os
+
+    load([DATA / "webkb" / "texas.cites"], runner, show_progress=False)
+    monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
+    real = os.statvfs
+
+    class Full:
+        def __init__(self, path):
+            usage = real(path)
+            self.f_frsize, self.f_bavail = usage.f_frsize, 16  # 16 blocks free
+
+    monkeypatch.setattr(os, "statvfs", Full)
+    assert main(["-q", "index", "psimrank"]) == 8
+    message = capsys.readouterr().err
+    assert "index psimrank on" in message and "nothing was built" in message
+    assert not [path for path in (tmp_path / "indexes").rglob("*") if path.suffix in (".npy", ".json")
+                or path.name.startswith(".build-")]  # no index, no scratch folder
+    monkeypatch.setattr(os, "statvfs", real)
+    assert main(["-q", "index", "psimrank"]) == 0
+    assert list((tmp_path / "indexes").rglob("meta.json"))
+
+
 def test_an_index_over_the_budget_is_built_on_disk_with_the_same_results(runner, cli_env, tmp_path, capsys,
                                                                          monkeypatch):
     """A budget below the in-memory estimate but above the on-disk one: `similar` builds the index
