@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -250,12 +251,19 @@ def main() -> None:
     print(f"\nwritten to {args.json}")
 
 
-def last_progress(log: Path) -> str:
-    """The last progress line of a stage (the log's last line with a rate), or ''."""
+def last_progress(log: Path) -> dict:
+    """The last progress line of each phase of the stage that wrote the end of ``log`` (the lines
+    with a rate after its last command line, by their phase: ``top related pages``, ``writing
+    SIMILAR_TO (spectral)``): how fast each phase went, also for a stage that failed later."""
     with open(log, "rb") as handle:
-        handle.seek(max(0, handle.seek(0, 2) - 65536))
+        handle.seek(max(0, handle.seek(0, 2) - (1 << 20)))
         lines = handle.read().decode("utf-8", "replace").splitlines()
-    return next((line.strip() for line in reversed(lines) if "/s" in line and "linksim:" in line), "")
+    start = max((i for i, line in enumerate(lines) if line.startswith("$ ")), default=0)
+    phases: dict = {}
+    for line in lines[start:]:
+        if line.startswith("linksim: ") and re.search(r"\d [a-z]+/s\b", line) and ": " in line[9:]:
+            phases[line[9:].split(": ", 1)[0]] = line.strip()
+    return phases
 
 
 def last_json(output: str) -> dict | None:
@@ -317,6 +325,23 @@ def report(results: dict, heap: str, pagecache: str) -> dict:
             print(f"{label:>6} {stage:>9} {r['exit']:>4} {r['seconds']:>8.0f} {r['peakRss'] / gib:>8.2f}G "
                   f"{r.get('peakPss', 0) / gib:>6.2f}G {r.get('peakAnon', 0) / gib:>6.2f}G {r.get('peakOwn', 0) / gib:>6.2f}G {estimate:>23} {r.get('neo4jRss', 0) / gib:>8.2f}G {r.get('storeBytes', 0) / gib:>7.2f}G "
                   f"{r.get('indexBytes', 0) / gib:>7.2f}G {capped(r):>16}")
+    print("\nattempts replaced by a later result or cut short (their own figures; progress: each phase's last rate)")
+    summary["attempts"] = {}
+    for label, stages in results.items():
+        for stage, tries in stages.get("attempts", {}).items():
+            for attempt in tries:
+                if "exit" not in attempt or attempt.get("began") == stages.get(stage, {}).get("began"):
+                    continue
+                summary["attempts"].setdefault(label, {}).setdefault(stage, []).append(
+                    {k: v for k, v in attempt.items() if k != "estimate"})
+                when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(attempt["began"]))
+                rates = "; ".join(line.split(", ", 1)[-1].split(", ETA")[0] + f" ({phase})"
+                                  for phase, line in attempt.get("progress", {}).items()) \
+                    if isinstance(attempt.get("progress"), dict) else attempt.get("progress", "")
+                print(f"{label:>6} {stage:>9} {when} exit {attempt['exit']}, {attempt['seconds']:.0f} s, PSS "
+                      f"{attempt.get('peakPss', 0) / gib:.2f}G, anon {attempt.get('peakAnon', 0) / gib:.2f}G"
+                      + (f", cgroup {attempt['capPeak'] / gib:.2f}G of {attempt['cap'] / gib:.0f}G" if attempt.get("cap") else "")
+                      + f"; {rates}")
     for label, stages in results.items():
         try:
             run = json.loads(stages["similar"]["output"])

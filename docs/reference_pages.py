@@ -215,6 +215,19 @@ def scale_page(name: str = "scale.json") -> str:
                          f"| {_number(memory['measured'] / high, 2) if high else ''} {memory.get('compared', '')} "
                          f"| {cap} | {measured.get('exit', '')} |")
         parts.append("")
+        tries = [(stage, attempt) for stage, attempts in result.get("summary", {}).get("attempts", {}).get(size, {}).items()
+                 for attempt in attempts]
+        if tries:
+            parts.append("Attempts cut short or replaced, with their own figures (each phase's last progress line):\n")
+            for stage, attempt in tries:
+                progress = attempt.get("progress")
+                lines = list(progress.values()) if isinstance(progress, dict) else [progress] if progress else []
+                cap = f", memory cgroup {_gib(attempt.get('capPeak'))} of {_gib(attempt.get('cap'))} GiB" \
+                    if attempt.get("cap") else ""
+                parts.append(f"- {stage}, exit {attempt.get('exit')}, {_number(attempt.get('seconds'), 1)} s, peak PSS "
+                             f"{_gib(attempt.get('peakPss'))} GiB (anonymous {_gib(attempt.get('peakAnon'))}){cap}: "
+                             + "; ".join(f"`{line.removeprefix('linksim: ')}`" for line in lines))
+            parts.append("")
     summary = result.get("summary", {})
     if summary.get("pipelineMinutes"):
         parts.append("## Pipeline and growth\n")
