@@ -114,6 +114,7 @@ class Peak:
         self.peak_pss = 0
         self.peak_anon = 0
         self.peak_file = 0
+        self.peak_anon_parts: list[dict] = []  # each process's PSS and anonymous PSS at the anonymous peak
         self.peak_own = 0
         self.peak_pss_at = 0.0  # time.monotonic() of the PSS peak: which stage it fell in
         self._stop = threading.Event()
@@ -141,6 +142,7 @@ class Peak:
                 own = sum(rss for process, rss in sizes if "java" not in _name(process))
                 if polls % 5 == 1 or total > self.peak:
                     pss = anon = 0
+                    each = []
                     for process, _ in sizes:
                         try:
                             whole, anonymous = _rollup(process.pid)
@@ -148,9 +150,12 @@ class Peak:
                             continue  # ended meanwhile
                         pss += whole
                         anon += anonymous
+                        each.append({"pid": process.pid, "name": _name(process), "pss": whole, "anon": anonymous})
                     if pss > self.peak_pss:
                         self.peak_pss, self.peak_pss_at, self.peak_file = pss, time.monotonic(), pss - anon
-                    self.peak_anon = max(self.peak_anon, anon)
+                    if anon > self.peak_anon:
+                        # whose the anonymous peak is: the parent's arrays, or what forked workers copied
+                        self.peak_anon, self.peak_anon_parts = anon, each
                 self.peak = max(self.peak, total)
                 self.peak_own = max(self.peak_own, own)
             except psutil.Error:

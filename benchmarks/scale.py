@@ -71,7 +71,8 @@ def run_stage(command: list[str], env: dict, log: Path, cap: MemoryCap | None = 
         rss = peak.stop()
         handle.write(out)
     result = {"seconds": round(time.monotonic() - began, 1), "peakRss": rss, "peakPss": peak.peak_pss,
-              "peakAnon": peak.peak_anon, "peakFile": peak.peak_file, "peakOwn": peak.peak_own, "exit": process.returncode, "output": out[-4000:]}
+              "peakAnon": peak.peak_anon, "peakFile": peak.peak_file, "peakAnonParts": peak.peak_anon_parts,
+              "peakOwn": peak.peak_own, "exit": process.returncode, "output": out[-4000:]}
     if cap:
         result.update(cap=cap.limit, capPeak=cap.peak(), capFailures=cap.failures())
         cap.stop()
