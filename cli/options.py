@@ -172,3 +172,13 @@ def print_estimate(estimate, as_json: bool) -> int:
     else:
         print("\n".join(estimate.lines()))
     return 0
+
+
+def table(frame) -> str:
+    """``frame`` as the commands print it: no index, a missing value (a page without a title, a
+    PageRank not run) a blank cell, not NaN or None."""
+    shown = frame.copy()
+    for column in shown.columns:
+        if shown[column].dtype == object:
+            shown[column] = shown[column].where(shown[column].notna(), "")
+    return shown.to_string(index=False, na_rep="")

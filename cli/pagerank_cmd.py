@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from linksim.cli.options import add_graph, add_memory, add_wait, checked, command, print_estimate
+from linksim.cli.options import add_graph, add_memory, add_wait, checked, command, print_estimate, table
 
 
 def register(commands: argparse._SubParsersAction, connection: argparse.ArgumentParser) -> None:
@@ -76,7 +76,6 @@ def _pagerank(args: argparse.Namespace) -> int:
     if args.mode == "write":
         print(f"Wrote {args.write_property} on {record.written:,} {nodes}; run {record.id}.")
     if args.mode != "stats":
-        with_title = run.top.copy()
-        print(with_title.to_string(index=False, na_rep=""))  # a page without a title: blank
+        print(table(run.top))
     sys.stdout.flush()
     return 0

@@ -7,7 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from linksim.cli.options import add_graph, add_list_options, add_memory, add_sampling, checked, command, print_estimate
+from linksim.cli.options import (add_graph, add_list_options, add_memory, add_sampling, checked, command,
+                                 print_estimate, table)
 
 from linksim.methods import DEFAULT_METHOD, METHODS, sample_methods
 from linksim.parameters import SIMILAR_WRITE_BATCH
@@ -295,7 +296,7 @@ def _related(args: argparse.Namespace) -> int:
         print(f"No {nodes[:-1]} is similar to {given} by {args.method} (e.g. no in-links).")
         return 0
     print(f"{nodes.capitalize()} most similar to {given} by {args.method}:")
-    print(frame.to_string(index=False, na_rep=""))  # a page without a title or a PageRank: blank
+    print(table(frame))
     sys.stdout.flush()
     return 0
 

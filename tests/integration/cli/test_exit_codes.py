@@ -151,7 +151,7 @@ def test_each_command_exits_with_the_documented_code(cornell, session_runner, cl
     assert session_runner.run(PAGES_AND_LINKS)[0] == cornell["counts"]  # a refused command wrote nothing
 
 
-def test_a_page_without_a_title_or_pagerank_prints_blanks(cornell, tmp_path, monkeypatch, capsys) -> None:
+def test_a_page_without_a_title_or_pagerank_prints_blanks(cornell, cli_env, tmp_path, monkeypatch, capsys) -> None:
     """Cornell's pages have no titles and no PageRank was run: the table leaves those cells blank
     (not NaN or None) and the JSON gives null."""
     import json
