@@ -213,8 +213,23 @@ def publish_run(runner, lock, record: RunRecord, write_lists, grace: float | Non
     previous, retiring = _write_and_switch(runner, lock, record, method, write_lists, MAKE_CURRENT, {}, grace)
     if retire_mode == "background" and retire_in_background(runner, method, batch_size):
         return record
-    retire(runner, method, record.id, previous=previous, retiring=retiring, batch=batch_size)
+    _retire_after_switch(runner, method, record, record.id, previous=previous, retiring=retiring, batch=batch_size)
     return record
+
+
+def _retire_after_switch(runner, method: str, record: RunRecord, keep_run, **retiring) -> None:
+    """:func:`retire` once ``record`` is current: the run is published whatever happens now. A
+    retirement cut short (the server gone, its disk full) leaves the runs in the method's retiring
+    list, which the next writer of the method retires first; the run says so, and does not fail."""
+    from neo4j.exceptions import DriverError, Neo4jError
+
+    from linksim.procedures.runner import ServerUnreachable
+
+    try:
+        retire(runner, method, keep_run, **retiring)
+    except (DriverError, Neo4jError, ServerUnreachable, OSError) as error:
+        log.warning("%s run %s is current, but deleting the relationships of the runs it replaced was cut short "
+                    "(%s): the next run of %s deletes them", method, record.id, str(error).splitlines()[0], method)
 
 
 def publish_update(runner, lock, record: RunRecord, runs: list[int], write_changes, drop_superseded,
@@ -230,7 +245,7 @@ def publish_update(runner, lock, record: RunRecord, runs: list[int], write_chang
                                     {"runs": list(runs)}, grace)
     drop_superseded(record.id)
     if retiring:
-        retire(runner, method, [*runs, record.id], retiring=retiring, batch=batch_size)
+        _retire_after_switch(runner, method, record, [*runs, record.id], retiring=retiring, batch=batch_size)
     return record
 
 

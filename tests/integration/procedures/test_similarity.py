@@ -601,3 +601,49 @@ def test_related_to_a_set_through_the_api_and_the_command_line(runner, cli_env, 
     assert main(["related", linked[0], linked[1], "--method", "xjaccard", "--pool", "5", "--top-k", "10"]) == 2
     err = capsys.readouterr().err
     assert "pool must be at least top_k" in err and "Traceback" not in err
+
+
+class StopServerAtRetirement(QueryRunner):
+    """A runner that stops the real server just before the first deletion of a retired run."""
+
+    def __init__(self, driver, database, server) -> None:
+        super().__init__(driver, database)
+        self.server, self.stopped = server, False
+
+    def write_autocommit(self, query, parameters=None):
+        if "DELETE s" in query and not self.stopped:
+            self.stopped = True
+            self.server.stop()
+        return super().write_autocommit(query, parameters)
+
+
+def test_a_retirement_cut_short_leaves_the_new_run_current_and_the_next_run_finishes_it(
+        neo4j_server, runner, tmp_path, monkeypatch, caplog) -> None:
+    """The server stops after the switch, as the old run's relationships are being deleted (the
+    100M run's disk filled there): the new run is current and the command succeeds, saying what
+    is left; the next run of the method deletes the old run's relationships with its own."""
+    from neo4j import GraphDatabase
+
+    server = neo4j_server.local
+    if server is None:
+        pytest.skip(f"needs the local server to stop it; this one was provisioned by {neo4j_server.kind}")
+    load([DATA / "webkb" / "texas.cites"], runner, show_progress=False)
+    root = tmp_path / "indexes"
+    first = similarity.similar(runner, "psimrank", root, top_k=5, show_progress=False)
+    monkeypatch.setenv("LINKSIM_RETRY_SECONDS", "3")  # the runner's retries once the server is gone
+    conn = neo4j_server.connection
+    driver = GraphDatabase.driver(conn.uri, auth=(conn.user, conn.password))
+    try:
+        with caplog.at_level("WARNING", logger="linksim"):
+            second = similarity.similar(StopServerAtRetirement(driver, conn.database, server), "psimrank", root,
+                                        top_k=5, show_progress=False, rewrite=True)
+    finally:
+        driver.close()
+        server.start()
+    runner.reset_bookmarks()
+    assert f"psimrank run {second.id} is current" in caplog.text and "the next run of psimrank deletes" in caplog.text
+    assert current_runs(runner) == {"psimrank": [second.id]}
+    assert relationships(runner) == {("psimrank", first.id): first.written, ("psimrank", second.id): second.written}
+    third = similarity.similar(runner, "psimrank", root, top_k=5, show_progress=False, rewrite=True, wait=60)
+    assert current_runs(runner) == {"psimrank": [third.id]}
+    assert relationships(runner) == {("psimrank", third.id): third.written}
