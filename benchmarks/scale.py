@@ -238,6 +238,7 @@ def main() -> None:
             attempts[-1].update({key: result[key] for key in ("seconds", "exit", "peakPss", "peakAnon", "cap",
                                                               "capPeak", "capFailures") if key in result},
                                 progress=last_progress(log))
+            result["began"] = attempts[-1]["began"]  # the attempt it is: the report lists the others
             done[stage] = result
             save()
             print(f"{label} {stage}: exit {result['exit']}, {result['seconds']:.0f} s, peak RSS "

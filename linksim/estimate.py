@@ -314,7 +314,7 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
         # whose index is on disk keeps no lists: the graph goes before them too.
         kept_graph = held - (graph["link graph (CSR both ways)"] if on_disk else 0)
         # Page-major rows written to disk are built first (treescan.page_major): 32 fingerprints'
-        # path labels (uint16) and a step of the transposition at once, before any list is held.
+        # path labels (treescan.path_dtype) and a step of the transposition at once, before any list.
         from linksim.ranking.treescan import TRANSPOSE_PAGES
 
         building = ((page_major_bytes(length) - 4) * min(n_fingerprints, 32) * pages
