@@ -320,7 +320,15 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
         building = ((page_major_bytes(length) - 4) * min(n_fingerprints, 32) * pages
                     + 4 * n_fingerprints * min(pages, TRANSPOSE_PAGES)
                     if rows_on_disk else 0)
-        stages["top-k"] = (kept_graph + index + max(results + twins, building),) * 2
+        if on_disk:
+            # A run that keeps no lists holds none while it makes them (top_k_all(hold=False)): the
+            # checkpoint's files do until all are made (the index's page cache has that memory).
+            stages["top-k"] = (kept_graph + index + max(twins, building),) * 2
+            stages["lists read back"] = (kept_graph + index + results,) * 2
+        else:
+            stages["top-k"] = (kept_graph + index + max(results + twins, building),) * 2
+        # linksim.store.partial.Checkpoint: a page pair's source, target (int64) and score until written
+        disk["finished lists (while the run lasts)"] = 24 * lists
         stages["write"] = (kept_graph + results - lists * 4 + writing,) * 2
         random_reads = (_query_bytes(page_major, entry.fingerprint_trees) * n_fingerprints * pages + mapped if on_disk
                         else 0) + (rows if rows_on_disk else 0)

@@ -331,6 +331,7 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, worker
         source, target, score, rank = top_k_all(
             handle.index, top_k=top_k, similarity_cutoff=similarity_cutoff, pages=pages, workers=workers,
             show_progress=show_progress, sample=sample, report=counts, checkpoint=checkpoint,
+            hold=keep_lists,  # a run that keeps none: its index on disk needs that memory as page cache
         )
     del rank  # the write numbers each list's pairs itself
     if let_go:

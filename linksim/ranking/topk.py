@@ -15,6 +15,7 @@ from linksim.progress import Progress
 log = logging.getLogger(__name__)
 
 _SHARED: dict = {}  # the index, inherited by forked workers (copy-on-write, never pickled)
+_MADE = ()  # a chunk made and kept by the checkpoint only (top_k_all's hold=False)
 
 
 def _leave_interrupts() -> None:
@@ -60,6 +61,7 @@ def top_k_all(
     sample: int | None = None,
     report: dict | None = None,
     checkpoint=None,
+    hold: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every page's ``top_k`` related pages with a score above ``similarity_cutoff``.
 
@@ -80,6 +82,10 @@ def top_k_all(
     ``checkpoint`` (a :class:`linksim.store.partial.Checkpoint`): finished chunks are kept there as
     they come, and those an earlier run of the same identity finished are read back instead of
     computed (the same lists: a chunk's lists depend only on its pages).
+
+    ``hold=False`` (with a ``checkpoint``): the finished chunks are kept by the checkpoint alone
+    while the lists are made, and read back once they all are. The index then has the memory
+    the lists would take (1.6 GB at 10^8 links): an index read from disk needs it as page cache.
     """
     if top_k < 1:
         raise ValueError(f"top_k must be at least 1, got {top_k}")
@@ -102,6 +108,7 @@ def top_k_all(
     tasks = [(number, queue[start : start + chunk], top_k, similarity_cutoff, options)
              for number, start in enumerate(range(0, len(queue), chunk))]
     parts: list = [None] * len(tasks)
+    hold = hold or checkpoint is None
     sampled = resumed = 0
     if checkpoint is not None:
         from linksim.store.partial import pages_digest
@@ -109,7 +116,7 @@ def top_k_all(
         scope = {"chunk": chunk, "queue": pages_digest(queue)}
         for number, (lists_sampled, *arrays) in checkpoint.finished(page_dtype(index.n), **scope).items():
             if number < len(tasks):
-                parts[number] = arrays
+                parts[number] = arrays if hold else _MADE
                 sampled += lists_sampled
                 resumed += len(tasks[number][1])
         tasks = [task for task in tasks if parts[task[0]] is None]
@@ -119,7 +126,7 @@ def top_k_all(
 
     def finished(number: int, lists_sampled: int, arrays: list) -> None:
         nonlocal sampled
-        parts[number] = arrays
+        parts[number] = arrays if hold else _MADE
         sampled += lists_sampled
         if checkpoint is not None:
             checkpoint.add(number, lists_sampled, *arrays)
@@ -146,7 +153,31 @@ def top_k_all(
     if report is not None:
         report["lists_sampled"] = sampled
         report["lists_resumed"] = resumed
+    if not hold:
+        _read_back(index, parts, checkpoint, top_k, similarity_cutoff, options, queue, chunk)
     return _joined(parts, pages, queue, page_dtype(index.n))
+
+
+def _read_back(index, parts: list, checkpoint, top_k: int, similarity_cutoff: float, options: dict,
+               queue: np.ndarray, chunk: int) -> None:
+    """The chunks of a run that held none, read back from ``checkpoint`` into ``parts``; one whose
+    part cannot be read (its file damaged since) is computed again, here."""
+    chunks = checkpoint.chunks(page_dtype(index.n))
+    again = 0
+    _SHARED["index"] = index
+    try:
+        for number in range(len(parts)):
+            if number in chunks:
+                parts[number] = list(chunks.pop(number)[1:])
+            else:
+                _, done, _, *arrays = _run((number, queue[number * chunk : (number + 1) * chunk], top_k,
+                                            similarity_cutoff, options))
+                parts[number] = arrays
+                again += done
+    finally:
+        _SHARED.clear()
+    if again:
+        log.warning("%s pages' lists could not be read back from %s: computed again", f"{again:,}", checkpoint.folder)
 
 
 def _joined(parts: list, pages: np.ndarray, queue: np.ndarray, pages_type: type):

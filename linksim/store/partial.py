@@ -56,7 +56,6 @@ class Checkpoint:
         pages into chunks): number → (lists sampled, source, target, score), the pages as
         ``pages_type``. A folder of another identity is emptied and started again."""
         self.identity = json.loads(json.dumps({**self.identity, **scope}, sort_keys=True))
-        found: dict[int, tuple] = {}
         try:
             kept = json.loads((self.folder / _IDENTITY).read_text())
         except FileNotFoundError:
@@ -69,7 +68,24 @@ class Checkpoint:
                 log.info("the finished lists in %s are of another run (index, pages or parameters): computed again",
                          self.folder)
             self._start()
-            return found
+            return {}
+        found = self._read_parts(pages_type)
+        self._parts = len(list(self.folder.glob("part-*.npz")))
+        return found
+
+    def chunks(self, pages_type: type = np.int64) -> dict[int, tuple]:
+        """Every chunk this run handed over (:meth:`add`), after a :meth:`flush`: those in the
+        folder's parts, read back, and those no flush could write (a full disk), still held.
+        A run that holds no lists while it makes them (:func:`linksim.ranking.topk.top_k_all`,
+        ``hold=False``) gets them back here; a chunk whose part cannot be read is not among them."""
+        found = self._read_parts(pages_type)
+        for number, (sampled, source, target, score) in self._pending.items():
+            found[number] = (sampled, source.astype(pages_type, copy=False), target.astype(pages_type, copy=False),
+                             score)
+        return found
+
+    def _read_parts(self, pages_type: type) -> dict[int, tuple]:
+        found: dict[int, tuple] = {}
         for path in sorted(self.folder.glob("part-*.npz")):
             try:
                 with np.load(path, allow_pickle=False) as part:
@@ -86,14 +102,20 @@ class Checkpoint:
             for i, number in enumerate(numbers.tolist()):
                 begin, end = int(bounds[i]), int(bounds[i + 1])
                 found[number] = (int(sampled[i]), source[begin:end], target[begin:end], score[begin:end])
-        self._parts = len(list(self.folder.glob("part-*.npz")))
         return found
 
     def _start(self) -> None:
+        """An empty folder of this identity. One that cannot be written (a full disk) costs a
+        later run the chunks, as a failed :meth:`flush` does, never this run's lists: without
+        its identity, a later run reads none of its parts."""
         shutil.rmtree(self.folder, ignore_errors=True)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        with replaced(self.folder / _IDENTITY) as handle:
-            handle.write(json.dumps(self.identity, sort_keys=True).encode())
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            with replaced(self.folder / _IDENTITY) as handle:
+                handle.write(json.dumps(self.identity, sort_keys=True).encode())
+        except OSError as error:
+            log.warning("cannot keep finished lists in %s (%s): a run cut short computes them again",
+                        self.folder, error)
 
     def add(self, number: int, sampled: int, source: np.ndarray, target: np.ndarray, score: np.ndarray) -> None:
         """One finished chunk; written with others once ``flush_seconds`` have passed."""

@@ -110,10 +110,23 @@ def test_an_index_built_on_disk_is_estimated_without_its_arrays():
         assert read < held - walks
         # on disk, the run maps the store too, but those pages are page cache (the random reads): its
         # top-k holds none of the index, only the block maxima of the labels (1/64 byte and 1/4096);
-        # it keeps no lists, so the graph goes before them too
+        # it keeps no lists, so the graph goes before them too, and holds none while it makes them:
+        # its checkpoint's files do, read back once all are made
         blocks = 100 * (-(-pages // 4096) * 4096) * (1 / 64 + 1 / 4096)
         graph = memory.parts["link graph (CSR both ways)"]
-        assert memory.stages["top-k"][0] - disk.stages["top-k"][0] == read + bands + page_major - blocks + graph
+        lists = memory.parts["top-k lists"]
+        assert lists == (4 + 4 + 8 + 4) * 10 * pages
+        # (without the lists, its top-k peaks as the page-major rows are built: 32 fingerprints' path
+        # labels (2 bytes: walks of over 7 steps) and a step of the transposition, more than the
+        # queries' scratch)
+        scratch, building = 46 * pages, 2 * 32 * pages + 4 * 100 * 2**18
+        assert building > scratch
+        assert memory.stages["top-k"][0] - disk.stages["top-k"][0] == read + bands + page_major - blocks + graph \
+            + lists + scratch - building
+        assert disk.stages["lists read back"][0] - disk.stages["top-k"][0] == lists - building
+        assert "lists read back" not in memory.stages
+        assert disk.disk["finished lists (while the run lasts)"] == memory.disk["finished lists (while the run lasts)"] \
+            == 24 * 10 * pages
         assert longer.stages["top-k"][0] - memory.stages["top-k"][0] == 4 * 100 * pages - page_major - bands * (
             name == "psimrank") + (longer.parts.get("first-step bands", 0) if name == "psimrank" else 0)
         assert rows < held / 20

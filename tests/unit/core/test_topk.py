@@ -434,6 +434,47 @@ def test_a_run_cut_short_resumes_from_its_finished_chunks_and_gives_the_same_lis
     assert not folder.exists()
 
 
+def test_a_run_that_holds_no_lists_reads_them_back_the_same(tmp_path, monkeypatch) -> None:
+    from linksim.ranking import topk
+    from linksim.store import partial
+    from linksim.store.partial import Checkpoint
+
+    graph = graph_with_twins(3)
+    index = build_index(graph, "simrank", 30, seed=1)
+    index._exact_members = 0
+    reference = top_k_all(index, top_k=4, workers=1, chunk=9, show_progress=False, sample=2)
+    read_back, held = topk._read_back, []
+
+    def watched(index, parts, *rest):  # what the run held once every list was made
+        held.append(sum(part is not topk._MADE for part in parts))
+        return read_back(index, parts, *rest)
+
+    monkeypatch.setattr(topk, "_read_back", watched)
+
+    class Damaged(Checkpoint):  # a part damaged between its write and the read-back
+        def chunks(self, pages_type=np.int64):
+            sorted(self.folder.glob("part-*.npz"))[0].write_bytes(b"not a part")
+            return super().chunks(pages_type)
+
+    for number, checkpoint in enumerate((Checkpoint(tmp_path / "a", {"run": 1}, flush_seconds=0),
+                                         Damaged(tmp_path / "b", {"run": 1}, flush_seconds=0))):
+        for workers in (1, 2):
+            got = top_k_all(index, top_k=4, workers=workers, chunk=9, show_progress=False, sample=2,
+                            checkpoint=checkpoint, hold=False)
+            assert all((a == b).all() and a.dtype == b.dtype for a, b in zip(got, reference))
+            assert held[-1] == 0
+            checkpoint.discard()
+    # A disk too full for any part: the chunks stay with the checkpoint, in memory, and come back.
+    monkeypatch.setattr(partial, "replaced", lambda path: (_ for _ in ()).throw(OSError(28, "No space left")))
+    got = top_k_all(index, top_k=4, workers=1, chunk=9, show_progress=False, sample=2,
+                    checkpoint=Checkpoint(tmp_path / "c", {"run": 1}, flush_seconds=0), hold=False)
+    assert all((a == b).all() for a, b in zip(got, reference)) and held[-1] == 0
+    assert not list((tmp_path / "c").glob("part-*.npz"))
+    # Without a checkpoint there is nowhere else to keep them: held.
+    got = top_k_all(index, top_k=4, workers=1, chunk=9, show_progress=False, sample=2, hold=False)
+    assert all((a == b).all() for a, b in zip(got, reference)) and len(held) == 5
+
+
 SLOW_LISTS = """
 import sys, time
 from pathlib import Path
