@@ -349,6 +349,23 @@ def retire_pending(runner, method: str, batch: int = 50_000, attempts: int = 5) 
     return deleted
 
 
+def retire_leftovers(runner, method: str, batch: int = 50_000) -> int:
+    """Before a writer holding the method's lock writes: the relationships of the runs whose
+    retirement was cut short (the method's retiring list: past their grace period, read by no
+    one), so that the store's room they hold is the new run's, not more disk. One cut short
+    again warns and leaves them to the retirement after the switch; returns how many went."""
+    from neo4j.exceptions import DriverError, Neo4jError
+
+    from linksim.procedures.runner import ServerUnreachable
+
+    try:
+        return retire_pending(runner, method, batch)
+    except (DriverError, Neo4jError, ServerUnreachable, OSError) as error:
+        log.warning("deleting the relationships of earlier %s runs was cut short again (%s): they are deleted "
+                    "after this run's switch", method, str(error).splitlines()[0])
+        return 0
+
+
 def retire(runner, method: str, keep_run, previous=None, retiring=(), batch: int = 50_000) -> int:
     """Delete the SIMILAR_TO relationships of the method's ``retiring`` runs (the run ``previous``,
     current before ``keep_run``, writers that died before their switch, retirements cut short);

@@ -28,7 +28,8 @@ from linksim.parameters import SIMILAR_WRITE_BATCH
 from linksim.methods import check_sample, method as registered
 from linksim.procedures.graphs import graph_of, index_root_of, refuse_crawled_only, run_key
 from linksim.procedures.indexes import IndexHandle, answering, obtain_index
-from linksim.procedures.runs import RETIRE_MODES, RunRecord, publish_run, publish_update, retirement_log
+from linksim.procedures.runs import (RETIRE_MODES, RunRecord, publish_run, publish_update, retire_leftovers,
+                                     retirement_log)
 from linksim.ranking.lists import CodedLists
 from linksim.procedures.source_pages import parse_source_pages
 
@@ -216,7 +217,6 @@ def similar(
     source_pages = parse_source_pages(source_pages)
     fits = check_memory(runner, "similar", memory_budget, method, top_k=top_k, graph=of.name, **given)
     on_disk = fits.on_disk
-    _check_disk(runner, fits, index_root_of(root, of), method, top_k)
     from linksim.ranking import treescan
 
     treescan.warm_up()  # a first compilation of the queries happens here, not while the lock is held
@@ -227,6 +227,9 @@ def similar(
 
         update.warm_up()  # and of the index updates
     with acquire(runner, f"similar:{run_key(method, of)}", wait=wait) as lock:
+        # The runs a retirement cut short go first: their room in the store is this run's.
+        retire_leftovers(runner, run_key(method, of), batch_size or RETIRE_BATCH)
+        _check_disk(runner, fits, index_root_of(root, of), method, top_k)
         handle = obtain_index(runner, method, root, rebuild=rebuild, crawled_only=crawled_only,
                               show_progress=show_progress, memory_budget=False, on_disk=on_disk, graph=of,
                               reopen=True, **given)
@@ -394,14 +397,16 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, worker
 
 def _check_disk(runner, fits, root, method: str, top_k: int) -> None:
     """Before anything starts: refuse a run whose scratch files and write do not fit the free disk.
-    Counted: the page-major rows it writes beside its index, and, for a run that writes every list
-    (its index built on disk keeps no lists to compare), the store's growth and the transaction
-    logs of the write where the server is on this machine. The write of an update is checked when
-    its size is known (:func:`_check_write_disk`)."""
+    Counted: the page-major rows it writes beside its index, the finished lists it keeps until
+    they are written, and, for a run that writes every list (its index built on disk keeps no
+    lists to compare), the store's growth beyond the room it has (:func:`linksim.procedures.budget.
+    reusable_relationships`) and the transaction logs of the write where the server is on this
+    machine. The write of an update is checked when its size is known (:func:`_check_write_disk`)."""
     from linksim.estimate import check_free_space
     from linksim.procedures.budget import write_disk
 
-    needs = [(name, Path(root), size) for name, size in fits.disk.items() if name.startswith("page-major")]
+    needs = [(name, Path(root), size) for name, size in fits.disk.items()
+             if name.startswith(("page-major", "finished lists"))]
     if fits.on_disk:
         needs += write_disk(runner, top_k * fits.pages)
     check_free_space(needs, f"similar {method} on {fits.pages:,} pages",

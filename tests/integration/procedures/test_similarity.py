@@ -361,6 +361,8 @@ def test_a_write_the_disk_cannot_hold_is_refused_before_it_begins(runner, cli_en
     before = runner.run("MATCH (n) RETURN count(n) AS n")
     real = budget.STORE_BYTES_PER_SIMILAR
     monkeypatch.setattr(budget, "STORE_BYTES_PER_SIMILAR", 1 << 50)
+    reusable = budget.reusable_relationships
+    monkeypatch.setattr(budget, "reusable_relationships", lambda *args: 0)  # a store without room (the tests' has)
     assert main(["-q", "similar", "psimrank", "--top-k", "5"]) == 8
     message = capsys.readouterr().err
     assert "SIMILAR_TO relationships needs" in message and "Neo4j store (SIMILAR_TO)" in message
@@ -368,8 +370,15 @@ def test_a_write_the_disk_cannot_hold_is_refused_before_it_begins(runner, cli_en
     assert runner.run("MATCH ()-[s:SIMILAR_TO]->() RETURN count(s) AS n") == [{"n": 0}]
     assert current_runs(runner) == {} and runner.run("MATCH (n) RETURN count(n) AS n") == before
     monkeypatch.setattr(budget, "STORE_BYTES_PER_SIMILAR", real)
+    monkeypatch.setattr(budget, "reusable_relationships", reusable)
     assert main(["-q", "similar", "psimrank", "--top-k", "5"]) == 0
-    assert runner.run("MATCH ()-[s:SIMILAR_TO]->() RETURN count(s) AS n")[0]["n"] > 100
+    written = runner.run("MATCH ()-[s:SIMILAR_TO]->() RETURN count(s) AS n")[0]["n"]
+    assert written > 100
+    # Deleted relationships leave their records to the store's next writes: room counted as such.
+    folder = Path(settings["server.directories.data"]) / "databases" / "neo4j"
+    room = budget.reusable_relationships(runner, folder, "neo4j")
+    runner.write("MATCH ()-[s:SIMILAR_TO]->() DELETE s")
+    assert budget.reusable_relationships(runner, folder, "neo4j") == room + written
 
 
 def test_an_index_the_stores_disk_cannot_hold_is_refused_before_it_is_built(runner, cli_env, tmp_path, capsys,
@@ -621,7 +630,8 @@ def test_a_retirement_cut_short_leaves_the_new_run_current_and_the_next_run_fini
         neo4j_server, runner, tmp_path, monkeypatch, caplog) -> None:
     """The server stops after the switch, as the old run's relationships are being deleted (the
     100M run's disk filled there): the new run is current and the command succeeds, saying what
-    is left; the next run of the method deletes the old run's relationships with its own."""
+    is left; the next run of the method deletes the old run's relationships before it writes, and
+    the run it replaces after."""
     from neo4j import GraphDatabase
 
     server = neo4j_server.local
@@ -644,6 +654,11 @@ def test_a_retirement_cut_short_leaves_the_new_run_current_and_the_next_run_fini
     assert f"psimrank run {second.id} is current" in caplog.text and "the next run of psimrank deletes" in caplog.text
     assert current_runs(runner) == {"psimrank": [second.id]}
     assert relationships(runner) == {("psimrank", first.id): first.written, ("psimrank", second.id): second.written}
+    # The next run deletes what is left before it writes: the store's room is its own.
+    check_write_disk, seen = similarity._check_write_disk, []
+    monkeypatch.setattr(similarity, "_check_write_disk", lambda *args: (seen.append(relationships(runner)),
+                                                                         check_write_disk(*args)))
     third = similarity.similar(runner, "psimrank", root, top_k=5, show_progress=False, rewrite=True, wait=60)
+    assert seen == [{("psimrank", second.id): second.written}]
     assert current_runs(runner) == {"psimrank": [third.id]}
     assert relationships(runner) == {("psimrank", third.id): third.written}

@@ -137,6 +137,29 @@ def test_a_write_takes_the_store_growth_and_the_logs_held_between_checkpoints(re
     assert write_disk(recording({}), n) == []  # SHOW SETTINGS gave nothing (not allowed)
 
 
+def test_a_write_counts_the_room_the_store_holds_free_as_no_growth(recording, tmp_path) -> None:
+    """Neo4j reuses the records of deleted relationships before it grows its files: the store's
+    relationship records (its file's size, 240 of 34 bytes an 8 KiB page in the aligned format,
+    end to end in the standard one) beyond the relationships it has are room the write takes first."""
+    from linksim.estimate import STORE_BYTES_PER_SIMILAR
+    from linksim.procedures.budget import write_disk
+
+    folder = tmp_path / "databases" / "neo4j"
+    folder.mkdir(parents=True)
+    with open(folder / "neostore.relationshipstore.db", "wb") as handle:
+        handle.truncate(8192 * 1_000)
+    have = {"count(r)": [{"relationships": 100_000}]}
+    for store, records in (("record-aligned-1.1", 240_000), ("record-standard-1.1", 8192 * 1_000 // 34)):
+        runner = recording({**_settings(tmp_path), "SHOW DATABASES": [{"store": store}], **have})
+        room = records - 100_000
+        assert write_disk(runner, room + 7)[0][2] == STORE_BYTES_PER_SIMILAR * 7
+        assert write_disk(runner, room // 2)[0][2] == 0
+    # A format not known here (or not shown): no room counted.
+    for shown in ([{"store": "block-block-1.1"}], []):
+        runner = recording({**_settings(tmp_path), "SHOW DATABASES": shown, **have})
+        assert write_disk(runner, 1_000)[0][2] == STORE_BYTES_PER_SIMILAR * 1_000
+
+
 def test_needs_on_one_file_system_add_up_against_its_free_space(tmp_path) -> None:
     import os
 
