@@ -274,7 +274,7 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
                 bands = 12 * (n_fingerprints // ROWS) * pages
                 kept += bands
                 parts["first-step bands"] = bands
-        from linksim.ranking.treescan import PATH_BITS, page_major_bytes
+        from linksim.ranking.treescan import PATH_BITS, TRANSPOSE_PAGES, page_major_bytes
 
         page_major = page_major and entry.page_major_rows and length <= PATH_BITS
         rows_on_disk = page_major and (rows_on_disk or on_disk)
@@ -315,8 +315,6 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
         kept_graph = held - (graph["link graph (CSR both ways)"] if on_disk else 0)
         # Page-major rows written to disk are built first (treescan.page_major): 32 fingerprints'
         # path labels (treescan.path_dtype) and a step of the transposition at once, before any list.
-        from linksim.ranking.treescan import TRANSPOSE_PAGES
-
         building = ((page_major_bytes(length) - 4) * min(n_fingerprints, 32) * pages
                     + 4 * n_fingerprints * min(pages, TRANSPOSE_PAGES)
                     if rows_on_disk else 0)

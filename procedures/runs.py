@@ -359,6 +359,10 @@ def retire_leftovers(runner, method: str, batch: int = 50_000) -> int:
     from linksim.procedures.runner import ServerUnreachable
 
     try:
+        rows = runner.run(CURRENT_AND_RETIRING, {"algorithm": method})
+        if rows and rows[0]["retiring"]:
+            log.info("deleting the relationships of earlier %s runs (%s), whose deletion was cut short, before this "
+                     "run writes", method, ", ".join(str(run) for run in rows[0]["retiring"]))
         return retire_pending(runner, method, batch)
     except (DriverError, Neo4jError, ServerUnreachable, OSError) as error:
         log.warning("deleting the relationships of earlier %s runs was cut short again (%s): they are deleted "

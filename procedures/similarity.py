@@ -15,6 +15,7 @@ import contextlib
 import json
 import logging
 import time
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -321,8 +322,6 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, worker
     if let_go and not keep_lists:
         # A run that keeps no lists reads nothing of the graph after them but which pages have a
         # link: found now, the graph (its links both ways, 0.9 GiB at 10^8 links) goes before them.
-        import dataclasses
-
         linked = graph.linked()
         handle.streamed = dataclasses.replace(handle.streamed, graph=None)
         graph = None
@@ -535,8 +534,6 @@ def _keep_lists(handle: IndexHandle, key: str, lists: CodedLists | None, runs: l
 def _without_urls(handle: IndexHandle, keep_codes: bool):
     """The handle's graph without its URLs (their draw codes kept where the run keeps its lists
     by code), for a run that reads no URL after its source pages are found."""
-    import dataclasses
-
     graph = handle.streamed.graph
     codes = {"draw_codes": graph.codes} if keep_codes else {}
     graph = dataclasses.replace(graph, keys=None, **codes)
