@@ -217,17 +217,23 @@ def publish_run(runner, lock, record: RunRecord, write_lists, grace: float | Non
     return record
 
 
-def _retire_after_switch(runner, method: str, record: RunRecord, keep_run, **retiring) -> None:
-    """:func:`retire` once ``record`` is current: the run is published whatever happens now. A
-    retirement cut short (the server gone, its disk full) leaves the runs in the method's retiring
-    list, which the next writer of the method retires first; the run says so, and does not fail."""
+def _cut_short() -> tuple:
+    """What cuts a retirement short without undoing the run: the server gone or failing (its disk
+    full), the connection lost."""
     from neo4j.exceptions import DriverError, Neo4jError
 
     from linksim.procedures.runner import ServerUnreachable
 
+    return DriverError, Neo4jError, ServerUnreachable, OSError
+
+
+def _retire_after_switch(runner, method: str, record: RunRecord, keep_run, **retiring) -> None:
+    """:func:`retire` once ``record`` is current: the run is published whatever happens now. A
+    retirement cut short (the server gone, its disk full) leaves the runs in the method's retiring
+    list, which the next writer of the method retires first; the run says so, and does not fail."""
     try:
         retire(runner, method, keep_run, **retiring)
-    except (DriverError, Neo4jError, ServerUnreachable, OSError) as error:
+    except _cut_short() as error:
         log.warning("%s run %s is current, but deleting the relationships of the runs it replaced was cut short "
                     "(%s): the next run of %s deletes them", method, record.id, str(error).splitlines()[0], method)
 
@@ -340,6 +346,9 @@ def retire_pending(runner, method: str, batch: int = 50_000, attempts: int = 5) 
         rows = runner.run(CURRENT_AND_RETIRING, {"algorithm": method})
         if not rows or not rows[0]["retiring"]:
             return deleted
+        if attempt == 0:
+            log.info("deleting the relationships of earlier %s runs: %s", method,
+                     ", ".join(str(run) for run in rows[0]["retiring"]))
         try:
             deleted += retire(runner, method, rows[0]["run"], retiring=rows[0]["retiring"], batch=batch)
             return deleted
@@ -354,17 +363,9 @@ def retire_leftovers(runner, method: str, batch: int = 50_000) -> int:
     retirement was cut short (the method's retiring list: past their grace period, read by no
     one), so that the store's room they hold is the new run's, not more disk. One cut short
     again warns and leaves them to the retirement after the switch; returns how many went."""
-    from neo4j.exceptions import DriverError, Neo4jError
-
-    from linksim.procedures.runner import ServerUnreachable
-
     try:
-        rows = runner.run(CURRENT_AND_RETIRING, {"algorithm": method})
-        if rows and rows[0]["retiring"]:
-            log.info("deleting the relationships of earlier %s runs (%s), whose deletion was cut short, before this "
-                     "run writes", method, ", ".join(str(run) for run in rows[0]["retiring"]))
         return retire_pending(runner, method, batch)
-    except (DriverError, Neo4jError, ServerUnreachable, OSError) as error:
+    except _cut_short() as error:
         log.warning("deleting the relationships of earlier %s runs was cut short again (%s): they are deleted "
                     "after this run's switch", method, str(error).splitlines()[0])
         return 0

@@ -12,10 +12,10 @@ mix or nothing) is :mod:`linksim.procedures.runs`; index handles are
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import time
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
