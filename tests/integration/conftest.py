@@ -22,9 +22,12 @@ from linksim.procedures import QueryRunner
 from linksim.procedures.maintenance import clear_database
 from linksim.server import LocalServer, Provisioned, ServerSettings, provision
 
-# Each pytest-xdist worker that runs integration tests has a server of its own (tests/conftest.py).
+# Each pytest-xdist worker that runs integration tests has a server of its own (tests/conftest.py);
+# LINKSIM_TEST_INSTANCE names them for a second test session beside a first on one linksim home
+# (the first session stops a server of its instance name left running).
 _WORKER = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
-TEST_INSTANCE = "pytest" if _WORKER == "gw0" else f"pytest-{_WORKER}"
+_NAME = os.environ.get("LINKSIM_TEST_INSTANCE", "pytest")
+TEST_INSTANCE = _NAME if _WORKER == "gw0" else f"{_NAME}-{_WORKER}"
 
 
 def free_port() -> int:
