@@ -11,13 +11,15 @@ from importlib import resources
 from linksim.cli.options import command
 
 
-def browser_query(url: str, method: str) -> str:
+def browser_query(url: str, method: str, procedure: bool = True) -> str:
     """The related-pages graph query with its parameters, ready to paste into the Browser's
-    editor (the values are shown as Browser parameters, never put into the query)."""
+    editor (the values are shown as Browser parameters, never put into the query): the call of
+    ``linksim.related``, or where the server lacks it (``procedure=False``) the protocol query."""
     from linksim import cypher
 
+    name = "related_graph_procedure" if procedure else "related_graph"
     return (f":param url => {_quoted(url)}\n:param method => {_quoted(method)}\n:param limit => 10\n"
-            + cypher.query("related_pages", "related_graph"))
+            + cypher.query("related_pages", name))
 
 
 def _quoted(text: str) -> str:
@@ -57,16 +59,22 @@ def _browser(args: argparse.Namespace) -> int:
         print(f"  connect to {settings.uri} as neo4j, password in {settings.password_file}")
     else:
         print(f"The local Neo4j is not running (`linksim neo4j start`); its Browser will be at {settings.browser_url}")
-    if running and not args.no_tiers:
+    procedure = not external  # the local server installs it at its start
+    if running:
         from linksim.cli.main import open_facade
+        from linksim.procedures.runs import related_procedure
 
         with open_facade(args) as ls:
-            counts = ls.label_tiers(args.property)
-        tiers = ", ".join(f":{label} {n:,}" for label, n in counts.labelled.items())
-        print(f"\nPageRank tiers for the style: {tiers} of {counts.ranked:,} ranked pages.")
+            procedure = related_procedure(ls.runner)
+            if not args.no_tiers:
+                counts = ls.label_tiers(args.property)
+                tiers = ", ".join(f":{label} {n:,}" for label, n in counts.labelled.items())
+                print(f"\nPageRank tiers for the style: {tiers} of {counts.ranked:,} ranked pages.")
     print(f"\nStyle: drag {style} onto the Browser window, or run `:style` there and paste its text.")
     print("  Pages are captioned by title and sized by PageRank tier; SIMILAR_TO is labelled by score.")
     print(f"Saved queries: drag {favorites} onto the Favorites drawer (the star), or paste them.")
-    example = browser_query("https://en.wikipedia.org/wiki/Albert_Einstein", "psimrank")
+    example = browser_query("https://en.wikipedia.org/wiki/Albert_Einstein", "spectral", procedure)
     print("\nThen, for example:\n" + textwrap.indent(example, "  "))
+    if not procedure:
+        print("(This server has no linksim.related: `linksim neo4j plugin` builds it for your server.)")
     return 0

@@ -41,6 +41,7 @@ def _demo(args: argparse.Namespace) -> int:
     from linksim.loader.datasets import locate
     from linksim.methods import METHODS
     from linksim.procedures.demo import WIKI, step_done, step_logged
+    from linksim.procedures.runs import related_procedure
 
     started = time.monotonic()
     folder = locate("wikispeedia")
@@ -57,6 +58,7 @@ def _demo(args: argparse.Namespace) -> int:
         if local:
             step_done(began, ("started" if fresh else "already running") + f" at {ls.connection.uri}")
         tour = ls.tour(folder, args.pages, top_k=args.top_k, pagesim_radius=args.pagesim_radius, rebuild=args.rebuild)
+        procedure = related_procedure(ls.runner)
     width = 24
     for article, lists in tour.lists.items():
         url = WIKI + article
@@ -79,5 +81,5 @@ def _demo(args: argparse.Namespace) -> int:
     if browser:
         print(f"\nNeo4j Browser: {browser} (user neo4j, password in the file `linksim neo4j status` shows).")
     print("Paste this into the Browser's editor to see a page and its related pages as a graph:\n")
-    print(browser_query(WIKI + args.pages[0], DEFAULT_METHOD))
+    print(browser_query(WIKI + args.pages[0], DEFAULT_METHOD, procedure))
     return 0

@@ -7,6 +7,7 @@ import json
 import sys
 import time
 from collections import deque
+from pathlib import Path
 
 from linksim.cli.options import command
 
@@ -75,6 +76,16 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     command(
         sub, "init", _init, parents=[connection],
         help="create linksim's constraints and indexes (idempotent)",
+    )
+
+    plugin = command(
+        sub, "plugin", _plugin,
+        help="build linksim's procedures (linksim.related) as a jar for another Neo4j 5.26 server",
+    )
+    plugin.add_argument(
+        "--out", type=Path, default=Path("."),
+        help="folder to put the jar in (default: the current one); copy it into the server's "
+        "plugins folder and restart it",
     )
 
 
@@ -176,4 +187,27 @@ def _init(args: argparse.Namespace) -> int:
         f"{result['statements']} statements, {result['constraints_added']} constraints and "
         f"{result['indexes_added']} indexes added."
     )
+    return 0
+
+
+def _plugin(args: argparse.Namespace) -> int:
+    """Compile linksim's procedures (linksim.related, linksim.relatedHosts: the current related
+    pages of a page in one short query, under the run protocol) against the Neo4j 5.26 jars
+    (fetched once, as for `start`) with the JDK's javac, and put the jar into --out. The local
+    server gets it at every start; this is for a server of your own (NEO4J_URI). Exit 1 when no
+    javac is found or it fails."""
+
+    import shutil
+
+    from linksim.server import plugin
+
+    server = _server(args)
+    server.ensure_jars()
+    jar = plugin.build(server.settings.lib_dir, server.java())
+    args.out.mkdir(parents=True, exist_ok=True)
+    target = args.out / jar.name
+    shutil.copy2(jar, target)
+    print(f"{target}\nCopy it into your server's plugins folder and restart the server: the procedure "
+          "linksim.related then answers there (the query related_pages_procedure of "
+          "cypher/related_pages.cypher).")
     return 0

@@ -22,6 +22,12 @@ RETURN s.rank AS rank, q.url AS url, q.title AS title, s.score AS score, q.pager
 ORDER BY s.rank
 LIMIT $limit;
 
+// name: related_pages_procedure
+// The same answer through linksim's procedure, which reads the run protocol inside the server
+// (installed by `linksim neo4j start`; `linksim neo4j plugin` builds it for another server).
+CALL linksim.related($url, $method, $limit) YIELD rank, related, score
+RETURN rank, related.url AS url, related.title AS title, score, related.pagerank AS pagerank;
+
 // name: related_hosts
 // The $limit hosts most similar to the host $host by $method (`linksim similar METHOD --graph
 // hosts`, whose runs are current under the key '<method>@hosts'), with their PageRank on the host
@@ -52,6 +58,10 @@ WITH coalesce(current.runs, [current.run]) AS runs
 MATCH path = (p:Page {url: $url})-[s:SIMILAR_TO]->(q:Page)
 WHERE s.run IN runs AND NOT coalesce(s.until, 0) IN runs AND s.rank <= $limit
 RETURN path;
+
+// name: related_graph_procedure
+// The same paths through linksim's procedure: the page, its related pages and the relationships.
+CALL linksim.related($url, $method, $limit);
 
 // name: similarity_runs
 // The current SIMILAR_TO run of each method on the pages: when, with which parameters, how many

@@ -202,6 +202,14 @@ def current_runs(runner) -> dict[str, dict]:
     return runs
 
 
+def related_procedure(runner) -> bool:
+    """Whether the server has ``linksim.related`` (:mod:`linksim.server.plugin`), which reads
+    this protocol inside the server: the short related-pages query."""
+    rows = runner.run("SHOW PROCEDURES YIELD name WHERE name = $name RETURN count(*) AS n",
+                      {"name": "linksim.related"})
+    return bool(rows and rows[0]["n"])
+
+
 def publish_run(runner, lock, record: RunRecord, write_lists, grace: float | None = None, retire_mode: str = "wait",
                 batch_size: int = 50_000) -> RunRecord:
     """Steps 2 to 4 of the protocol (see module) for a writer holding the method's ``lock``: a new

@@ -28,6 +28,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from linksim.errors import LinksimError
+from linksim.server import plugin
 from linksim.server.credentials import generate_password, read_password_file, write_password_file
 from linksim.home import home_folder
 from linksim.server.settings import DEFAULT_USER, GDS_VERSION, ServerSettings
@@ -482,6 +483,18 @@ class LocalServer:
                 self.settings.plugins_dir.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(jar, target)
 
+    def install_procedures(self, java: str) -> bool:
+        """Compile linksim's procedures (``linksim.related``) against this server's jars and put
+        them into its plugins folder; without a JDK the server runs without them (said once a
+        start), since the protocol query answers the same."""
+        try:
+            plugin.install(self.settings.lib_dir, self.settings.plugins_dir, java)
+        except plugin.PluginError as error:
+            log.warning("%s. The server starts without linksim.related; the related-pages query of "
+                        "cypher/related_pages.cypher answers the same.", error)
+            return False
+        return True
+
     def java(self) -> str:
         """The java executable to run Neo4j with, checked to be Java 17 or 21."""
         java = _java_executable()
@@ -761,6 +774,7 @@ class LocalServer:
         java = self.java()
         self.ensure_jars()
         self._write_conf()
+        self.install_procedures(java)
         self._ensure_password(java)
         s.console_log.parent.mkdir(parents=True, exist_ok=True)
         log.info("starting Neo4j %s on %s (logs: %s)", s.neo4j_version, s.uri, s.logs_dir)

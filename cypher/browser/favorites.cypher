@@ -1,10 +1,17 @@
 // linksim saved queries for Neo4j Browser: drag this file onto the Favorites drawer (star icon)
 // to import them, or paste one into the editor. Set the parameters first, e.g.
 //   :param url => 'https://en.wikipedia.org/wiki/Albert_Einstein'
-//   :param method => 'psimrank'
+//   :param method => 'spectral'
 //   :param limit => 10
 
 // name: related pages of a page, one method (graph view)
+CALL linksim.related($url, $method, $limit);
+
+// name: related pages of a page, one method (table)
+CALL linksim.related($url, $method, $limit) YIELD rank, related, score
+RETURN rank, related.title AS title, related.url AS url, round(score, 4) AS score;
+
+// name: related pages of a page, one method (graph view, a server without linksim.related)
 MATCH (current:LinksimCurrent {algorithm: $method})
 WITH coalesce(current.runs, [current.run]) AS runs
 MATCH path = (p:Page {url: $url})-[s:SIMILAR_TO]->(q:Page)

@@ -40,7 +40,7 @@ def test_the_readme_is_a_front_door() -> None:
 
 def test_the_readmes_cypher_is_the_shipped_query() -> None:
     shown = re.search(r"```cypher\n(.*?)```", README, re.S).group(1).strip()
-    assert shown == cypher.query("related_pages", "related_pages")
+    assert shown == cypher.query("related_pages", "related_pages_procedure")
 
 
 def test_the_python_how_to_shows_the_readme_example_that_runs() -> None:

@@ -55,6 +55,13 @@ def test_related_pages_queries_take_parameters_only_and_read_the_current_run_onc
         assert "{" not in text.replace("{algorithm: $method}", "").replace("{url: $url}", "")
 
 
+def test_the_short_related_pages_queries_take_parameters_only() -> None:
+    for name in ("related_pages_procedure", "related_graph_procedure"):
+        text = cypher.query("related_pages", name)
+        assert text.startswith("CALL linksim.related($url, $method, $limit)")
+        assert len(text.splitlines()) <= 3 and "'" not in text and '"' not in text
+
+
 def test_browser_style_and_saved_queries_ship() -> None:
     from importlib import resources
 
@@ -62,7 +69,9 @@ def test_browser_style_and_saved_queries_ship() -> None:
     style = folder.joinpath("style.grass").read_text()
     assert "node.Page" in style and "{title}" in style and "relationship.SIMILAR_TO" in style
     favorites = folder.joinpath("favorites.cypher").read_text()
-    assert favorites.count("// name:") == 5 and "$url" in favorites and "$paths" in favorites
+    assert favorites.count("// name:") == 7 and "$url" in favorites and "$paths" in favorites
+    # the graph view's saved query is the short one the demo prints, as shipped
+    assert cypher.query("related_pages", "related_graph_procedure") in favorites
 
 
 def test_the_command_line_holds_no_cypher() -> None:

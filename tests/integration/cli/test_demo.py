@@ -25,7 +25,15 @@ def test_demo_shows_related_pages_and_reuses_them(runner, cli_env, capsys, monke
     block = out.split("Pages related to Paris")[1].splitlines()
     first = next(line for line in block if re.match(r"\s+1 ", line))
     assert "France" in first or "London" in first  # Paris's nearest pages, by some method
-    assert "MATCH path = (p:Page {url: $url})" in out
+    # The query to paste into the Browser is the short one, and it answers there as printed.
+    printed = out.split("as a graph:")[1].strip().splitlines()
+    assert printed[-1] == "CALL linksim.related($url, $method, $limit)"
+    assert printed[:3] == [":param url => 'https://en.wikipedia.org/wiki/Albert_Einstein'",
+                           ":param method => 'spectral'", ":param limit => 10"]
+    drawn = runner.run(printed[-1], {"url": "https://en.wikipedia.org/wiki/Albert_Einstein",
+                                     "method": "spectral", "limit": 10})
+    assert [row["rank"] for row in drawn] == list(range(1, 11))
+    assert all(row["page"]["url"].endswith("/Albert_Einstein") and row["similarity"] is not None for row in drawn)
     for method in ("spectral", "simrank", "psimrank", "xjaccard", "pagesim"):
         assert runner.run("MATCH (c:LinksimCurrent {algorithm: $m}) MATCH (r:LinksimRun {id: c.run}) "
                           "RETURN count(r) AS n", {"m": method}) == [{"n": 1}]

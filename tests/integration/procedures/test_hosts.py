@@ -207,6 +207,10 @@ def test_every_method_runs_on_the_host_graph_of_najdisi(runner, cli_env, tmp_pat
         cypher = runner.run(linksim.cypher.query("related_pages", "related_hosts"),
                             {"method": "simrank", "host": host, "limit": 5})
         assert [row["host"] for row in cypher] == [row["host"] for row in printed]
+        short = runner.run("CALL linksim.relatedHosts($host, $method, $limit) YIELD rank, related, score "
+                           "RETURN rank, related.name AS host, score", {"method": "simrank", "host": host, "limit": 5})
+        assert [(row["rank"], row["host"], row["score"]) for row in short] == \
+            [(row["rank"], row["host"], row["score"]) for row in cypher]
         together = ls.related([host, other], method="simrank", top_k=5, graph="hosts")
         assert not {host, other} & set(together["host"]) and len(together) == 5
         assert main(["-q", "related", "www.no-such-host.si", "--method", "simrank"]) == 2

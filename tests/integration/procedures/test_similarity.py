@@ -46,10 +46,13 @@ def test_cypher_related_pages_equal_linksim_related(wikispeedia, cli_env, tmp_pa
     assert main(["-q", "similar", method, "--top-k", "10", "--fingerprints", "50"]) == 0
     capsys.readouterr()
     query = cypher.query("related_pages", "related_pages")
+    short = cypher.query("related_pages", "related_pages_procedure")  # linksim.related
     for url in PAGES:
         assert main(["-q", "related", url, "--method", method, "--top-k", "10", "--json"]) == 0
         expected = json.loads(capsys.readouterr().out)
         rows = runner.run(query, {"url": url, "method": method, "limit": 10})
+        assert runner.run(short, {"url": url, "method": method, "limit": 10}) == rows
+        assert runner.run(short, {"url": url, "method": method, "limit": 3}) == rows[:3]
         assert len(rows) == len(expected) > 0
         assert [r["url"] for r in rows] == [e["url"] for e in expected]
         assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1))
@@ -65,6 +68,25 @@ def test_cypher_related_pages_equal_linksim_related(wikispeedia, cli_env, tmp_pa
         "WHERE k > 10 OR self > 0 OR lo <> 1 OR hi <> k OR d <> k RETURN count(*) AS n"
     )
     assert bad == [{"n": 0}]
+
+
+def test_the_short_query_refuses_what_it_cannot_answer(runner, tmp_path) -> None:
+    """linksim.related names a method without a current run and a k below 1 (a typo must not
+    read as a page without related pages), and answers nothing for a page not in the crawl."""
+    from neo4j.exceptions import ClientError
+
+    path = tmp_path / "crawl.tsv"
+    path.write_text("".join(f"http://e.org/{i}\thttp://e.org/{(i * 7 + j) % 40}\n" for i in range(40) for j in range(1, 4)))
+    load([path], runner, show_progress=False)
+    similarity.similar(runner, "psimrank", tmp_path / "indexes", top_k=5, show_progress=False)
+    short = cypher.query("related_pages", "related_pages_procedure")
+    rows = runner.run(short, {"url": "http://e.org/1", "method": "psimrank", "limit": 10})
+    assert [row["rank"] for row in rows] == list(range(1, len(rows) + 1)) and 0 < len(rows) <= 5
+    assert runner.run(short, {"url": "http://e.org/nope", "method": "psimrank", "limit": 10}) == []
+    with pytest.raises(ClientError, match="no current SIMILAR_TO run of 'simrnk'.*psimrank"):
+        runner.run(short, {"url": "http://e.org/1", "method": "simrnk", "limit": 10})
+    with pytest.raises(ClientError, match="k must be at least 1"):
+        runner.run(short, {"url": "http://e.org/1", "method": "psimrank", "limit": 0})
 
 
 def test_a_rerun_replaces_that_method_only_and_never_shows_a_mix(runner, tmp_path) -> None:

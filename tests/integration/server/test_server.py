@@ -188,3 +188,22 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def test_the_local_server_has_linksims_procedures_and_plugin_builds_them_for_another(
+        neo4j_server, runner, tmp_path, monkeypatch, capsys) -> None:
+    """`linksim neo4j start` compiled linksim.related against the server's jars and installed it;
+    `linksim neo4j plugin --out DIR` gives the same jar for a server of one's own."""
+    import zipfile
+
+    from linksim.procedures.runs import related_procedure
+
+    server = _local(neo4j_server)
+    assert related_procedure(runner)
+    installed = sorted(p.name for p in server.settings.plugins_dir.glob("linksim-procedures-*.jar"))
+    assert len(installed) == 1
+    monkeypatch.setenv("LINKSIM_INSTANCE", server.settings.instance)
+    assert main(["neo4j", "plugin", "--out", str(tmp_path / "out")]) == 0
+    assert str(tmp_path / "out" / installed[0]) in capsys.readouterr().out
+    with zipfile.ZipFile(tmp_path / "out" / installed[0]) as jar:
+        assert "io/linksim/Related.class" in jar.namelist() and jar.testzip() is None

@@ -394,3 +394,40 @@ def test_recovery_progress_is_read_from_the_debug_log(tmp_path) -> None:
         opened.write('2026-11-27 10:52:00.000+0000 INFO  [o.n.k.i.t.l.c.CheckPointerImpl] [neo4j/x] Checkpoint '
                      'triggered by "Recovery completed." @ txId: 1755\n')
     assert local_module._recovery_progress(log_file, since) is None
+
+
+def test_without_a_jdk_the_procedures_are_refused_with_what_to_install_and_nothing_left(
+        tmp_path, monkeypatch, caplog) -> None:
+    """No javac beside java, in JAVA_HOME or on PATH: building linksim.related is one clear error,
+    no jar (or half of one) is left, and a start goes on without the procedures, saying why."""
+    from linksim.server import plugin
+
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "neo4j-5.26.30.jar").write_bytes(b"")
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    java = fake_java(tmp_path, "exit 0") / "bin" / "java"
+    assert plugin.javac_executable(str(java)) is None
+    with pytest.raises(plugin.PluginError, match="no javac.*openjdk-17-jdk-headless"):
+        plugin.build(lib, str(java))
+    assert not list(tmp_path.rglob("linksim-procedures-*"))
+    settings = ServerSettings(home=tmp_path / "home")
+    with caplog.at_level(logging.WARNING, logger="linksim.server.local"):
+        assert LocalServer(settings).install_procedures(str(java)) is False
+    assert "starts without linksim.related" in caplog.text
+    assert not list(settings.plugins_dir.glob("*.jar"))
+
+
+def test_the_procedures_jar_is_named_by_its_source_and_the_servers_jars(tmp_path) -> None:
+    """A new Neo4j version (its jars' names) or a changed source builds the jar again."""
+    from linksim.server import plugin
+
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "neo4j-kernel-5.26.30.jar").write_bytes(b"")
+    first = plugin.jar_name(lib)
+    assert first == plugin.jar_name(lib) and first.startswith("linksim-procedures-") and first.endswith(".jar")
+    (lib / "neo4j-kernel-5.26.30.jar").rename(lib / "neo4j-kernel-5.26.31.jar")
+    assert plugin.jar_name(lib) != first
+    assert "linksim.related" in plugin.source_text()
