@@ -262,21 +262,40 @@ def test_two_similar_runs_of_one_method(indexed, env) -> None:
     assert runner.run("MATCH ()-[s:SIMILAR_TO]->() RETURN max(s.rank) AS k") == [{"k": 5}]
 
 
-def read_while(runner, urls: list[str], work) -> list[tuple[str, str, list]]:
-    """Two readers ask for the related pages of random ``urls`` in a loop while ``work()`` runs,
-    one by the shipped protocol query, one by the short query (``linksim.related``); every (query,
-    url, answer) they got."""
+def read_while(runner, urls: list[str], work, root: Path) -> list[tuple[str, str, list]]:
+    """Four readers ask for the related pages of random ``urls`` in a loop while ``work()`` runs:
+    by the shipped protocol query, by the short query (``linksim.related``), by the API
+    (``Linksim.related``) and by the command line (``linksim related --json``, in this process);
+    every (form, url, answer) they got, the API's and the command line's as the URLs in order."""
+    import contextlib
+    import io
+
+    from linksim.procedures.api import Linksim
+
     stop = threading.Event()
     seen: list[tuple[str, str, list]] = []
+    api = Linksim(runner, root, show_progress=False)
 
-    def read(seed: int, form: str, query: str) -> None:
+    def cypher_reader(query: str):
+        return lambda url: runner.run(query, {"url": url, "method": "simrank", "limit": 10})
+
+    def command_line(url: str) -> list:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):  # the one reader that prints
+            code = main(["-q", "related", url, "--method", "simrank", "--top-k", "10", "--json"])
+        return [row["url"] for row in json.loads(out.getvalue())] if code == 0 else []
+
+    forms = {"protocol": cypher_reader(QUERY), "short": cypher_reader(SHORT),
+             "api": lambda url: api.related(url, method="simrank", top_k=10)["url"].tolist(),
+             "cli": command_line}
+
+    def read(seed: int, form: str) -> None:
         pick = random.Random(seed)
         while not stop.is_set():
             url = pick.choice(urls)
-            seen.append((form, url, runner.run(query, {"url": url, "method": "simrank", "limit": 10})))
+            seen.append((form, url, forms[form](url)))
 
-    readers = [threading.Thread(target=read, args=(seed, form, query))
-               for seed, (form, query) in enumerate({"protocol": QUERY, "short": SHORT}.items())]
+    readers = [threading.Thread(target=read, args=(seed, form)) for seed, form in enumerate(forms)]
     for thread in readers:
         thread.start()
     try:
@@ -289,22 +308,34 @@ def read_while(runner, urls: list[str], work) -> list[tuple[str, str, list]]:
 
 
 def tally(seen: list[tuple[str, str, list]], expected: dict[str, list]) -> dict[str, dict[str, int]]:
-    """Per query form: answers, empty ones, and ones that are no whole list of ``expected``."""
+    """Per reading form: answers, empty ones, and ones that are no whole list of ``expected`` (the
+    API and the command line, which read the index, by their URLs in order)."""
     counts = {}
     for form in sorted({form for form, _, _ in seen}):
         answers = [(url, rows) for one, url, rows in seen if one == form]
+        whole = {url: [rows if form in ("protocol", "short") else [row["url"] for row in rows] for rows in lists]
+                 for url, lists in expected.items()}
         counts[form] = {"answers": len(answers), "empty": sum(not rows for _, rows in answers),
-                        "mixed": sum(bool(rows) and rows not in expected[url] for url, rows in answers)}
+                        "mixed": sum(bool(rows) and rows not in whole[url] for url, rows in answers)}
     return counts
 
 
+def assert_whole(counts: dict[str, dict[str, int]]) -> None:
+    """Every form answered (the Cypher ones thousands of times), never nothing, never a mix."""
+    for form, least in (("protocol", 500), ("short", 500), ("api", 20), ("cli", 5)):
+        assert counts[form]["answers"] >= least, counts
+        assert counts[form]["empty"] == 0 and counts[form]["mixed"] == 0, counts
+
+
 def test_readers_never_see_nothing_or_a_mix_while_runs_switch(indexed, monkeypatch) -> None:
-    """Two readers, one by the shipped protocol query and one by the short query, ask for related
-    pages in a loop while five reruns switch the current run between top 10 and top 6 lists; every
-    answer must be a whole list of one of them (a mix or a half-deleted run is neither). The
-    figures go to test-output/faults/readers.json."""
+    """Four readers, by the shipped protocol query, the short query, the API and the command line,
+    ask for related pages in a loop while five reruns switch the current run between top 10 and
+    top 6 lists; every answer must be a whole list of one of them (a mix or a half-deleted run is
+    neither; the API and the command line read the index, whose top 10 is the first). The figures
+    go to test-output/faults/readers.json."""
     runner, root, _ = indexed
     monkeypatch.setattr(runs, "RETIRE_GRACE_SECONDS", 2.0)  # the shipped default, not the suite's 0.2 s
+    monkeypatch.setenv("LINKSIM_INDEX_DIR", str(root))  # the command line's index store
     handle = obtain_index(runner, "simrank", root, show_progress=False)
     urls = sample_urls(runner, "simrank")
     expected = {url: [rows] for url, rows in answers(runner, "simrank", urls).items()}  # top 10, same index
@@ -317,15 +348,13 @@ def test_readers_never_see_nothing_or_a_mix_while_runs_switch(indexed, monkeypat
                     expected[url].append(rows)
 
     began = time.monotonic()
-    seen = read_while(runner, urls, rerun_five_times)
+    seen = read_while(runner, urls, rerun_five_times, root)
     counts = tally(seen, expected)
     report = Path(__file__).resolve().parents[3] / "test-output" / "faults" / "readers.json"
     report.parent.mkdir(parents=True, exist_ok=True)
     report.write_text(json.dumps(dict(counts, reruns=5, seconds=round(time.monotonic() - began, 1)), indent=2))
     assert all(len(lists) == 2 and lists[0] != lists[1] for lists in expected.values())
-    for form in ("protocol", "short"):
-        assert counts[form]["answers"] >= 500, counts
-        assert counts[form]["empty"] == 0 and counts[form]["mixed"] == 0, counts
+    assert_whole(counts)
 
 
 def test_pagerank_and_load_writers_wait_or_are_refused(crawl, cli_env, capsys, tmp_path) -> None:
@@ -425,6 +454,7 @@ def test_readers_never_see_nothing_or_a_mix_while_updates_switch(indexed, monkey
     and each run rewrites only those. Every answer must be a whole list of one of the two states."""
     runner, root, old = indexed
     monkeypatch.setattr(runs, "RETIRE_GRACE_SECONDS", 2.0)
+    monkeypatch.setenv("LINKSIM_INDEX_DIR", str(root))
     handle = obtain_index(runner, "simrank", root, show_progress=False)
     tenth = runner.run("MATCH (p:Page)-[s:SIMILAR_TO {run: $run, rank: 10}]->() RETURN s.score AS score",
                        {"run": old.id})
@@ -443,11 +473,9 @@ def test_readers_never_see_nothing_or_a_mix_while_updates_switch(indexed, monkey
                     if rows != expected[url][0]:
                         expected[url].append(rows)
 
-    seen = read_while(runner, urls, update_four_times)
+    seen = read_while(runner, urls, update_four_times, root)
     counts = tally(seen, expected)
     assert all(0 < count < PAGES / 2 for count in rewritten), rewritten  # updates, every one of them
     assert len(current_runs(runner, "simrank")) == 5
     assert any(len(lists) == 2 for lists in expected.values())  # some sampled pages change
-    for form in ("protocol", "short"):
-        assert counts[form]["answers"] >= 500, counts
-        assert counts[form]["empty"] == 0 and counts[form]["mixed"] == 0, counts
+    assert_whole(counts)
