@@ -308,7 +308,13 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
             # of the rest (spectral: the embedding, the neighbour and nearest lists each list reads).
             beyond = index - sum(own.get(part, 0) for part in TREE_PARTS)
             parents = 5 if entry.fingerprint_trees else 0
-            index = (parents + _query_bytes(page_major)) * n_fingerprints * pages + kept + beyond
+            # Making the page-major rows (treescan.page_major) reads every fingerprint's parents,
+            # labels and positions once: mapped pages the process holds until the index goes
+            # (measured at 10M links: the lists' PSS 1.1 GiB above the estimate without them).
+            from linksim.ranking.treescan import QUERY_POSITION_BYTES
+
+            prepared = (5 - parents + QUERY_POSITION_BYTES) * n_fingerprints * pages if page_major else 0
+            index = (parents + _query_bytes(page_major)) * n_fingerprints * pages + kept + beyond + prepared
         # `linksim similar` lets the URLs go before the lists, and the index before the write
         # (linksim.procedures.similarity); the lists' rank is let go before the write too. A run
         # whose index is on disk keeps no lists: the graph goes before them too.
