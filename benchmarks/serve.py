@@ -182,7 +182,7 @@ def main() -> None:
                                   max_connection_pool_size=max(int(c) for c in args.clients.split(",")) + 8,
                                   notifications_min_severity="OFF")  # a crawl without titles warns a query
     database = connection.database
-    results = dict(results_header(sys.argv), size=args.size, method=args.method, rows=[])
+    results = dict(size=args.size, method=args.method, rows=[])
     try:
         with driver.session(database=database) as session:
             urls = sample_urls(session, args.method, args.pages, seed=0)
@@ -218,7 +218,7 @@ def main() -> None:
         if os.environ.get("LINKSIM_SERVE_KEEP") != "1":
             server.stop()
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(results, indent=1) + "\n")
+    args.json.write_text(json.dumps(dict(results_header(sys.argv), **results), indent=1) + "\n")  # finished: now
     print(f"wrote {args.json}")
 
 
