@@ -195,12 +195,15 @@ def _plugin(args: argparse.Namespace) -> int:
     pages of a page in one short query, under the run protocol) against the Neo4j 5.26 jars
     (fetched once, as for `start`) with the JDK's javac, and put the jar into --out. The local
     server gets it at every start; this is for a server of your own (NEO4J_URI). Exit 1 when no
-    javac is found or it fails."""
+    javac is found or it fails, 2 when --out is a file."""
 
     import shutil
 
+    from linksim.errors import ConfigurationError
     from linksim.server import plugin
 
+    if args.out.exists() and not args.out.is_dir():
+        raise ConfigurationError(f"--out {args.out} is a file: give the folder to put the jar in")
     server = _server(args)
     server.ensure_jars()
     jar = plugin.build(server.settings.lib_dir, server.java())

@@ -96,6 +96,7 @@ CASES = [
     (["neo4j", "stop"], 0),
     (["neo4j", "logs"], 1),  # no log yet: the instance never ran
     (["neo4j", "init", "--uri", "bolt://127.0.0.1:9"], 3),
+    (["neo4j", "plugin", "--out", "{bad}"], 2),  # a file, not a folder
     (["spark", "pagerank", "--damping", "1"], 2),
     (["spark", "index", "simrank", "--fingerprints", "0"], 2),
     (["spark", "similar", "psimrank", "--top-k", "0"], 2),
