@@ -309,8 +309,7 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
             beyond = index - sum(own.get(part, 0) for part in TREE_PARTS)
             parents = 5 if entry.fingerprint_trees else 0
             # Making the page-major rows (treescan.page_major) reads every fingerprint's parents,
-            # labels and positions once: mapped pages the process holds until the index goes
-            # (measured at 10M links: the lists' PSS 1.1 GiB above the estimate without them).
+            # labels and positions once: mapped pages the process holds until the index goes.
             from linksim.ranking.treescan import QUERY_POSITION_BYTES
 
             prepared = (5 - parents + QUERY_POSITION_BYTES) * n_fingerprints * pages if page_major else 0

@@ -12,7 +12,6 @@ query (``cypher/related_pages.cypher``) answers the same on any server.
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import shutil
 import subprocess
@@ -22,8 +21,6 @@ from importlib import resources
 from pathlib import Path
 
 from linksim.errors import LinksimError
-
-log = logging.getLogger(__name__)
 
 SOURCE = "Related.java"
 JAR_PREFIX = "linksim-procedures-"
