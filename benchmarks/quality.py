@@ -132,20 +132,40 @@ def grade(name: str, source: str, lists, classes, linked, seconds: float) -> dic
     return {"name": name, "source": source, **report.as_dict(), "seconds": round(seconds, 1)}
 
 
-def rows_for(graph, classes, exact: bool, methods: list[str] | None = None) -> list[dict]:
+def host_filter(graph, kind: str | None):
+    """The target filter ``kind`` (other-hosts, same-host) of the crawl's pages, by their URLs' hosts."""
+    if kind is None:
+        return None
+    from linksim.loader.urls import hosts_of
+    from linksim.ranking.targets import Targets, host_numbers
+
+    return Targets.of_hosts(kind, host_numbers(hosts_of(list(graph.keys))), same=kind == "same-host")
+
+
+def filtered_ranking(lists, targets, top: int):
+    """Whole rankings (every page that scores) cut to the ``top`` pages that pass ``targets``."""
+    if targets is None:
+        return lists
+    from linksim.ranking.targets import filtered
+
+    return {u: filtered(targets, u, ranked)[:top] for u, ranked in lists.items()}
+
+
+def rows_for(graph, classes, exact: bool, methods: list[str] | None = None, targets=None) -> list[dict]:
     from linksim.evaluation import top_lists_from_matrix
     from linksim.evaluation.anchors import ANCHORS, anchor_lists
     from linksim.evaluation.experiments import lists_of
     from linksim.methods import DEFAULT_METHOD, METHODS
 
     linked = linked_pages(graph)
+    depth = 100 if targets is None else graph.n  # a filtered reference: its whole ranking, filtered
     rows = []
     order = [DEFAULT_METHOD] + [m for m in METHODS if m != DEFAULT_METHOD]
     order = [m for m in order if methods is None or m in methods]
     for method in order:
         entry = METHODS[method]
         began = time.monotonic()
-        lists = lists_of(entry.build_index(graph), 100)
+        lists = lists_of(entry.build_index(graph), 100, targets=targets)
         source = "monte carlo" if entry.samples else "index"
         rows.append(grade(method, source, lists, classes, linked, time.monotonic() - began))
         print(line(rows[-1]), flush=True)
@@ -153,13 +173,13 @@ def rows_for(graph, classes, exact: bool, methods: list[str] | None = None) -> l
             began = time.monotonic()
             p = entry.defaults
             matrix = entry.exact(graph, float(p["decay"]), int(p["length"]))
-            rows.append(grade(method, "exact", top_lists_from_matrix(matrix, 100), classes, linked,
-                              time.monotonic() - began))
+            rows.append(grade(method, "exact", filtered_ranking(top_lists_from_matrix(matrix, depth), targets, 100),
+                              classes, linked, time.monotonic() - began))
             print(line(rows[-1]), flush=True)
     for anchor in ANCHORS:
         began = time.monotonic()
-        rows.append(grade(anchor, "anchor", anchor_lists(graph, anchor, 100), classes, linked,
-                          time.monotonic() - began))
+        rows.append(grade(anchor, "anchor", filtered_ranking(anchor_lists(graph, anchor, depth), targets, 100),
+                          classes, linked, time.monotonic() - began))
         print(line(rows[-1]), flush=True)
     return rows
 
@@ -227,11 +247,16 @@ def main() -> None:
     parser.add_argument("--no-exact", dest="exact", action="store_false",
                         help="skip the exact references (dense matrices, tens of seconds each on Wikispeedia)")
     parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument("--targets", choices=["other-hosts", "same-host"],
+                        help="grade lists of only other hosts' pages (or the page's own host's), every method's "
+                        "filtered while ranked and every anchor's whole ranking filtered (crawls of URLs: webkb)")
     parser.add_argument("--cost", action="store_true", help="also time the default, P-PSimRank and SimRank on cnr-2000")
     parser.add_argument("--gds", action="store_true",
                         help="also grade GDS FastRP + exact kNN (linksim evaluate's fastrp anchor): each crawl loaded "
                         "into a benchmark server with Graph Data Science (instance `quality`)")
     args = parser.parse_args()
+    if args.gds and args.targets:
+        parser.error("--gds grades GDS's unfiltered lists: not with --targets")
 
     results = {}
     runner = server = None
@@ -248,7 +273,7 @@ def main() -> None:
         print(f"\n{name}: {graph.n:,} pages, {graph.m:,} links, {sum(1 for c in classes.values() if c):,} "
               f"labelled, {len(linked_pages(graph)):,} with a link (top 100 graded)")
         print(header())
-        rows = rows_for(graph, classes, args.exact, args.methods)
+        rows = rows_for(graph, classes, args.exact, args.methods, host_filter(graph, args.targets))
         if runner is not None:
             rows.append(gds_row(name, args.data, int(args.labelled_links), graph, classes, runner, server))
             print(line(rows[-1]), flush=True)

@@ -7,7 +7,7 @@ import json
 import math
 from pathlib import Path
 
-from linksim.cli.options import checked, command
+from linksim.cli.options import checked, command, urls_file
 
 
 def register(commands: argparse._SubParsersAction, connection: argparse.ArgumentParser) -> None:
@@ -37,6 +37,10 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
                         help="page texts (folder or tar.gz of <article>.txt, the Wikispeedia layout): also "
                         "report Delta(A, T), the mean cosine TF-IDF similarity of a page and its top T "
                         "related pages, T = 1..10 (PageSim paper, Section 6)")
+    parser.add_argument("--targets", metavar="SPEC",
+                        help="grade the runs written with this target filter (`linksim similar METHOD --targets "
+                        "SPEC`: other-hosts, same-host, crawled, label:NAME, @FILE) and the anchors' lists of the "
+                        "pages that pass (each anchor's whole ranking filtered)")
     parser.add_argument("--json", action="store_true", help="print JSON rows")
 
 
@@ -58,20 +62,22 @@ def _evaluate(args: argparse.Namespace) -> int:
     texts = read_texts(args.texts) if args.texts else None
     with open_facade(args) as ls:
         rows = ls.evaluate(categories, args.methods, depth=args.depth, top=args.top, exact=args.exact, texts=texts,
-                           anchors=True if args.anchors == [] else (args.anchors or False))
+                           anchors=True if args.anchors == [] else (args.anchors or False),
+                           targets=urls_file(args.targets, "--targets"))
     if args.json:
         print(json.dumps([{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
                           for row in rows], indent=2))
         return 0
     if any("gamma" in row for row in rows):
         print(f"Top {args.top} graded; classes = categories cut to {args.depth} components:")
-        print(f"{'method':<14} {'source':<7} {'P@10':>6} {'hits@10':>7} {'Gamma':>7} {'pooled':>7} {'queries':>8} "
+        wide = max(14, *(len(row["method"]) for row in rows))
+        print(f"{'method':<{wide}} {'source':<7} {'P@10':>6} {'hits@10':>7} {'Gamma':>7} {'pooled':>7} {'queries':>8} "
               f"{'pairs':>12} {'coverage':>8}  parameters")
         for row in rows:
             if "gamma" not in row:
                 continue
             shown = " ".join(f"{k}={v}" for k, v in row["parameters"].items())
-            print(f"{row['method']:<14} {row['source']:<7} {row['precision_at_10']:>6.3f} {row['hits_at_10']:>7.3f} "
+            print(f"{row['method']:<{wide}} {row['source']:<7} {row['precision_at_10']:>6.3f} {row['hits_at_10']:>7.3f} "
                   f"{row['gamma']:>7.4f} {row['pooled']:>7.4f} {row['queries']:>8,} {row['pairs']:>12,} "
                   f"{row['coverage']:>8.1%}  {shown}")
     if any("delta" in row for row in rows):

@@ -4,6 +4,7 @@ the command line is parsed, so a bad one is refused before anything connects or 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from linksim.errors import ConfigurationError
 from linksim.parameters import PARAMETERS
@@ -182,3 +183,18 @@ def table(frame) -> str:
         if shown[column].dtype == object:
             shown[column] = shown[column].where(shown[column].notna(), "")
     return shown.to_string(index=False, na_rep="")
+
+
+def urls_file(spec: str | None, option: str):
+    """``@FILE`` becomes the list of its URLs (blank lines and ``#`` comments skipped)."""
+    if spec is None or not spec.startswith("@"):
+        return spec
+    path = Path(spec[1:])
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigurationError(f"{option} {spec}: cannot read {path} ({error})") from None
+    urls = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    if not urls:
+        raise ConfigurationError(f"{option} {spec}: {path} holds no URL")
+    return urls

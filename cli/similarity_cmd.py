@@ -7,13 +7,18 @@ import json
 import sys
 from pathlib import Path
 
-from linksim.cli.options import (add_graph, add_list_options, add_memory, add_sampling, checked, command,
+from linksim.cli.options import (add_graph, add_list_options, add_memory, add_sampling, checked, command, urls_file,
                                  print_estimate, table)
 
 from linksim.methods import DEFAULT_METHOD, METHODS, sample_methods
 from linksim.parameters import SIMILAR_WRITE_BATCH
 
 METHOD_HELP = "; ".join(f"{m.name}: {m.summary}" for m in METHODS.values())
+
+
+TARGETS_HELP = ("only these pages in the lists, chosen while they are ranked (a list is still --top-k long where "
+                "that many pass): other-hosts (pages on another host than the page's), same-host, crawled, "
+                "label:NAME (pages with that label) or @FILE (URLs, one a line)")
 
 
 def _methods() -> tuple[str, ...]:
@@ -106,6 +111,10 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
                          help="write lists only for these pages (all pages remain candidates): crawled, "
                          "pagerank>=Q (PageRank at or above the quantile Q in [0, 1) of all pages' ranks; "
                          "run `linksim pagerank` first) or @FILE (URLs, one a line)")
+    similar.add_argument("--targets", metavar="SPEC",
+                         help=TARGETS_HELP + "; the run is current under METHOD@FILTER "
+                         "(spectral@other-hosts) beside the unfiltered one, the name the related-pages "
+                         "queries take as their method")
     similar.add_argument("--rewrite", action="store_true",
                          help="write every list again; by default a method whose current lists linksim kept "
                          "writes only the lists that changed since (an update: the same lists as a full run)")
@@ -134,6 +143,8 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
     related.add_argument("--pool", type=checked("pool"), default=None,
                          help="for a set: how many of each given page's related pages are combined "
                          "(default 100, or --top-k if more)")
+    related.add_argument("--targets", metavar="SPEC", help=TARGETS_HELP + "; for several URLs, other hosts "
+                         "than all of theirs (same-host: one of theirs)")
     _index_options(related, build=False)
     related.add_argument("--json", action="store_true", help="print JSON records")
     related.set_defaults(handler=_related)
@@ -234,16 +245,16 @@ def _similar(args: argparse.Namespace) -> int:
         record = ls.similar(args.method, args.graph).write(
             top_k=args.top_k, similarity_cutoff=args.similarity_cutoff, batch_size=args.batch_size, wait=args.wait,
             rebuild=args.rebuild, crawled_only=args.crawled_only, memory_budget=args.memory_budget,
-            retire=args.retire, source_pages=_source_pages(args.source_pages), sample=args.sample,
-            rewrite=args.rewrite, **_given(args),
+            retire=args.retire, source_pages=urls_file(args.source_pages, "--source-pages"), sample=args.sample,
+            rewrite=args.rewrite, targets=urls_file(args.targets, "--targets"), **_given(args),
         ).record
     if args.json:
         print(json.dumps(record.as_dict(), indent=2))
         return 0
     nodes = args.graph  # a graph is named by its nodes: pages, hosts
-    wrote = (f"Wrote {record.written:,} SIMILAR_TO relationships ({args.method}, top {args.top_k}) for "
+    wrote = (f"Wrote {record.written:,} SIMILAR_TO relationships ({record.key or args.method}, top {args.top_k}) for "
              f"{record.pages:,} {nodes}" if record.lists_rewritten is None else
-             f"Updated the SIMILAR_TO lists ({args.method}, top {args.top_k}): {record.lists_rewritten:,} of "
+             f"Updated the SIMILAR_TO lists ({record.key or args.method}, top {args.top_k}): {record.lists_rewritten:,} of "
              f"{record.pages:,} {nodes}' lists changed and were written again; the lists hold "
              f"{record.written:,} relationships")
     print(
@@ -260,23 +271,6 @@ def _similar(args: argparse.Namespace) -> int:
     return 0
 
 
-def _source_pages(spec: str | None):
-    """``@FILE`` becomes the list of its URLs (blank lines and ``#`` comments skipped)."""
-    if spec is None or not spec.startswith("@"):
-        return spec
-    from linksim.errors import ConfigurationError
-
-    path = Path(spec[1:])
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigurationError(f"--source-pages {spec}: cannot read {path} ({error})") from None
-    urls = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
-    if not urls:
-        raise ConfigurationError(f"--source-pages {spec}: {path} holds no URL")
-    return urls
-
-
 def _related(args: argparse.Namespace) -> int:
     from linksim.procedures.graphs import graph_of_names
 
@@ -285,7 +279,8 @@ def _related(args: argparse.Namespace) -> int:
         graph = graph_of_names(ls.runner, args.graph, args.url)
         frame = ls.related(args.url if together else args.url[0], method=args.method, top_k=args.top_k,
                            similarity_cutoff=args.similarity_cutoff, n_fingerprints=args.n_fingerprints,
-                           crawled_only=args.crawled_only, graph=graph, **({"pool": args.pool} if together else {}))
+                           crawled_only=args.crawled_only, graph=graph, targets=urls_file(args.targets, "--targets"),
+                           **({"pool": args.pool} if together else {}))
     if args.json:
         records = frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
         print(json.dumps(records, indent=2))  # exact floats, null for a missing title or rank

@@ -366,6 +366,44 @@ def nearest_pages(embedding: np.ndarray, count: int = NEAREST, show_progress: bo
     return table
 
 
+#: A target filter's nearest pages come from a search this many times deeper than the nearest
+#: pages' (:func:`nearest_pages_within`): most of a page's nearest pages may not pass.
+FILTERED_SEARCH = 8
+
+
+def nearest_pages_within(embedding: np.ndarray, targets, pages: np.ndarray, table: np.ndarray,
+                         count: int = NEAREST, seed: int = 0) -> None:
+    """``table[u]`` = u's ``count`` nearest pages among the pages that pass ``targets`` (a
+    :class:`linksim.ranking.targets.Targets`) for each of ``pages``, ranked as :func:`nearest`
+    ranks them. A few pages, or a graph of fewer than :data:`ANN_PAGES`: each page's scan of every
+    page, those that do not pass left out (the exact answer). Every page of a larger graph: the
+    clusters' search of :func:`nearest_pages`, :data:`FILTERED_SEARCH` times deeper, then the
+    filter (a page whose probed clusters hold no page that passes gets none)."""
+    n = len(embedding)
+    pages = np.asarray(pages, dtype=np.int64)
+    pages = pages[embedding[pages].any(axis=1)] if len(pages) else pages
+    if n >= ANN_PAGES and len(pages) > n // 2:
+        clusters = EmbeddingClusters(embedding, seed)
+        width = min(FILTERED_SEARCH * (2 * count + 1), n)
+        for c in range(len(clusters)):
+            mine, found = clusters.search(c, width)
+            for row, u in enumerate(mine.tolist()):
+                keep = found[row] >= 0
+                keep[keep] = targets.passes(u, found[row][keep])
+                found[row][~keep] = -1
+            nearest_rows(embedding, mine, found, count, NEAR_COSINE, table)
+        return
+    everyone = np.arange(n)
+    for start in range(0, len(pages), SCAN_BLOCK):
+        block = pages[start : start + SCAN_BLOCK]
+        scans = (embedding[block] @ embedding.T).astype(np.float32, copy=False)
+        for row, u in enumerate(block.tolist()):
+            values = scans[row]
+            values[~targets.passes(u, everyone)] = -np.inf
+            near = _nearest_of_scan(embedding, u, values, count)
+            table[u, : len(near)] = near
+
+
 def _by_exact_cosine(embedding: np.ndarray, u: int, pages: np.ndarray, count: int) -> np.ndarray:
     """Of ``pages``, the ``count`` of largest float64 cosine with u above :data:`NEAR_COSINE`."""
     return exact_nearest(embedding, int(u), np.asarray(pages, dtype=np.int64), int(count), NEAR_COSINE)
@@ -390,6 +428,27 @@ class SpectralIndex:
         self._weights = colink_weights(self.neighbour_indptr)
         self._neighbours = tuple(read_only(a) for a in (self.neighbour_indptr, self.neighbour_indices, self._weights))
         self._scratch = threading.local()
+        self._within = None  # (a target filter's digest, its nearest pages, the rows found)
+
+    def nearest_within(self, targets, pages: np.ndarray) -> np.ndarray:
+        """The table of nearest pages among those that pass ``targets``, its rows of ``pages``
+        found (:func:`nearest_pages_within`); kept for the filter, each row found once."""
+        key = targets.digest()
+        if self._within is None or self._within[0] != key:
+            self._within = (key, np.full(self.nearest.shape, -1, dtype=np.int32), np.zeros(self.n, dtype=bool))
+        _, table, found = self._within
+        missing = np.asarray(pages, dtype=np.int64)
+        missing = np.unique(missing[~found[missing]])
+        if len(missing):
+            nearest_pages_within(self.embedding, targets, missing, table, self.nearest.shape[1],
+                                 int(self.parameters.get("seed", 0)))
+            found[missing] = True
+        return table
+
+    def prepare_targets(self, targets) -> None:
+        """Before the filtered lists of all pages (once, before workers fork): every page's nearest
+        pages among those that pass."""
+        self.nearest_within(targets, np.arange(self.n))
 
     def prepare_all_pages(self) -> None:
         """Before the lists of all pages (built once before workers fork): the walks' page-major
@@ -436,20 +495,32 @@ class SpectralIndex:
         walks = self.fingerprints.sim(u, v, n_fingerprints=n_fingerprints)
         return float(self.combine(u, np.array([v]), np.array([walks]))[0])
 
-    def candidates(self, u: int, n_fingerprints: int | None = None) -> np.ndarray:
+    def candidates(self, u: int, n_fingerprints: int | None = None, targets=None) -> np.ndarray:
         """u's candidates (see the module), in increasing order: the co-linked and nearest pages,
-        or P-PSimRank's best pages when there are none."""
+        or P-PSimRank's best pages when there are none. With ``targets``
+        (:class:`linksim.ranking.targets.Targets`) only the pages that pass are candidates: the
+        best :data:`CANDIDATES` co-linked pages among those that pass, and the nearest pages among
+        them (:meth:`nearest_within`)."""
         pages, scores = self._colinked(u)
+        close = self.nearest[u] if targets is None else self.nearest_within(targets, np.array([u]))[u]
+        close = close[close >= 0].astype(np.int64)
+        if targets is not None:  # the nearest pages among those that pass, the co-linked that pass
+            keep = targets.passes(u, pages)
+            pages, scores = pages[keep], scores[keep]
         best = top_pages(pages, scores, u, CANDIDATES, 0.0)[0]
-        close = self.nearest[u]
-        found = np.union1d(best, close[close >= 0])
-        return found if len(found) else self._walk_candidates(u, n_fingerprints)
+        found = np.union1d(best, close)
+        return found if len(found) else self._walk_candidates(u, n_fingerprints, targets)
 
-    def _walk_candidates(self, u: int, n_fingerprints: int | None) -> np.ndarray:
-        """P-PSimRank's :data:`CANDIDATES` best pages, in increasing order."""
-        return np.array(sorted(v for v, _ in self.fingerprints.related(u, top_k=CANDIDATES,
-                                                                        n_fingerprints=n_fingerprints)),
-                        dtype=np.int64)
+    def _walk_candidates(self, u: int, n_fingerprints: int | None, targets=None) -> np.ndarray:
+        """P-PSimRank's :data:`CANDIDATES` best pages (of those that pass ``targets``), in increasing order."""
+        if targets is None:
+            found = self.fingerprints.related(u, top_k=CANDIDATES, n_fingerprints=n_fingerprints)
+        else:
+            from linksim.ranking.targets import ranked_within
+
+            options = {} if n_fingerprints is None else {"n_fingerprints": n_fingerprints}
+            found = ranked_within(self.fingerprints, np.array([u]), CANDIDATES, 0.0, targets, **options)[0]
+        return np.array(sorted(v for v, _ in found), dtype=np.int64)
 
     def _colinked(self, u: int) -> tuple[np.ndarray, np.ndarray]:
         """:func:`colinked`, compiled (:func:`linksim.ranking.treescan.colinked_scores`): the same floats."""
@@ -465,8 +536,11 @@ class SpectralIndex:
             scratch.acc, scratch.touched, scratch.n = np.zeros(self.n), np.zeros(self.n, dtype=np.int32), self.n
         return scratch
 
+    #: Filters its candidates by a target filter itself (:func:`linksim.ranking.targets.ranked_within`).
+    filters_targets = True
+
     def related(self, u: int, top_k: int | None = 10, similarity_cutoff: float = 0.0,
-                n_fingerprints: int | None = None, **options) -> list[tuple[int, float]]:
+                n_fingerprints: int | None = None, targets=None, **options) -> list[tuple[int, float]]:
         """The best of u's candidates by the combined score. A top-k list scores P-PSimRank (the
         costly share: a walk of its trees in each fingerprint) only for the candidates that can
         still reach the k-th score, by the bound ``a cos + (1 - a) c``: the list is the one
@@ -480,18 +554,19 @@ class SpectralIndex:
         another's gets a list.
 
         A top-k list is :meth:`related_many`'s, compiled; :meth:`related_by_steps` makes the same
-        list step by step."""
+        list step by step. ``targets``: only the pages that pass are candidates
+        (:meth:`candidates`)."""
         check_page(u, self.n)
         if top_k is not None and top_k >= 1:
-            return self.related_many(np.array([u]), top_k, similarity_cutoff, n_fingerprints)[0]
-        return self.related_by_steps(u, top_k, similarity_cutoff, n_fingerprints)
+            return self.related_many(np.array([u]), top_k, similarity_cutoff, n_fingerprints, targets)[0]
+        return self.related_by_steps(u, top_k, similarity_cutoff, n_fingerprints, targets)
 
     def related_many(self, pages: np.ndarray, top_k: int = 10, similarity_cutoff: float = 0.0,
-                     n_fingerprints: int | None = None) -> list[list[tuple[int, float]]]:
+                     n_fingerprints: int | None = None, targets=None) -> list[list[tuple[int, float]]]:
         """:meth:`related` of each of ``pages`` (``top_k`` >= 1), the same lists, in one compiled call
         (:func:`linksim.ranking.combined.combined_lists`) but for a page whose candidates give
         nothing (its list then is the walks' best pages', :meth:`related_by_steps`)."""
-        from linksim.ranking.combined import combined_lists
+        from linksim.ranking.combined import NO_TARGETS, combined_lists
 
         if top_k < 1:
             raise ValueError(f"top_k must be at least 1, got {top_k}")
@@ -499,14 +574,15 @@ class SpectralIndex:
         scratch = self._colinked_scratch()
         lengths, found, scores, pairs = combined_lists(
             pages, int(top_k), float(similarity_cutoff), float(self.share), PRUNE_MARGIN, CANDIDATES,
-            *self._neighbours, scratch.acc, scratch.touched, self.nearest, self.embedding,
-            *self._walk_arguments(n_fingerprints))
+            *self._neighbours, scratch.acc, scratch.touched,
+            self.nearest if targets is None else self.nearest_within(targets, pages), self.embedding,
+            *self._walk_arguments(n_fingerprints), *(NO_TARGETS if targets is None else targets.arrays))
         self.pairs_scored += int(pairs)
         lists, end = [], 0
         found, scores = found.tolist(), scores.tolist()
         for u, length in zip(pages.tolist(), lengths.tolist()):
             if length < 0:
-                lists.append(self.related_by_steps(u, top_k, similarity_cutoff, n_fingerprints))
+                lists.append(self.related_by_steps(u, top_k, similarity_cutoff, n_fingerprints, targets))
             else:
                 lists.append(list(zip(found[end:end + length], scores[end:end + length])))
                 end += length
@@ -519,16 +595,16 @@ class SpectralIndex:
         return int(count), int(walks.length), walks.powers(walks.decay), *walks.query_arrays()
 
     def related_by_steps(self, u: int, top_k: int | None = 10, similarity_cutoff: float = 0.0,
-                         n_fingerprints: int | None = None) -> list[tuple[int, float]]:
+                         n_fingerprints: int | None = None, targets=None) -> list[tuple[int, float]]:
         """:meth:`related`, a step at a time in numpy: the candidates, then the best of them."""
         check_page(u, self.n)
-        pages = self.candidates(u, n_fingerprints)
+        pages = self.candidates(u, n_fingerprints, targets)
         found = self._best(u, pages, top_k, similarity_cutoff, n_fingerprints)
         if found or top_k == 0:
             return found
         if similarity_cutoff > 0 and self._best(u, pages, 1, 0.0, n_fingerprints):
             return found  # the candidates score above 0, only not above the cutoff
-        walked = self._walk_candidates(u, n_fingerprints)
+        walked = self._walk_candidates(u, n_fingerprints, targets)
         walked = np.setdiff1d(walked, pages)  # those scored already score 0
         return self._best(u, walked, top_k, similarity_cutoff, n_fingerprints)
 

@@ -217,7 +217,7 @@ class Similar:
     def write(self, *, top_k: int = 10, similarity_cutoff: float = 0.0, batch_size: int | None = None, wait: float = 0.0,
               rebuild: bool = False, crawled_only: bool = False, memory_budget: str | int | None = None,
               retire: str = "wait", source_pages=None, sample: int | None = None, rewrite: bool = False,
-              **parameters) -> SimilarWriteResult:
+              targets=None, **parameters) -> SimilarWriteResult:
         """Write every page's top ``top_k`` as ``SIMILAR_TO`` of a new current run; where the
         method's current lists were kept, only the lists that changed (an update: the same lists
         as a full run, ``lists_rewritten`` says how many were written).
@@ -247,6 +247,11 @@ class Similar:
             ``linksim similar --help``.
         rewrite : bool
             Write every list, also where only some changed since the current run.
+        targets : str or list of URLs, optional
+            Only these pages in the lists, chosen while they are ranked (a list is still ``top_k``
+            long where that many pass): ``"other-hosts"``, ``"same-host"``, ``"crawled"``,
+            ``"label:NAME"`` or URLs. The run is current under ``<method>@<filter>``
+            (``spectral@other-hosts``), beside the unfiltered one.
         **parameters
             The method's own parameters, as in :meth:`index`.
 
@@ -268,7 +273,8 @@ class Similar:
             client.runner, self.method, client.index_root, top_k=top_k, similarity_cutoff=similarity_cutoff,
             batch_size=batch_size, wait=wait, rebuild=rebuild, crawled_only=crawled_only,
             show_progress=client.show_progress, memory_budget=memory_budget, retire=retire,
-            source_pages=source_pages, sample=sample, graph=self.graph, rewrite=rewrite, **parameters))
+            source_pages=source_pages, sample=sample, graph=self.graph, rewrite=rewrite, targets=targets,
+            **parameters))
 
     def stream(self, *, top_k: int = 10, similarity_cutoff: float = 0.0, rebuild: bool = False,
                crawled_only: bool = False, sample: int | None = None, **parameters) -> pd.DataFrame:
@@ -564,7 +570,7 @@ class Linksim:
 
     def evaluate(self, categories: dict | None = None, methods: list[str] | None = None, depth: int = 2,
                  top: int = 100, exact: bool = False, texts: dict | None = None,
-                 anchors: bool | list[str] = False) -> list[dict]:
+                 anchors: bool | list[str] = False, targets=None) -> list[dict]:
         """Grade the current SIMILAR_TO lists of each method against the pages' categories.
 
         Parameters
@@ -581,6 +587,9 @@ class Linksim:
             The pages' texts, for Delta(A, T).
         anchors : bool or list of str
             Also grade the anchors of :mod:`linksim.evaluation.anchors` (True: all of them).
+        targets : str or list of URLs, optional
+            Grade the runs written with this target filter (``<method>@<filter>``) and the anchors'
+            lists filtered the same way (as :meth:`Similar.write`).
 
         Returns
         -------
@@ -590,7 +599,7 @@ class Linksim:
         from linksim.procedures.evaluation import evaluate
 
         return evaluate(self.runner, categories, methods, depth=depth, top=top, exact=exact, texts=texts,
-                        show_progress=self.show_progress, anchors=anchors)
+                        show_progress=self.show_progress, anchors=anchors, targets=targets)
 
     # Similarity ---------------------------------------------------------------------------------
     def similar(self, method: str = DEFAULT_METHOD, graph: str = "pages") -> Similar:
@@ -646,7 +655,7 @@ class Linksim:
 
     def related(self, url: str | Sequence[str], method: str = DEFAULT_METHOD, top_k: int = 10,
                 similarity_cutoff: float = 0.0, n_fingerprints: int | None = None, crawled_only: bool = False,
-                pool: int | None = None, graph: str = "pages") -> pd.DataFrame:
+                pool: int | None = None, graph: str = "pages", targets=None) -> pd.DataFrame:
         """The pages most similar to a page, or to a set of pages, read from the stored index.
 
         One constant-time query checks that the index still fits the graph; the first call opens it,
@@ -670,6 +679,10 @@ class Linksim:
             For a list of URLs: pages read from each given page's list (default 100).
         graph : {"pages", "hosts"}
             The page graph or the host graph.
+        targets : str or list of URLs, optional
+            Only these pages, chosen while the list is ranked: ``"other-hosts"``, ``"same-host"``,
+            ``"crawled"``, ``"label:NAME"`` or URLs (as :meth:`Similar.write`); for a set, other
+            hosts than all the given pages' (``same-host``: one of theirs).
 
         Returns
         -------
@@ -684,21 +697,23 @@ class Linksim:
         """
         from linksim.parameters import check_parameters
         from linksim.procedures.similarity import related_pages, related_to_set
+        from linksim.procedures.targets import parse_targets
 
         check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, n_fingerprints=n_fingerprints, pool=pool)
+        targets = parse_targets(targets)  # a bad filter is refused before an index is opened
         if isinstance(url, str):
             if pool is not None:
                 raise ConfigurationError("pool applies to a set of pages (a list of URLs), not to one URL")
             key = _key(url, graph)  # a bad URL is the caller's error, whatever the store holds
             handle = self._handle(method, n_fingerprints, crawled_only, graph)
             return related_pages(handle, self.runner, key, top_k=top_k, similarity_cutoff=similarity_cutoff,
-                                 n_fingerprints=n_fingerprints)
+                                 n_fingerprints=n_fingerprints, targets=targets)
         keys = [_key(one, graph) for one in url]
         if not keys:
             raise ConfigurationError("give at least one URL")
         handle = self._handle(method, n_fingerprints, crawled_only, graph)
         return related_to_set(handle, self.runner, keys, top_k=top_k, similarity_cutoff=similarity_cutoff,
-                              n_fingerprints=n_fingerprints, pool=pool)
+                              n_fingerprints=n_fingerprints, pool=pool, targets=targets)
 
     def sim(self, url: str, other: str, method: str = DEFAULT_METHOD, n_fingerprints: int | None = None,
             crawled_only: bool = False, graph: str = "pages") -> float:

@@ -122,6 +122,7 @@ def evaluate(
     texts: dict[str, str] | None = None,
     show_progress: bool = True,
     anchors: bool | list[str] = False,
+    targets=None,
 ) -> list[dict]:
     """Rows of (method, source, Γ, pooled Γ, queries, pairs, precision@10, graded, hits@10,
     labelled, coverage).
@@ -132,8 +133,15 @@ def evaluate(
     :mod:`linksim.evaluation.anchors` and, where the server has Graph Data Science, of
     :data:`GDS_ANCHORS`; or their names; graphs of at most :data:`ANCHOR_MAX_PAGES` pages), graded
     on the same pages.
+
+    ``targets`` (:mod:`linksim.procedures.targets`): grade the runs written with that target
+    filter (``<method>@<filter>``, rows named so) and the anchors' lists of the pages that pass
+    (each anchor's whole ranking filtered, then cut); without it, the unfiltered runs.
     """
     from linksim.evaluation.anchors import ANCHORS
+    from linksim.procedures.targets import parse_targets
+
+    spec = parse_targets(targets)
 
     known = [*ANCHORS, *GDS_ANCHORS]
     if anchors is True:
@@ -157,13 +165,19 @@ def evaluate(
 
         text_keys = list(texts)
         text_matrix = tfidf_matrix([texts[k] for k in text_keys])
-    runs = current_runs(runner)
+    suffix = f"@{spec.name}" if spec else ""
+    runs = {}
+    for key, run in current_runs(runner).items():  # the runs of that filter, or the unfiltered ones
+        method = key[: len(key) - len(suffix)] if key.endswith(suffix) else key
+        if key == method + suffix and "@" not in method:
+            runs[method] = run
     if methods is None:
         methods = sorted(runs)
     missing = [m for m in methods if m not in runs]
     if missing:
         raise LinksimError(
-            f"no SIMILAR_TO run for {', '.join(missing)}: write one first (`linksim similar {missing[0]} --top-k {top}`)"
+            f"no SIMILAR_TO run for {', '.join(m + suffix for m in missing)}: write one first (`linksim similar "
+            f"{missing[0]} --top-k {top}{' --targets ' + spec.describe() if spec else ''}`)"
         )
     if not methods:
         raise LinksimError("no SIMILAR_TO relationships to grade: run `linksim similar METHOD --top-k 100` first")
@@ -171,18 +185,20 @@ def evaluate(
     streamed = None
     linked = [row["url"] for row in runner.stream(LINKED_PAGES)]
     for method in methods:
-        lists = stored_lists(runner, method)
+        lists = stored_lists(runner, method + suffix)
         longest = max((len(v) for v in lists.values()), default=0)
         if longest < top:
             log.warning("%s lists hold at most %d pages, fewer than the %d graded; write them with --top-k %d",
-                        method, longest, top, top)
+                        method + suffix, longest, top, top)
         report = sibling_gamma(lists, classes, top=top, linked=linked) if classes else None
-        row = _row(method, "neo4j", report, runs[method])
+        row = _row(method + suffix, "neo4j", report, runs[method])
         if texts:
             quality = text_quality(lists, texts, 10, text_matrix, text_keys)
             row.update(delta=quality.delta, text_pages=quality.pages, text_lists_short=quality.lists_short)
         rows.append(row)
-        if exact and not registered(method).samples:
+        if exact and spec:
+            log.info("%s: the exact references are not filtered; none graded beside a filtered run", method + suffix)
+        elif exact and not registered(method).samples:
             log.info("%s has no separate exact reference: its index is exact (no sampling)", method)
         elif exact:
             if streamed is None:
@@ -214,15 +230,27 @@ def evaluate(
             raise LinksimError(f"the anchors are computed for graphs of at most {ANCHOR_MAX_PAGES:,} pages, "
                                f"not {streamed.graph.n:,}")
         urls = streamed.urls
+        chosen = spec.resolve(runner, list(urls)) if spec else None
+        depth = streamed.graph.n if spec else top  # a filtered anchor: its whole ranking, filtered
         for name in anchor_names:
             began = time.monotonic()
             if name in GDS_ANCHORS:
-                lists = gds_anchor_lists(runner, name, top)
+                lists = gds_anchor_lists(runner, name, depth)
+                if chosen is not None:
+                    page_of = {url: i for i, url in enumerate(urls)}
+                    lists = {url: [pair for pair, kept in zip(ranked, chosen.passes(
+                        page_of[url], np.array([page_of[v] for v, _ in ranked], dtype=np.int64)).tolist()) if kept][:top]
+                        for url, ranked in lists.items()}
             else:
-                found = anchor_lists(streamed.graph, name, top)
+                found = anchor_lists(streamed.graph, name, depth)
+                if chosen is not None:
+                    from linksim.ranking.targets import filtered
+
+                    found = {u: filtered(chosen, u, ranked)[:top] for u, ranked in found.items()}
                 lists = {urls[u]: [(urls[v], s) for v, s in ranked] for u, ranked in found.items()}
             log.info("anchor %s for %s pages in %.1f s", name, f"{streamed.graph.n:,}", time.monotonic() - began)
-            row = _row(name, "anchor", sibling_gamma(lists, classes, top=top, linked=linked) if classes else None, {})
+            row = _row(name + suffix, "anchor", sibling_gamma(lists, classes, top=top, linked=linked) if classes else None,
+                       {})
             if texts:
                 quality = text_quality(lists, texts, 10, text_matrix, text_keys)
                 row.update(delta=quality.delta, text_pages=quality.pages, text_lists_short=quality.lists_short)

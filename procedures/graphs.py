@@ -54,10 +54,13 @@ def index_root_of(root: Path, graph: str | LinkGraphOf) -> Path:
     return Path(root) if graph.pages else Path(root) / graph.name
 
 
-def run_key(method: str, graph: str | LinkGraphOf) -> str:
+def run_key(method: str, graph: str | LinkGraphOf, targets: str | None = None) -> str:
     """The name of a method's SIMILAR_TO runs on ``graph``: its writer lock is ``similar:<key>``
-    and its current run the ``(:LinksimCurrent {algorithm: <key>})`` node."""
+    and its current run the ``(:LinksimCurrent {algorithm: <key>})`` node. ``targets``: the name
+    of a target filter (:mod:`linksim.procedures.targets`): ``<method>@<targets>``."""
     graph = graph_of(graph)
+    if targets is not None:
+        return f"{method}@{targets}"
     return method if graph.pages else f"{method}@{graph.name}"
 
 

@@ -8,7 +8,7 @@ import hashlib
 import logging
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from linksim import store
@@ -45,6 +45,7 @@ class IndexHandle:
     path: Path | None = None
     _pages: object = None
     of: LinkGraphOf = PAGE_GRAPH  # the link graph it is an index of (its pages may be hosts)
+    host_filters: dict = field(default_factory=dict)  # target filters by host, resolved (procedures.targets)
 
     @property
     def pages(self):

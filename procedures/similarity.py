@@ -33,6 +33,7 @@ from linksim.procedures.runs import (RETIRE_MODES, RunRecord, publish_run, publi
                                      retirement_log)
 from linksim.ranking.lists import CodedLists
 from linksim.procedures.source_pages import parse_source_pages
+from linksim.procedures.targets import parse_targets, refuse_on_hosts
 
 log = logging.getLogger(__name__)
 
@@ -111,17 +112,41 @@ RETURN h.name AS url, COUNT { (h)<-[:ON_HOST]-() } AS pages, h.pagerank AS pager
 
 
 def related_pages(handle: IndexHandle, runner, url: str, top_k: int = 10, similarity_cutoff: float = 0.0,
-                  n_fingerprints: int | None = None) -> pd.DataFrame:
-    """The pages most similar to ``url``: rank, url, title, score, pagerank."""
+                  n_fingerprints: int | None = None, targets=None) -> pd.DataFrame:
+    """The pages most similar to ``url``: rank, url, title, score, pagerank. ``targets``
+    (:mod:`linksim.procedures.targets`): only the pages that pass, chosen while the list is ranked."""
     u = handle.page(url)
     kwargs = {"n_fingerprints": n_fingerprints} if n_fingerprints is not None else {}
+    chosen = _targets_of(runner, handle, targets)
     with answering(handle):
-        found = handle.index.related(u, top_k=top_k, similarity_cutoff=similarity_cutoff, **kwargs)
+        if chosen is None:
+            found = handle.index.related(u, top_k=top_k, similarity_cutoff=similarity_cutoff, **kwargs)
+        else:
+            from linksim.ranking.targets import ranked_within
+
+            found = ranked_within(handle.index, np.array([u]), top_k, similarity_cutoff, chosen, **kwargs)[0]
     return _related_frame(handle, runner, [v for v, _ in found], [score for _, score in found])
 
 
+def _targets_of(runner, handle: IndexHandle, targets):
+    """The target filter ``targets`` asks (a spec, :func:`linksim.procedures.targets.parse_targets`)
+    for the pages of ``handle``; the host filters are kept with the handle (its pages' URLs never
+    change), the others read each time (labels and crawled pages change without the links)."""
+    spec = parse_targets(targets)
+    if spec is None:
+        return None
+    refuse_on_hosts(handle.of, spec)
+    kept = handle.host_filters
+    if spec in kept:
+        return kept[spec]
+    chosen = spec.resolve(runner, handle.pages.urls(range(len(handle.pages))))
+    if spec.kind in ("other-hosts", "same-host"):
+        kept[spec] = chosen
+    return chosen
+
+
 def related_to_set(handle: IndexHandle, runner, urls: list[str], top_k: int = 10, similarity_cutoff: float = 0.0,
-                   n_fingerprints: int | None = None, pool: int | None = None) -> pd.DataFrame:
+                   n_fingerprints: int | None = None, pool: int | None = None, targets=None) -> pd.DataFrame:
     """The pages most similar to ``urls`` together (:mod:`linksim.ranking.sets`): rank, url, title,
     score, lists (how many of the given pages' lists hold the page), pagerank."""
     from linksim.ranking.sets import related_to_set as combined
@@ -130,7 +155,7 @@ def related_to_set(handle: IndexHandle, runner, urls: list[str], top_k: int = 10
     kwargs = {"n_fingerprints": n_fingerprints} if n_fingerprints is not None else {}
     with answering(handle):
         pages, scores, counts = combined(handle.index, members, top_k=top_k, similarity_cutoff=similarity_cutoff,
-                                         pool=pool, **kwargs)
+                                         pool=pool, targets=_targets_of(runner, handle, targets), **kwargs)
     frame = _related_frame(handle, runner, pages.tolist(), scores.tolist())
     frame.insert(4, "lists", pd.Series(counts, dtype="int64"))
     return frame
@@ -184,6 +209,7 @@ def similar(
     sample: int | None = None,
     graph: str = "pages",
     rewrite: bool = False,
+    targets=None,
     **given,
 ) -> RunRecord:
     """``linksim similar``: take the method's writer lock, obtain its index (built or updated if
@@ -198,6 +224,8 @@ def similar(
     Every argument is checked, and the memory the run needs estimated against ``memory_budget``
     (:mod:`linksim.procedures.budget`), before the lock is taken or the graph read. ``graph="hosts"``:
     the same on the host graph (:mod:`linksim.procedures.graphs`), SIMILAR_TO between hosts.
+    ``targets`` (:mod:`linksim.procedures.targets`): each list holds only the pages that pass,
+    chosen while it is ranked; the run is current under ``<method>@<filter>``.
     """
     from linksim.parameters import check_parameters
     from linksim.procedures.budget import check_memory
@@ -213,8 +241,11 @@ def similar(
     refuse_crawled_only(of, crawled_only)
     if source_pages is not None and not of.pages:
         raise ConfigurationError("--source-pages (source_pages) selects pages: it does not apply to the host graph")
+    targets = parse_targets(targets)
+    refuse_on_hosts(of, targets)
+    key = run_key(method, of, targets.name if targets else None)
     if retire == "background":
-        retirement_log(run_key(method, of))
+        retirement_log(key)
     source_pages = parse_source_pages(source_pages)
     fits = check_memory(runner, "similar", memory_budget, method, top_k=top_k, graph=of.name, **given)
     on_disk = fits.on_disk
@@ -227,9 +258,9 @@ def similar(
         from linksim.fingerprints import update
 
         update.warm_up()  # and of the index updates
-    with acquire(runner, f"similar:{run_key(method, of)}", wait=wait) as lock:
+    with acquire(runner, f"similar:{key}", wait=wait) as lock:
         # The runs a retirement cut short go first: their room in the store is this run's.
-        retire_leftovers(runner, run_key(method, of), batch_size or RETIRE_BATCH)
+        retire_leftovers(runner, key, batch_size or RETIRE_BATCH)
         _check_disk(runner, fits, index_root_of(root, of), method, top_k)
         handle = obtain_index(runner, method, root, rebuild=rebuild, crawled_only=crawled_only,
                               show_progress=show_progress, memory_budget=False, on_disk=on_disk, graph=of,
@@ -253,7 +284,7 @@ def similar(
             return _write_similar(runner, handle, top_k, similarity_cutoff, batch_size, workers=None,
                                   show_progress=show_progress, lock=lock, grace=None, retire_mode=retire,
                                   source_pages=source_pages, sample=sample, rewrite=rewrite or on_disk,
-                                  keep_lists=not on_disk, let_go=True)
+                                  keep_lists=not on_disk, let_go=True, targets=targets)
 
 
 def write_similar(
@@ -271,6 +302,7 @@ def write_similar(
     sample: int | None = None,
     rewrite: bool = False,
     keep_lists: bool = True,
+    targets=None,
 ) -> RunRecord:
     """Write every page's top-k related pages as SIMILAR_TO of a new current run (see module), or
     only the lists that changed since the current run (see :func:`similar`; ``rewrite``: all).
@@ -284,17 +316,20 @@ def write_similar(
     from linksim.procedures.locks import acquire
 
     check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, batch_size=batch_size, sample=sample)
+    targets = parse_targets(targets)
+    refuse_on_hosts(handle.of, targets)
     if lock is None:
-        with acquire(runner, f"similar:{run_key(handle.method, handle.of)}") as own:
+        with acquire(runner, f"similar:{run_key(handle.method, handle.of, targets.name if targets else None)}") as own:
             return write_similar(runner, handle, top_k, similarity_cutoff, batch_size, workers, show_progress, own,
-                                 grace, retire, source_pages, sample, rewrite, keep_lists)
+                                 grace, retire, source_pages, sample, rewrite, keep_lists, targets)
     return _write_similar(runner, handle, top_k, similarity_cutoff, batch_size, workers, show_progress, lock, grace,
-                          retire, parse_source_pages(source_pages), sample, rewrite or not keep_lists, keep_lists)
+                          retire, parse_source_pages(source_pages), sample, rewrite or not keep_lists, keep_lists,
+                          targets=targets)
 
 
 def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, workers, show_progress, lock, grace,
                    retire_mode="wait", source_pages=None, sample=None, rewrite=False, keep_lists=True,
-                   let_go=False) -> RunRecord:
+                   let_go=False, targets=None) -> RunRecord:
     """``let_go`` (the handle is this run's own, :func:`similar`): the URLs are let go once the
     source pages are found, and the index once the lists are made; at 10^7 pages they are a few
     GB that the lists and the write do not read."""
@@ -306,15 +341,22 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, worker
     # given, per retirement transaction too (default RETIRE_BATCH).
     batch_size = given_batch or SIMILAR_WRITE_BATCH
     method, graph = handle.method, handle.streamed.graph
-    # The run is current under its method's key on its graph (`simrank`, `simrank@hosts`).
+    # The run is current under its method's key on its graph (`simrank`, `simrank@hosts`), or
+    # under its target filter's (`simrank@other-hosts`), which its relationships carry as their
+    # method: the plain pattern `{method: 'simrank'}` never mixes a filtered run in.
+    key = run_key(method, handle.of, targets.name if targets else None)
     record = RunRecord(
-        algorithm=method, mode="write", key=run_key(method, handle.of),
+        algorithm=method, mode="write", key=key,
         parameters=dict(store.parameters_of(handle.index), topK=top_k, similarityCutoff=similarity_cutoff,
                         **({"sourcePages": source_pages.describe()} if source_pages else {}),
+                        **({"targets": targets.describe()} if targets else {}),
                         **({"sample": sample} if sample is not None else {}),
                         **({} if handle.of.pages else {"graph": handle.of.name})),
     )
     pages = source_pages.select(runner, handle) if source_pages else None
+    chosen = targets.resolve(runner, handle.pages.urls(range(graph.n))) if targets else None
+    written_as = key if targets else method
+    lists_name = key if targets else method
     if let_go:
         graph = _without_urls(handle, keep_codes=keep_lists)
     record.pages, record.links = graph.n, graph.m
@@ -328,12 +370,13 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, worker
     record.stream_millis = int(handle.streamed.seconds * 1000)
     began = time.monotonic()
     counts: dict = {}
-    checkpoint = _checkpoint(handle, record)
+    checkpoint = _checkpoint(handle, record, chosen.digest() if chosen is not None else None)
     with answering(handle):
         source, target, score, rank = top_k_all(
             handle.index, top_k=top_k, similarity_cutoff=similarity_cutoff, pages=pages, workers=workers,
             show_progress=show_progress, sample=sample, report=counts, checkpoint=checkpoint,
             hold=keep_lists,  # a run that keeps none: its index on disk needs that memory as page cache
+            targets=chosen,
         )
     del rank  # the write numbers each list's pairs itself
     if let_go:
@@ -351,16 +394,16 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, worker
     np.round(score, 12, out=score)
     coded = CodedLists.of(graph.codes, source, target, score) if keep_lists else None
     retire_batch = given_batch or RETIRE_BATCH
-    plan = None if rewrite else _update_plan(runner, handle, record.key, coded, graph)
+    plan = None if rewrite else _update_plan(runner, handle, record.key, coded, graph, lists_name)
     if plan is None:
         lists = _Lists(source, target, score, ids)
         _check_write_disk(runner, len(lists.source), checkpoint)
 
         def write_lists(run: int) -> int:
-            return _write_lists(runner, lists, method, run, batch_size, lock, record.key, show_progress)
+            return _write_lists(runner, lists, written_as, run, batch_size, lock, record.key, show_progress)
 
         record = publish_run(runner, lock, record, write_lists, grace, retire_mode, retire_batch)
-        _keep_lists(handle, record.key, coded, [record.id], record.written)
+        _keep_lists(handle, record.key, coded, [record.id], record.written, lists_name)
         if checkpoint is not None:
             checkpoint.discard()
         return record
@@ -374,7 +417,7 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, worker
              f"{graph.n:,}", record.key)
 
     def write_changes(run: int) -> int:
-        written = _write_lists(runner, lists, method, run, batch_size, lock, record.key, show_progress)
+        written = _write_lists(runner, lists, written_as, run, batch_size, lock, record.key, show_progress)
         superseded = 0
         for first in range(0, len(sources), SUPERSEDE_BATCH):
             lock.check()
@@ -388,7 +431,7 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, worker
             runner.write(DROP_SUPERSEDED, {"sources": sources[first : first + SUPERSEDE_BATCH], "run": run})
 
     record = publish_update(runner, lock, record, plan.runs, write_changes, drop_superseded, grace, retire_batch)
-    _keep_lists(handle, record.key, coded, [*plan.runs, record.id], record.written)
+    _keep_lists(handle, record.key, coded, [*plan.runs, record.id], record.written, lists_name)
     if checkpoint is not None:
         checkpoint.discard()
     return record
@@ -420,7 +463,7 @@ def _check_write_disk(runner, relationships: int, checkpoint) -> None:
                      "again, reads them back and only writes." if checkpoint is not None else "")
 
 
-def _checkpoint(handle: IndexHandle, record: RunRecord):
+def _checkpoint(handle: IndexHandle, record: RunRecord, targets: str | None = None):
     """Where the run keeps its finished lists until they are written (:mod:`linksim.store.partial`):
     a run cut short (killed, a crash, the server gone) and started again with the same index and
     parameters computes only the lists it had not finished. None for an index not in the store."""
@@ -437,7 +480,8 @@ def _checkpoint(handle: IndexHandle, record: RunRecord):
         return None
     meta.pop("graphState", None)  # where the database was when the index was last used: not the index
     digest = hashlib.blake2b(json.dumps(meta, sort_keys=True).encode(), digest_size=16).hexdigest()
-    identity = {"index": digest, "linksim": __version__, "parameters": record.parameters}
+    identity = {"index": digest, "linksim": __version__, "parameters": record.parameters,
+                **({"targets": targets} if targets else {})}
     return Checkpoint(Path(handle.root) / "lists" / f".{record.key}.partial", identity)
 
 
@@ -483,14 +527,14 @@ class _UpdatePlan:
     relationships: int  # how many relationships the current lists hold
 
 
-def _update_plan(runner, handle: IndexHandle, key: str, new: CodedLists, graph) -> _UpdatePlan | None:
+def _update_plan(runner, handle: IndexHandle, key: str, new: CodedLists, graph, name: str) -> _UpdatePlan | None:
     """How to bring the current lists to ``new`` by rewriting only the lists that changed, or None
     where every list is to be written (no lists kept from the current run, a database that does
     not hold what they say, or so many changes that a full write costs less)."""
     from linksim.ranking.lists import changed_lists
     from linksim.store.lists import open_lists
 
-    kept = open_lists(handle.root, handle.method)
+    kept = open_lists(handle.root, name)
     if kept is None:
         return None
     old, description = kept
@@ -516,19 +560,21 @@ def _update_plan(runner, handle: IndexHandle, key: str, new: CodedLists, graph) 
     return _UpdatePlan(list(runs), pages, int(held))
 
 
-def _keep_lists(handle: IndexHandle, key: str, lists: CodedLists | None, runs: list[int], relationships: int) -> None:
+def _keep_lists(handle: IndexHandle, key: str, lists: CodedLists | None, runs: list[int], relationships: int,
+                name: str) -> None:
     """Keep the lists just made current for the next run's comparison (a failure costs that run a
-    full write, never a result); None: keep none."""
+    full write, never a result); None: keep none. ``name``: the file's (the method, or the key of
+    a filtered run)."""
     from linksim.store.lists import forget_lists, save_lists
 
     if lists is None:
-        forget_lists(handle.root, handle.method)
+        forget_lists(handle.root, name)
         return
     try:
-        save_lists(handle.root, handle.method, lists, {"runs": runs, "relationships": relationships, "key": key})
+        save_lists(handle.root, name, lists, {"runs": runs, "relationships": relationships, "key": key})
     except OSError as error:
         log.warning("cannot keep the %s lists for the next run's update (%s): it writes every list", key, error)
-        forget_lists(handle.root, handle.method)
+        forget_lists(handle.root, name)
 
 
 def _without_urls(handle: IndexHandle, keep_codes: bool):

@@ -30,8 +30,9 @@ def exact_matrix(graph: LinkGraph, method: str, length: int, decay: float, each=
     return registered(method).exact(graph, decay, length, each=each)
 
 
-def lists_of(index, top: int = 100, workers: int | None = None) -> dict[int, list[tuple[int, float]]]:
-    source, target, score, _ = top_k_all(index, top_k=top, workers=workers, show_progress=False)
+def lists_of(index, top: int = 100, workers: int | None = None, targets=None) -> dict[int, list[tuple[int, float]]]:
+    """Every page's ``top`` list (of the pages that pass ``targets``, :mod:`linksim.ranking.targets`)."""
+    source, target, score, _ = top_k_all(index, top_k=top, workers=workers, show_progress=False, targets=targets)
     lists: dict[int, list[tuple[int, float]]] = {}
     for s, t, v in zip(source.tolist(), target.tolist(), score.tolist()):
         lists.setdefault(s, []).append((t, v))

@@ -14,10 +14,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from linksim.ranking.targets import passing
 from linksim.ranking.treescan import _exact_scores, _trees_of, colinked_scores
 
 TIE_DECIMALS = 1e12  #: scores ranked on 12 decimals, ties by page (linksim.ranking.top_pages)
 TIE_SLACK = 1e-12  #: pages within this of the k-th score are ranked, not cut (linksim.ranking.top_pages)
+#: The target filter arguments of :func:`combined_lists` for no filter.
+NO_TARGETS = (-1, np.zeros(1, dtype=np.uint8), np.zeros(1, dtype=np.int32))
 
 
 @njit(cache=True, nogil=True)
@@ -113,11 +116,13 @@ def best_by_bound(u, pages, offset, weight, top_k, margin, count, length, powers
 
 @njit(cache=True, nogil=True)
 def combined_lists(us, top_k, cutoff, share, margin, candidates, indptr, indices, weights, acc, touched, nearest,
-                   embedding, count, length, powers, tree, by_page, page_major):
+                   embedding, count, length, powers, tree, by_page, page_major, kind, allowed, hosts):
     """The lists of ``us`` (:meth:`linksim.spectral.SpectralIndex.related` with ``top_k`` >= 1):
     (lengths, pages, scores, pairs scored), the lists end to end, a length of -1 where a page's
     candidates gave nothing (the walks' best pages are its candidates then: the caller's). ``acc``
-    and ``touched`` are :func:`colinked_scores`' scratch."""
+    and ``touched`` are :func:`colinked_scores`' scratch. ``kind``, ``allowed``, ``hosts``: a target
+    filter's arrays (:attr:`linksim.ranking.targets.Targets.arrays`; :data:`NO_TARGETS`: none),
+    applied to the candidates before the best of them are chosen."""
     found_pages = np.empty(len(us) * top_k, dtype=np.int64)
     found_scores = np.empty(len(us) * top_k, dtype=np.float64)
     lengths = np.empty(len(us), dtype=np.int64)
@@ -127,9 +132,14 @@ def combined_lists(us, top_k, cutoff, share, margin, candidates, indptr, indices
     for k in range(len(us)):
         u = us[k]
         linked, scores = colinked_scores(u, indptr, indices, weights, acc, touched)
-        best = linked[_ranked(linked, scores, u, candidates, 0.0)]
         close = nearest[u]
-        pages = np.unique(np.concatenate((best, close[close >= 0].astype(np.int64))))
+        close = close[close >= 0].astype(np.int64)
+        if kind >= 0:
+            keep = passing(u, linked, kind, allowed, hosts)
+            linked, scores = linked[keep], scores[keep]
+            close = close[passing(u, close, kind, allowed, hosts)]
+        best = linked[_ranked(linked, scores, u, candidates, 0.0)]
+        pages = np.unique(np.concatenate((best, close)))
         pages = pages[pages != u]
         if len(pages) == 0:
             lengths[k] = -1
@@ -181,7 +191,8 @@ def warm_up() -> None:
             if not writable:
                 embedding, nearest = read_only(embedding), read_only(nearest)
             combined_lists(pages, 1, 0.0, 0.5, 1e-9, 10, indptr, indices, weights, np.zeros(2),
-                           np.zeros(2, dtype=np.int32), nearest, embedding, 1, 1, powers, tree, by_page, rows)
+                           np.zeros(2, dtype=np.int32), nearest, embedding, 1, 1, powers, tree, by_page, rows,
+                           *NO_TARGETS)
             cosines(embedding, 0, pages)
             exact_nearest(embedding, 0, pages, 1, 1e-4)
             nearest_rows(embedding, pages, np.array([[1], [0]], dtype=np.int64), 1, 1e-4, np.full((2, 1), -1, np.int32))

@@ -27,14 +27,16 @@ POOL = 100
 
 
 def related_to_set(index, pages: Sequence[int] | np.ndarray, top_k: int = 10, similarity_cutoff: float = 0.0,
-                   pool: int | None = None, **options) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                   pool: int | None = None, targets=None, **options) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The ``top_k`` pages related to ``pages`` together (see the module): three arrays, pages
     (int64), scores and, for each page, how many members' lists hold it; best first, ties by page.
 
     ``pool`` (at least ``top_k``): how many of each member's related pages are combined (default
     :data:`POOL`, or ``top_k`` if more);
     ``options`` go to each member's ``index.related`` (e.g. ``n_fingerprints``). A page given twice
-    counts once.
+    counts once. ``targets`` (:class:`linksim.ranking.targets.Targets`): each member's list is of the
+    pages that pass for it, and the set's of those that pass for the set
+    (:meth:`~linksim.ranking.targets.Targets.passes_set`: other hosts than all the members').
 
     Raises
     ------
@@ -50,7 +52,12 @@ def related_to_set(index, pages: Sequence[int] | np.ndarray, top_k: int = 10, si
         raise ConfigurationError("give at least one page")
     found, scores = [], []
     for s in members.tolist():
-        listed = index.related(s, top_k=pool, **options)
+        if targets is None:
+            listed = index.related(s, top_k=pool, **options)
+        else:
+            from linksim.ranking.targets import ranked_within
+
+            listed = ranked_within(index, np.array([s]), pool, 0.0, targets, **options)[0]
         found.append(np.fromiter((v for v, _ in listed), dtype=np.int64, count=len(listed)))
         scores.append(np.fromiter((score for _, score in listed), dtype=np.float64, count=len(listed)))
     candidates, inverse = np.unique(np.concatenate(found), return_inverse=True)
@@ -64,6 +71,8 @@ def related_to_set(index, pages: Sequence[int] | np.ndarray, top_k: int = 10, si
         counts[where] += 1
         start += len(part)
     keep = ~np.isin(candidates, members)
+    if targets is not None:
+        keep &= targets.passes_set(members, candidates)
     candidates, combined, counts = candidates[keep], sums[keep] / len(members), counts[keep]
     best, values = top_pages(candidates, combined, -1, top_k, similarity_cutoff)
     return best, values, counts[np.searchsorted(candidates, best)]

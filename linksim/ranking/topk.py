@@ -29,7 +29,11 @@ def _run(task: tuple[int, np.ndarray, int, float, dict]):
     index = _SHARED["index"]
     sources, targets, scores = [], [], []
     sampled_before = getattr(index, "lists_sampled", 0)
-    if hasattr(index, "related_many"):  # the same lists, a chunk in one compiled call
+    if _SHARED.get("targets") is not None:
+        from linksim.ranking.targets import ranked_within
+
+        lists = ranked_within(index, pages, top_k, similarity_cutoff, _SHARED["targets"], **options)
+    elif hasattr(index, "related_many"):  # the same lists, a chunk in one compiled call
         lists = index.related_many(pages, top_k=top_k, similarity_cutoff=similarity_cutoff, **options)
     else:
         lists = (index.related(u, top_k=top_k, similarity_cutoff=similarity_cutoff, **options) for u in pages.tolist())
@@ -62,6 +66,7 @@ def top_k_all(
     report: dict | None = None,
     checkpoint=None,
     hold: bool = True,
+    targets=None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every page's ``top_k`` related pages with a score above ``similarity_cutoff``.
 
@@ -86,6 +91,9 @@ def top_k_all(
     ``hold=False`` (with a ``checkpoint``): the finished chunks are kept by the checkpoint alone
     while the lists are made, and read back once they all are. The index then has the memory
     the lists would take (1.6 GB at 10^8 links): an index read from disk needs it as page cache.
+
+    ``targets`` (a :class:`linksim.ranking.targets.Targets`): each list holds only the pages that
+    pass, chosen while it is ranked (:func:`linksim.ranking.targets.ranked_within`).
     """
     if top_k < 1:
         raise ValueError(f"top_k must be at least 1, got {top_k}")
@@ -102,6 +110,8 @@ def top_k_all(
     queue = pages
     if hasattr(index, "prepare_all_pages"):  # built here, before the workers fork
         index.prepare_all_pages()
+    if targets is not None and hasattr(index, "prepare_targets"):
+        index.prepare_targets(targets)
     if hasattr(index, "twin_classes"):
         klass = index.twin_classes()[0]  # built here, before the workers fork
         queue = pages[np.argsort(klass[pages], kind="stable")]
@@ -131,7 +141,7 @@ def top_k_all(
         if checkpoint is not None:
             checkpoint.add(number, lists_sampled, *arrays)
 
-    _SHARED["index"] = index
+    _SHARED["index"], _SHARED["targets"] = index, targets
     try:
         with Progress(len(pages) - resumed, "top related pages", "pages", enabled=show_progress) as progress:
             if workers > 1 and len(tasks) > 1 and "fork" in multiprocessing.get_all_start_methods():
@@ -154,17 +164,17 @@ def top_k_all(
         report["lists_sampled"] = sampled
         report["lists_resumed"] = resumed
     if not hold:
-        _read_back(index, parts, checkpoint, top_k, similarity_cutoff, options, queue, chunk)
+        _read_back(index, parts, checkpoint, top_k, similarity_cutoff, options, queue, chunk, targets)
     return _joined(parts, pages, queue, page_dtype(index.n))
 
 
 def _read_back(index, parts: list, checkpoint, top_k: int, similarity_cutoff: float, options: dict,
-               queue: np.ndarray, chunk: int) -> None:
+               queue: np.ndarray, chunk: int, targets=None) -> None:
     """The chunks of a run that held none, read back from ``checkpoint`` into ``parts``; one whose
     part cannot be read (its file damaged since) is computed again, here."""
     chunks = checkpoint.chunks(page_dtype(index.n))
     again = 0
-    _SHARED["index"] = index
+    _SHARED["index"], _SHARED["targets"] = index, targets
     try:
         for number in range(len(parts)):
             if number in chunks:
