@@ -6,11 +6,15 @@ Forms, one run each, the same pages:
 - ``short``: the shipped short query (``CALL linksim.related``, the procedure the server installs);
 - ``protocol``: the shipped plain-Cypher query of the run protocol (``related_pages``);
 - ``plain``: the bare pattern ``(p:Page {url})-[s:SIMILAR_TO {method}]->(q)``, right only at rest;
+- ``floor``: ``RETURN $url ...``, a query that reads nothing: the latency of a Bolt round trip with
+  these clients on this machine, which no query can beat;
 - ``gds``: GDS's ``nodeSimilarity.filtered.stream`` for one page (``sourceNodeFilter``) on a projection of
   the links, where the server has GDS (the anchor: what a GDS user asks instead of stored lists).
 
-Then ``short`` at 32 clients again while ``linksim similar METHOD --rewrite`` writes a new run
-beside the current one (the window from its first new relationship to its switch).
+The clients are threads shared out over ``--processes`` client processes on the same machine as the
+server (their CPU is the server's too). Then ``short`` at 32 clients again while ``linksim similar
+METHOD --rewrite`` writes a new run beside the current one (the window from its first new
+relationship to its switch).
 
 Prints and writes (``--json``, default ``benchmarks/results/serve.json``) queries/s, p50 and p99
 latency per form and client count, the answers' row counts, and the rate during the rewrite
@@ -44,6 +48,9 @@ WHERE s.rank <= $limit
 RETURN s.rank AS rank, q.url AS url, q.title AS title, s.score AS score, q.pagerank AS pagerank
 ORDER BY s.rank
 """
+# The floor: a query that reads nothing, one Bolt round trip. No related-pages query is served
+# faster than this on the same machine with the same clients.
+FLOOR = "RETURN $url AS url, $method AS method, $limit AS limit"
 GDS = """
 MATCH (p:Page {url: $url})
 CALL gds.nodeSimilarity.filtered.stream('linksim_serve', {sourceNodeFilter: p, topK: $limit, concurrency: 1})
@@ -66,17 +73,22 @@ def sample_urls(session, method: str, count: int, seed: int) -> list[str]:
     return urls[:count]
 
 
-def load(driver, database: str, query: str, urls: list[str], method: str, clients: int, seconds: float,
-         limit: int = 10) -> dict:
-    """``clients`` threads asking ``query`` for random ``urls`` for ``seconds``; queries/s, p50,
-    p99 and mean latency (ms), rows a query, errors."""
+def _clients(connection, database: str, query: str, urls: list[str], method: str, first: int, clients: int,
+             seconds: float, limit: int) -> tuple[list[float], int, int]:
+    """``clients`` threads of one process (numbered from ``first``) asking ``query`` for random
+    ``urls`` for ``seconds`` through a driver of their own: (latencies in ms, rows, errors)."""
+    from neo4j import GraphDatabase
+
+    driver = GraphDatabase.driver(connection.uri, auth=(connection.user, connection.password),
+                                  max_connection_pool_size=clients + 4,
+                                  notifications_min_severity="OFF")  # a crawl without titles warns a query
     stop = threading.Event()
     latencies: list[list[float]] = [[] for _ in range(clients)]
     rows = [0] * clients
     errors = [0] * clients
 
     def client(index: int) -> None:
-        pick = random.Random(index)
+        pick = random.Random(first + index)
         with driver.session(database=database) as session:
             while not stop.is_set():
                 url = pick.choice(urls)
@@ -88,23 +100,47 @@ def load(driver, database: str, query: str, urls: list[str], method: str, client
                     continue
                 latencies[index].append((time.perf_counter() - began) * 1000)
 
-    threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(clients)]
+    try:
+        threads = [threading.Thread(target=client, args=(i,), daemon=True) for i in range(clients)]
+        for thread in threads:
+            thread.start()
+        time.sleep(seconds)
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=60)
+    finally:
+        driver.close()
+    return [x for one in latencies for x in one], sum(rows), sum(errors)
+
+
+def load(connection, database: str, query: str, urls: list[str], method: str, clients: int, seconds: float,
+         limit: int = 10, processes: int = 1) -> dict:
+    """``clients`` clients asking ``query`` for random ``urls`` for ``seconds``, as threads shared out
+    over ``processes`` client processes (forked: one Python interpreter's lock does not hold them
+    all); queries/s, p50, p99 and mean latency (ms), rows a query, errors."""
+    import multiprocessing
+
+    processes = max(1, min(processes, clients))
+    shares = [clients // processes + (1 if k < clients % processes else 0) for k in range(processes)]
+    firsts = np.cumsum([0, *shares[:-1]]).tolist()
+    tasks = [(connection, database, query, urls, method, first, share, seconds, limit)
+             for first, share in zip(firsts, shares)]
     began = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    time.sleep(seconds)
-    stop.set()
-    for thread in threads:
-        thread.join(timeout=60)
+    if processes == 1:
+        parts = [_clients(*tasks[0])]
+    else:
+        with multiprocessing.get_context("fork").Pool(processes) as pool:
+            parts = pool.starmap(_clients, tasks)
     elapsed = time.perf_counter() - began
-    every = np.concatenate([np.asarray(one) for one in latencies]) if any(latencies) else np.zeros(0)
+    every = np.asarray([x for part in parts for x in part[0]])
     done = len(every)
-    return {"clients": clients, "seconds": round(elapsed, 1), "queries": done,
+    rows, errors = sum(part[1] for part in parts), sum(part[2] for part in parts)
+    return {"clients": clients, "processes": processes, "seconds": round(elapsed, 1), "queries": done,
             "queriesPerSecond": round(done / elapsed, 1),
             "p50Ms": round(float(np.percentile(every, 50)), 2) if done else None,
             "p99Ms": round(float(np.percentile(every, 99)), 2) if done else None,
             "meanMs": round(float(every.mean()), 2) if done else None,
-            "rowsPerQuery": round(sum(rows) / done, 2) if done else None, "errors": sum(errors)}
+            "rowsPerQuery": round(rows / done, 2) if done else None, "errors": errors}
 
 
 def show(form: str, row: dict) -> None:
@@ -113,8 +149,8 @@ def show(form: str, row: dict) -> None:
           f"{row['errors']} errors", flush=True)
 
 
-def rewrite_window(driver, database: str, method: str, env: dict, urls: list[str], clients: int,
-                   seconds: float) -> dict:
+def rewrite_window(driver, connection, database: str, method: str, env: dict, urls: list[str], clients: int,
+                   seconds: float, processes: int) -> dict:
     """``short`` at ``clients`` while ``linksim similar METHOD --rewrite`` writes: measured from the
     new run's first relationships, for ``seconds`` or until the switch."""
     from linksim import cypher
@@ -135,8 +171,8 @@ def rewrite_window(driver, database: str, method: str, env: dict, urls: list[str
                 time.sleep(1.0)
         if writer.poll() is not None:
             raise SystemExit(f"the rewrite ended before its write could be measured:\n{writer.stderr.read()}")
-        row = load(driver, database, cypher.query("related_pages", "related_pages_procedure"), urls, method,
-                   clients, seconds)
+        row = load(connection, database, cypher.query("related_pages", "related_pages_procedure"), urls, method,
+                   clients, seconds, processes=processes)
         with driver.session(database=database) as session:
             row["switchedWithin"] = session.run("MATCH (c:LinksimCurrent {algorithm: $m}) RETURN c.run AS run",
                                                 m=method).single()["run"] != before
@@ -155,7 +191,10 @@ def main() -> None:
     parser.add_argument("--clients", default="8,32,128", help="client counts (default 8,32,128)")
     parser.add_argument("--seconds", type=float, default=20.0, help="each measurement's length (default 20)")
     parser.add_argument("--pages", type=int, default=5000, help="random pages asked for (default 5000)")
-    parser.add_argument("--forms", default="short,protocol,plain,gds")
+    parser.add_argument("--forms", default="floor,short,protocol,plain,gds",
+                        help="floor, short, protocol, plain, gds (default all)")
+    parser.add_argument("--processes", type=int, default=2,
+                        help="client processes the clients are shared out over (default 2: this machine's cores)")
     parser.add_argument("--gds-clients", default="8", help="client counts of the GDS anchor (default 8)")
     parser.add_argument("--no-rewrite", action="store_true", help="skip the measurement during a rewrite")
     parser.add_argument("--heap", default="4g", help="Neo4j heap (default 4g, as scale.py's instances)")
@@ -179,7 +218,7 @@ def main() -> None:
     server, connection = bench_server(instance, gds="gds" in forms)
     env = cli_env(instance)
     driver = GraphDatabase.driver(connection.uri, auth=(connection.user, connection.password),
-                                  max_connection_pool_size=max(int(c) for c in args.clients.split(",")) + 8,
+                                  max_connection_pool_size=8,
                                   notifications_min_severity="OFF")  # a crawl without titles warns a query
     database = connection.database
     results = dict(size=args.size, method=args.method, rows=[])
@@ -194,16 +233,19 @@ def main() -> None:
         results["pages"] = pages
         print(f"{instance}: {pages:,} pages; {len(urls):,} pages with a {args.method} list asked for", flush=True)
         queries = {"short": cypher.query("related_pages", "related_pages_procedure"),
-                   "protocol": cypher.query("related_pages", "related_pages"), "plain": PLAIN, "gds": GDS}
+                   "protocol": cypher.query("related_pages", "related_pages"), "plain": PLAIN, "gds": GDS,
+                   "floor": FLOOR}
         for form in forms:
             counts = args.gds_clients if form == "gds" else args.clients
-            load(driver, database, queries[form], urls, args.method, 4, 3.0)  # warm the page cache and plans
+            load(connection, database, queries[form], urls, args.method, 4, 3.0)  # warm the page cache and plans
             for clients in (int(c) for c in counts.split(",")):
-                row = load(driver, database, queries[form], urls, args.method, clients, args.seconds)
+                row = load(connection, database, queries[form], urls, args.method, clients, args.seconds,
+                           processes=args.processes)
                 results["rows"].append(dict(row, form=form, during="rest"))
                 show(form, row)
         if not args.no_rewrite:
-            row = rewrite_window(driver, database, args.method, env, urls, 32, args.seconds)
+            row = rewrite_window(driver, connection, database, args.method, env, urls, 32, args.seconds,
+                                 args.processes)
             results["rows"].append(dict(row, form="short", during="rewrite"))
             show("rewrite", row)
             rest = [r for r in results["rows"] if r["form"] == "short" and r["clients"] == 32 and r["during"] == "rest"]
