@@ -139,10 +139,18 @@ def _targets_of(runner, handle: IndexHandle, targets):
     kept = handle.host_filters
     if spec in kept:
         return kept[spec]
-    chosen = spec.resolve(runner, handle.pages.urls(range(len(handle.pages))))
+    chosen = spec.resolve(runner, _urls_of(handle))
     if spec.kind in ("other-hosts", "same-host"):
         kept[spec] = chosen
     return chosen
+
+
+def _urls_of(handle: IndexHandle) -> list[str]:
+    """Every page's URL, page i's i-th: from the graph streamed for the index, or its page table."""
+    graph = handle.streamed.graph if handle.streamed is not None else None
+    if graph is not None and graph.keys is not None:
+        return list(graph.keys)
+    return handle.pages.urls(range(len(handle.pages)))
 
 
 def related_to_set(handle: IndexHandle, runner, urls: list[str], top_k: int = 10, similarity_cutoff: float = 0.0,
@@ -354,7 +362,7 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, worker
                         **({} if handle.of.pages else {"graph": handle.of.name})),
     )
     pages = source_pages.select(runner, handle) if source_pages else None
-    chosen = targets.resolve(runner, handle.pages.urls(range(graph.n))) if targets else None
+    chosen = targets.resolve(runner, _urls_of(handle)) if targets else None
     written_as = key if targets else method
     lists_name = key if targets else method
     if let_go:
