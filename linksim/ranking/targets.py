@@ -15,6 +15,7 @@ it holds every page that scores (the best ``top_k`` passing pages of that rankin
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 
@@ -86,13 +87,18 @@ class Targets:
         mine = np.isin(theirs, self.hosts[np.asarray(members, dtype=np.int64)])
         return (theirs != NO_HOST) & (~mine if self.kind == OTHER_HOSTS else mine)
 
-    def digest(self) -> str:
-        """What the filter lets through, as a short digest (a run's checkpoint is kept for one filter)."""
+    @functools.cached_property
+    def _digest(self) -> str:
         h = hashlib.blake2b(digest_size=8)
         h.update(f"{self.name}:{self.kind}".encode())
         h.update(self.allowed.tobytes())
         h.update(self.hosts.tobytes())
         return h.hexdigest()
+
+    def digest(self) -> str:
+        """What the filter lets through, as a short digest (a run's checkpoint is kept for one
+        filter, the default's nearest pages are found once for one), computed once."""
+        return self._digest
 
 
 def host_numbers(hosts: list) -> np.ndarray:
