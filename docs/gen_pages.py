@@ -22,6 +22,7 @@ for path, text in {
     "benchmarks/estimate.md": pages.estimate_page(),
     "benchmarks/scripts.md": pages.scripts_page(),
     **({"benchmarks/spark.md": pages.spark_page()} if (pages.RESULTS / "spark.json").exists() else {}),
+    **({"benchmarks/serve.md": pages.serve_page()} if (pages.RESULTS / "serve.json").exists() else {}),
 }.items():
     with mkdocs_gen_files.open(path, "w") as out:
         out.write(text)

@@ -162,7 +162,8 @@ def _number(value: object, digits: int = 3) -> str:
     return f"{value:.{digits}f}" if isinstance(value, float) else ("" if value is None else str(value))
 
 
-def quality_page(names: tuple[str, ...] = ("quality.json", "quality-labelled.json", "quality-hosts.json")) -> str:
+def quality_page(names: tuple[str, ...] = ("quality.json", "quality-labelled.json", "quality-hosts.json",
+                                           "quality-other-hosts.json")) -> str:
     """The evaluation tables (P@10, hits@10, sibling Γ, coverage) of every data set, methods beside
     the anchors, from the quality benchmark's results files."""
     parts = ["# Quality\n",
@@ -175,8 +176,10 @@ def quality_page(names: tuple[str, ...] = ("quality.json", "quality-labelled.jso
             continue
         result = _results(name)
         parts.append(_provenance(result, name))
+        filtered = " (other hosts' pages only: `--targets other-hosts`)" if "--targets other-hosts" in \
+            str(result.get("command", "")) else ""
         for dataset, rows in result.get("datasets", {}).items():
-            parts.append(f"## {dataset}\n")
+            parts.append(f"## {dataset}{filtered}\n")
             parts.append("| method | source | P@10 | hits@10 | sibling Γ | coverage |\n|---|---|---|---|---|---|")
             for row in sorted(rows, key=lambda r: -(r.get("precision_at_10") or 0)):
                 parts.append(f"| {row.get('name')} | {row.get('source', '')} | {_number(row.get('precision_at_10'))} "
@@ -273,6 +276,28 @@ def estimate_page(name: str = "estimate.json") -> str:
                          f"| {_gib(run.get('pss'))} | {_number(run.get('pss_over_estimate_max'), 2)} "
                          f"| {run.get('peak_stage', '')} | {run.get('on_disk', '')} "
                          f"| {_number(run.get('seconds'), 1)} | {run.get('within', '')} |")
+    return "\n".join(parts) + "\n"
+
+
+def serve_page(name: str = "serve.json") -> str:
+    """Related pages served to concurrent Bolt clients, per query form, from ``benchmarks/serve.py``'s
+    results file."""
+    result = _results(name)
+    parts = ["# Serving\n",
+             f"The related pages of random pages asked by concurrent clients through Bolt on the "
+             f"{result.get('size')}-link crawl ({result.get('pages', 0):,} pages, method `{result.get('method')}`, "
+             "`benchmarks/serve.py`). The clients run on the server's machine, threads shared out over client "
+             "processes; `floor` is a query that reads nothing, the latency no query can beat with those "
+             "clients there.\n", _provenance(result, name),
+             "| form | during | clients | queries/s | p50 (ms) | p99 (ms) | rows a query | errors |",
+             "|---|---|---|---|---|---|---|---|"]
+    for row in result.get("rows", []):
+        parts.append(f"| {row.get('form')} | {row.get('during')} | {row.get('clients')} "
+                     f"| {row.get('queriesPerSecond', 0):,.0f} | {_number(row.get('p50Ms'), 1)} "
+                     f"| {_number(row.get('p99Ms'), 1)} | {_number(row.get('rowsPerQuery'), 1)} | {row.get('errors')} |")
+    if result.get("rewriteRateShare") is not None:
+        parts.append(f"\nDuring a rewrite, the short query at 32 clients keeps {_number(result['rewriteRateShare'], 2)} "
+                     "of its rate at rest.")
     return "\n".join(parts) + "\n"
 
 
