@@ -9,7 +9,7 @@ asked first (``--estimate --json``), then the run is timed and sampled (RSS ever
 anonymous memory every 1 s, :class:`_common.Peak`).
 
 Resumable method by method (``<home>/estimate/state.json``); the figures go to
-``benchmarks/results/estimate.json`` with the commit, the machine and the command.
+``benchmarks/results/estimate.json`` with the commit, the machine and the command, after every method.
 
     .venv/bin/python benchmarks/estimate.py [--crawls cnr-2000 10M] [--methods ...] [--fresh]
 """
@@ -56,6 +56,13 @@ def main() -> None:
     from linksim.procedures.maintenance import clear_database
 
     _, state, save = resumable_state("estimate", args.fresh)
+
+    def write_results() -> None:
+        """The results file as the runs stand: rewritten after every method, so that a run cut short
+        (it takes hours at 10M links) leaves the methods it measured."""
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({**results_header(sys.argv), "tolerance": TOLERANCE,
+                                        "runs": {k: v for k, v in state.items() if k != "loaded"}}, indent=1))
     linksim = str(Path(sys.executable).parent / "linksim")
     for crawl in args.crawls:
         if all(method in state.get(crawl, {}) for method in args.methods):
@@ -95,15 +102,14 @@ def main() -> None:
                 figures["within"] = abs(figures["pss_over_estimate_max"] - 1) <= TOLERANCE
                 state.setdefault(crawl, {})[method] = figures
                 save()
+                write_results()
                 print(f"{crawl:<9}{method:<10} estimate {figures['estimate_min'] / 2**20:,.0f}-"
                       f"{figures['estimate_max'] / 2**20:,.0f} MiB, peak PSS {figures['pss'] / 2**20:,.0f} MiB "
                       f"(RSS {figures['rss'] / 2**20:,.0f}), PSS / estimate {figures['pss_over_estimate_max']:.2f}, "
                       f"{figures['seconds']:.0f} s; the peak after: {figures['peak_after']}", flush=True)
         finally:
             server.stop()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({**results_header(sys.argv), "tolerance": TOLERANCE,
-                                    "runs": {k: v for k, v in state.items() if k != "loaded"}}, indent=1))
+    write_results()
     print(f"written to {args.out}")
 
 
