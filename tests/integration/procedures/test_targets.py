@@ -69,6 +69,8 @@ def test_other_hosts_lists_are_full_lists_of_other_hosts_pages(runner, cli_env, 
     rows = runner.run(cypher.query("related_pages", "related_pages"),
                       {"url": url, "method": "spectral@other-hosts", "limit": TOP_K})
     assert [row["url"] for row in rows] == other[url]
+    short = cypher.query("related_pages", "related_pages_procedure")  # CALL linksim.related
+    assert runner.run(short, {"url": url, "method": "spectral@other-hosts", "limit": TOP_K}) == rows
     assert main(["-q", "related", url, "--targets", "other-hosts", "--top-k", str(TOP_K), "--json"]) == 0
     assert [row["url"] for row in json.loads(capsys.readouterr().out)] == other[url]
     assert main(["-q", "related", url, "--targets", "same-host", "--top-k", str(TOP_K), "--json"]) == 0
