@@ -447,3 +447,23 @@ def test_ppsimrank_sees_both_directions() -> None:
     index = build_index(graph, "ppsimrank", n_fingerprints=200, length=3, seed=2)
     assert {v for v, _ in index.related(0, top_k=None)} >= {1}
     assert index.related(5, top_k=None) == []
+
+
+def test_min_hash_inverted_lists_are_each_rows_pages_by_value() -> None:
+    """order[i, k] lists the pages by min-hash value (stable: by page within a value), and
+    indptr[i, k, v] is where value v's pages start: a reading of the definition, row by row."""
+    from linksim.fingerprints.minhash import build_minhash_index
+    from linksim.graph import LinkGraph
+
+    rng = np.random.default_rng(7)
+    graph = LinkGraph.from_edges(rng.integers(0, 60, 300), rng.integers(0, 60, 300), 60)
+    index = build_minhash_index(graph, 5, 3, seed=2)
+    order, indptr = index.inverted()
+    assert order.dtype == indptr.dtype == np.int32
+    for i in range(5):
+        for k in range(3):
+            values = index.values[i, k]
+            expected = sorted(range(60), key=lambda page: (values[page], page))
+            assert order[i, k].tolist() == expected
+            for v in range(61):
+                assert indptr[i, k, v] == np.count_nonzero(values < v)
