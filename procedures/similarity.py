@@ -33,7 +33,7 @@ from linksim.procedures.runs import (RETIRE_MODES, RunRecord, publish_run, publi
                                      retirement_log)
 from linksim.ranking.lists import CodedLists
 from linksim.procedures.source_pages import parse_source_pages
-from linksim.procedures.targets import parse_targets, refuse_on_hosts
+from linksim.procedures.targets import HOST_KINDS, parse_targets, refuse_on_hosts
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +140,7 @@ def _targets_of(runner, handle: IndexHandle, targets):
     if spec in kept:
         return kept[spec]
     chosen = spec.resolve(runner, _urls_of(handle))
-    if spec.kind in ("other-hosts", "same-host"):
+    if spec.kind in HOST_KINDS:
         kept[spec] = chosen
     return chosen
 
@@ -266,6 +266,10 @@ def similar(
         from linksim.fingerprints import update
 
         update.warm_up()  # and of the index updates
+    if targets is not None:
+        from linksim.ranking import targets as filters
+
+        filters.warm_up()  # and of the target filter
     with acquire(runner, f"similar:{key}", wait=wait) as lock:
         # The runs a retirement cut short go first: their room in the store is this run's.
         retire_leftovers(runner, key, batch_size or RETIRE_BATCH)

@@ -104,9 +104,8 @@ class Targets:
 def host_numbers(hosts: list) -> np.ndarray:
     """Each page's host (a name, or None) as a number, :data:`NO_HOST` for None."""
     names: dict = {}
-    numbers = np.fromiter((NO_HOST if host is None else names.setdefault(host, len(names)) for host in hosts),
-                          dtype=np.int32, count=len(hosts))
-    return numbers
+    return np.fromiter((NO_HOST if host is None else names.setdefault(host, len(names)) for host in hosts),
+                       dtype=np.int32, count=len(hosts))
 
 
 def filtered(targets: Targets, u: int, found: list[tuple[int, float]]) -> list[tuple[int, float]]:
