@@ -143,12 +143,10 @@ def host_filter(graph, kind: str | None):
 
 
 def filtered_ranking(lists, targets, top: int):
-    """Whole rankings (every page that scores) cut to the ``top`` pages that pass ``targets``."""
-    if targets is None:
-        return lists
-    from linksim.ranking.targets import filtered
+    """Whole rankings cut to the ``top`` pages that pass ``targets`` (none: as they are)."""
+    from linksim.ranking.targets import filtered_lists
 
-    return {u: filtered(targets, u, ranked)[:top] for u, ranked in lists.items()}
+    return lists if targets is None else filtered_lists(targets, lists, top)
 
 
 def rows_for(graph, classes, exact: bool, methods: list[str] | None = None, targets=None) -> list[dict]:

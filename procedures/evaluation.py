@@ -140,6 +140,7 @@ def evaluate(
     """
     from linksim.evaluation.anchors import ANCHORS
     from linksim.procedures.targets import parse_targets
+    from linksim.ranking.targets import filtered_lists
 
     spec = parse_targets(targets)
 
@@ -235,19 +236,14 @@ def evaluate(
         for name in anchor_names:
             began = time.monotonic()
             if name in GDS_ANCHORS:
-                lists = gds_anchor_lists(runner, name, depth)
-                if chosen is not None:
-                    page_of = {url: i for i, url in enumerate(urls)}
-                    lists = {url: [pair for pair, kept in zip(ranked, chosen.passes(
-                        page_of[url], np.array([page_of[v] for v, _ in ranked], dtype=np.int64)).tolist()) if kept][:top]
-                        for url, ranked in lists.items()}
+                page_of = {url: i for i, url in enumerate(urls)}
+                found = {page_of[u]: [(page_of[v], s) for v, s in ranked]
+                         for u, ranked in gds_anchor_lists(runner, name, depth).items()}
             else:
                 found = anchor_lists(streamed.graph, name, depth)
-                if chosen is not None:
-                    from linksim.ranking.targets import filtered
-
-                    found = {u: filtered(chosen, u, ranked)[:top] for u, ranked in found.items()}
-                lists = {urls[u]: [(urls[v], s) for v, s in ranked] for u, ranked in found.items()}
+            if chosen is not None:
+                found = filtered_lists(chosen, found, top)
+            lists = {urls[u]: [(urls[v], s) for v, s in ranked] for u, ranked in found.items()}
             log.info("anchor %s for %s pages in %.1f s", name, f"{streamed.graph.n:,}", time.monotonic() - began)
             row = _row(name + suffix, "anchor", sibling_gamma(lists, classes, top=top, linked=linked) if classes else None,
                        {})

@@ -116,6 +116,12 @@ def filtered(targets: Targets, u: int, found: list[tuple[int, float]]) -> list[t
     return [pair for pair, kept in zip(found, keep.tolist()) if kept]
 
 
+def filtered_lists(targets: Targets, lists: dict, top: int) -> dict:
+    """Whole rankings by page (every page that scores, best first) cut to the ``top`` pages that
+    pass: a reference ranked without the filter, filtered as the lists are (the anchors)."""
+    return {u: filtered(targets, u, ranked)[:top] for u, ranked in lists.items()}
+
+
 def ranked_within(index, pages: np.ndarray, top_k: int, similarity_cutoff: float, targets: Targets,
                   **options) -> list[list[tuple[int, float]]]:
     """The lists of ``pages`` (``top_k`` >= 1) of the pages that pass ``targets`` (see the module):
