@@ -215,9 +215,10 @@ def estimate_pagerank(pages: int, links: int) -> Estimate:
 def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 100, length: int = 10,
                    top_k: int | None = None, radius: int = 3, on_disk: bool = False,
                    page_major: bool = True, rows_on_disk: bool = False, prune: float = 0.0,
-                   decay: float | None = None) -> Estimate:
+                   decay: float | None = None, measured: dict | None = None) -> Estimate:
     """``linksim index METHOD`` (``top_k`` None) or ``linksim similar METHOD --top-k K``.
-    ``prune`` and ``decay``: PageSim's, which bound its pruned rows.
+    ``prune`` and ``decay``: PageSim's, which bound its pruned rows. ``measured``: what the
+    method's ``measure`` found on the streamed graph (PageSim's reach), where it was measured.
 
     ``page_major`` (a method with ``page_major_rows``, with ``top_k``): the lists are scored from page-major
     copies of the index (:meth:`FingerprintIndex.prepare_all_pages`, 6 bytes a page and
@@ -238,7 +239,8 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
     entry = registered(method)
     if on_disk and not entry.build_on_disk:
         raise LinksimError(f"{method} indexes are built in memory only")
-    sized = {"n_fingerprints": n_fingerprints, "length": length, "radius": radius, "prune": prune}
+    sized = {"n_fingerprints": n_fingerprints, "length": length, "radius": radius, "prune": prune,
+             **(measured or {})}
     index, walking, stored, own = entry.estimate(pages, links, sized if decay is None else dict(sized, decay=decay),
                                                  on_disk)
     parts.update(own)

@@ -14,9 +14,10 @@ their feature vectors entry by entry:
 - ``sum`` (the term paper): ``PS(u, v) = Σ_i min(PG(i,u), PG(i,v))``.
 
 The propagation is stored as one sparse matrix ``G`` with ``G[i, v] = PG(i, v)`` (row i: where
-page i's score went; column v: the feature vector of v). For ``radius <= 3`` it is computed by
-sparse matrix products with the walks that repeat a page taken out exactly; for a larger radius
-by enumerating the paths (small graphs). ``related(u)`` is the paper's online query: the
+page i's score went; column v: the feature vector of v). For ``radius <= 3`` each page's row is
+pushed along its walks hop by hop with the walks that repeat a page taken out exactly, into
+arrays sized first by the pages within reach (the sparse matrix products, which hold about three
+copies, are the tests' reference); for a larger radius by enumerating the paths (small graphs). ``related(u)`` is the paper's online query: the
 candidates are the pages reached from a source that reaches ``u``, O(C²) for C = the size of a
 feature vector.
 """
@@ -112,76 +113,90 @@ def _enumerated_path_sums(graph: LinkGraph, radius: int, decay: float) -> sp.csr
 
 
 @njit(cache=True, nogil=True)
-def _pruned_rows(first, last, indptr, indices, radius, decay, prune, acc, touched, arrived, reached):
-    """The path sums of rows ``first..last - 1`` (:func:`_simple_path_sums`' H, radius <= 3), pruned:
-    (entries per row, columns, values). Each source pushes its unit of score along its simple
+def _row_sums(i, indptr, indices, radius, decay, prune, acc, touched, arrived, reached):
+    """The path sums of row ``i`` (:func:`_simple_path_sums`' H, radius <= 3), pruned: returns
+    how many pages ``touched`` lists, each ``v`` of them (never ``i``) with its sum in ``acc[v]``,
+    which the caller sets back to zero. Each source pushes its unit of score along its simple
     paths hop by hop; a page whose arriving mass at a hop is below ``prune`` pushes nothing
-    further, and an entry below ``prune`` is dropped. So a row loses at most its dropped entries,
-    ``decay`` times the hop-2 mass of the pages that did not push, and, where the first hop's share
-    ``decay / |O(i)|`` is below ``prune``, the whole of hops 2 and 3 (``decay**2 + decay**3``); it
-    keeps at most ``(decay + decay**2 + decay**3) / prune`` entries. ``acc`` (float64),
+    further, and an entry below ``prune`` is dropped (by the caller). So a row loses at most its
+    dropped entries, ``decay`` times the hop-2 mass of the pages that did not push, and, where the
+    first hop's share ``decay / |O(i)|`` is below ``prune``, the whole of hops 2 and 3
+    (``decay**2 + decay**3``); it keeps at most ``(decay + decay**2 + decay**3) / prune`` entries.
+    ``prune`` 0: every page within ``radius`` links of ``i`` is touched, once. ``acc`` (float64),
     ``arrived`` (float64), ``touched`` and ``reached`` (int32) of length V are scratch, zero on
-    entry and return.
+    entry and return (``acc`` at the touched pages excepted).
 
     Walks that repeat a page are not pushed: hop 2 never returns to the source; hop 3 never
     leaves from the source (i -> a -> i -> v) and takes out i -> v -> b -> v for each b the pushed
     hop-2 mass of i -> v -> b reached (those walks are in ``arrived[b]`` only when b pushed)."""
+    n_touched = 0
+    degree_i = indptr[i + 1] - indptr[i]
+    if degree_i > 0:
+        step1 = decay / degree_i
+        n_touched = spread(indptr[i], indptr[i + 1], indices, i, step1, acc, touched, n_touched)  # hop 1: i -> a
+        if radius >= 2 and step1 >= prune:
+            n_reached = 0
+            # hop 2: i -> a -> b, b != i
+            for e in range(indptr[i], indptr[i + 1]):
+                a = indices[e]
+                degree_a = indptr[a + 1] - indptr[a]
+                if degree_a == 0:
+                    continue
+                n_reached = spread(indptr[a], indptr[a + 1], indices, i, step1 * decay / degree_a, arrived,
+                                    reached, n_reached)
+            for r in range(n_reached):
+                b = reached[r]
+                if acc[b] == 0.0:
+                    touched[n_touched] = b
+                    n_touched += 1
+                acc[b] += arrived[b]
+            if radius >= 3:
+                # hop 3: i -> a -> b -> v, b != i (never pushed), v != i, a != v
+                for r in range(n_reached):
+                    b = reached[r]
+                    mass = arrived[b]
+                    degree_b = indptr[b + 1] - indptr[b]
+                    if mass < prune or degree_b == 0:
+                        continue
+                    n_touched = spread(indptr[b], indptr[b + 1], indices, i, mass * decay / degree_b, acc,
+                                        touched, n_touched)
+                # take out i -> v -> b -> v (a = v) where b pushed
+                for e in range(indptr[i], indptr[i + 1]):
+                    v = indices[e]
+                    degree_v = indptr[v + 1] - indptr[v]
+                    for f in range(indptr[v], indptr[v + 1]):
+                        b = indices[f]
+                        if b == i or arrived[b] < prune:
+                            continue
+                        degree_b = indptr[b + 1] - indptr[b]
+                        lo, hi = indptr[b], indptr[b + 1]
+                        while lo < hi:  # is v among b's out-links (sorted)?
+                            mid = (lo + hi) // 2
+                            if indices[mid] < v:
+                                lo = mid + 1
+                            else:
+                                hi = mid
+                        if lo < indptr[b + 1] and indices[lo] == v:
+                            acc[v] -= step1 * decay / degree_v * decay / degree_b
+            for r in range(n_reached):
+                arrived[reached[r]] = 0.0
+    return n_touched
+
+
+@njit(cache=True, nogil=True)
+def _pruned_rows(first, last, indptr, indices, radius, decay, prune, acc, touched, arrived, reached, diagonal):
+    """Rows ``first..last - 1`` of :func:`_row_sums`, the entries below ``prune`` dropped: (entries
+    per row, columns, values); ``diagonal``: each row's own unit first."""
     counts = np.zeros(last - first, dtype=np.int64)
     columns = []
     values = []
     for i in range(first, last):
-        n_touched = 0
-        degree_i = indptr[i + 1] - indptr[i]
-        if degree_i > 0:
-            step1 = decay / degree_i
-            n_touched = spread(indptr[i], indptr[i + 1], indices, i, step1, acc, touched, n_touched)  # hop 1: i -> a
-            if radius >= 2 and step1 >= prune:
-                n_reached = 0
-                # hop 2: i -> a -> b, b != i
-                for e in range(indptr[i], indptr[i + 1]):
-                    a = indices[e]
-                    degree_a = indptr[a + 1] - indptr[a]
-                    if degree_a == 0:
-                        continue
-                    n_reached = spread(indptr[a], indptr[a + 1], indices, i, step1 * decay / degree_a, arrived,
-                                        reached, n_reached)
-                for r in range(n_reached):
-                    b = reached[r]
-                    if acc[b] == 0.0:
-                        touched[n_touched] = b
-                        n_touched += 1
-                    acc[b] += arrived[b]
-                if radius >= 3:
-                    # hop 3: i -> a -> b -> v, b != i (never pushed), v != i, a != v
-                    for r in range(n_reached):
-                        b = reached[r]
-                        mass = arrived[b]
-                        degree_b = indptr[b + 1] - indptr[b]
-                        if mass < prune or degree_b == 0:
-                            continue
-                        n_touched = spread(indptr[b], indptr[b + 1], indices, i, mass * decay / degree_b, acc,
-                                            touched, n_touched)
-                    # take out i -> v -> b -> v (a = v) where b pushed
-                    for e in range(indptr[i], indptr[i + 1]):
-                        v = indices[e]
-                        degree_v = indptr[v + 1] - indptr[v]
-                        for f in range(indptr[v], indptr[v + 1]):
-                            b = indices[f]
-                            if b == i or arrived[b] < prune:
-                                continue
-                            degree_b = indptr[b + 1] - indptr[b]
-                            lo, hi = indptr[b], indptr[b + 1]
-                            while lo < hi:  # is v among b's out-links (sorted)?
-                                mid = (lo + hi) // 2
-                                if indices[mid] < v:
-                                    lo = mid + 1
-                                else:
-                                    hi = mid
-                            if lo < indptr[b + 1] and indices[lo] == v:
-                                acc[v] -= step1 * decay / degree_v * decay / degree_b
-                for r in range(n_reached):
-                    arrived[reached[r]] = 0.0
         kept = 0
+        if diagonal:
+            columns.append(i)
+            values.append(1.0)
+            kept += 1
+        n_touched = _row_sums(i, indptr, indices, radius, decay, prune, acc, touched, arrived, reached)
         for t in range(n_touched):
             v = touched[t]
             value = acc[v]
@@ -199,22 +214,90 @@ def _pruned_rows(first, last, indptr, indices, radius, decay, prune, acc, touche
     return counts, out_columns, out_values
 
 
+@njit(cache=True, nogil=True)
+def _filled_rows(indptr, indices, radius, decay, row_pointer, out_columns, out_values, acc, touched, arrived,
+                 reached):
+    """Every row of :func:`_row_sums`, nothing pruned, written where ``row_pointer`` (the pages
+    within ``radius`` links of each page, :func:`reach`) says, each row's own unit first; returns
+    the first row whose entries do not fill its room, or -1. A sum below zero is rounding (every
+    page within reach has a simple path to it): it is written as zero."""
+    for i in range(len(indptr) - 1):
+        at = row_pointer[i]
+        out_columns[at] = i
+        out_values[at] = 1.0
+        at += 1
+        n_touched = _row_sums(i, indptr, indices, radius, decay, 0.0, acc, touched, arrived, reached)
+        if at + n_touched != row_pointer[i + 1]:
+            return i
+        for t in range(n_touched):
+            v = touched[t]
+            out_columns[at] = v
+            out_values[at] = max(acc[v], 0.0)
+            acc[v] = 0.0
+            at += 1
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _ball_sizes(indptr, indices, radius):
+    """The pages within ``radius`` links of each page, itself included (a breadth-first search)."""
+    n = len(indptr) - 1
+    sizes = np.ones(n, dtype=np.int64)
+    mark = np.full(n, -1, dtype=np.int64)
+    frontier = np.empty(n, dtype=np.int32)
+    following = np.empty(n, dtype=np.int32)
+    for i in range(n):
+        mark[i] = i
+        frontier[0] = i
+        width = 1
+        count = 1
+        for _ in range(radius):
+            found = 0
+            for k in range(width):
+                u = frontier[k]
+                for e in range(indptr[u], indptr[u + 1]):
+                    v = indices[e]
+                    if mark[v] != i:
+                        mark[v] = i
+                        following[found] = v
+                        found += 1
+            if found == 0:
+                break
+            count += found
+            frontier, following = following, frontier
+            width = found
+        sizes[i] = count
+    return sizes
+
+
+def reach(graph: LinkGraph, radius: int) -> np.ndarray:
+    """The pages within ``radius`` links of each page (itself included): the entries of its row
+    of the propagation, the size of PageSim's index (:func:`propagation_matrix`)."""
+    return _ball_sizes(graph.out_indptr.astype(np.int64, copy=False), graph.out_indices.astype(np.int32, copy=False),
+                       int(radius))
+
+
 #: Rows of the pruned propagation computed by one call of the kernel.
 PRUNE_BLOCK = 4096
 
 
-def _pruned_path_sums(graph: LinkGraph, radius: int, decay: float, prune: float) -> sp.csr_matrix:
+def _scratch(n: int) -> tuple[np.ndarray, ...]:
+    """``acc``, ``touched``, ``arrived``, ``reached`` of :func:`_row_sums`."""
+    return np.zeros(n), np.zeros(n, dtype=np.int32), np.zeros(n), np.zeros(n, dtype=np.int32)
+
+
+def _pruned_path_sums(graph: LinkGraph, radius: int, decay: float, prune: float,
+                      diagonal: bool = False) -> sp.csr_matrix:
     """:func:`_simple_path_sums` with the walks of less than ``prune`` of a source's unit left out
-    (:func:`_pruned_rows`); radius at most 3."""
+    (:func:`_row_sums`); radius at most 3. ``diagonal``: with each page's own unit."""
     n = graph.n
     indptr = graph.out_indptr.astype(np.int64, copy=False)
     indices = graph.out_indices.astype(np.int32, copy=False)
-    acc, arrived = np.zeros(n), np.zeros(n)
-    touched, reached = np.zeros(n, dtype=np.int32), np.zeros(n, dtype=np.int32)
+    acc, touched, arrived, reached = _scratch(n)
     counts, columns, values = [], [], []
     for first in range(0, n, PRUNE_BLOCK):
         c, col, val = _pruned_rows(first, min(n, first + PRUNE_BLOCK), indptr, indices, radius, decay, prune,
-                                   acc, touched, arrived, reached)
+                                   acc, touched, arrived, reached, diagonal)
         counts.append(c), columns.append(col), values.append(val)
     row_pointer = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.concatenate(counts) if counts else np.zeros(0, dtype=np.int64), out=row_pointer[1:])
@@ -225,19 +308,48 @@ def _pruned_path_sums(graph: LinkGraph, radius: int, decay: float, prune: float)
     return matrix
 
 
+def _filled_path_sums(graph: LinkGraph, radius: int, decay: float) -> sp.csr_matrix:
+    """:func:`_simple_path_sums` plus the identity, pushed row by row (radius at most 3) into
+    arrays sized by :func:`reach` first: the matrix is the only copy made (the sparse products
+    hold about three, and take twice as long)."""
+    n = graph.n
+    indptr = graph.out_indptr.astype(np.int64, copy=False)
+    indices = graph.out_indices.astype(np.int32, copy=False)
+    row_pointer = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(reach(graph, radius), out=row_pointer[1:])
+    columns = np.empty(row_pointer[-1], dtype=np.int32)
+    values = np.empty(row_pointer[-1], dtype=np.float64)
+    wrong = _filled_rows(indptr, indices, radius, decay, row_pointer, columns, values, *_scratch(n))
+    if wrong >= 0:
+        raise AssertionError(f"the propagation of page {wrong} does not fill the pages within its reach")
+    matrix = sp.csr_matrix((values, columns, row_pointer), shape=(n, n))
+    matrix.sort_indices()
+    return matrix
+
+
+@njit(cache=True, nogil=True)
+def _scale_rows(indptr, data, ranks):
+    for i in range(len(indptr) - 1):
+        for k in range(indptr[i], indptr[i + 1]):
+            data[k] *= ranks[i]
+
+
 def propagation_matrix(graph: LinkGraph, ranks: np.ndarray, radius: int = 3, decay: float = 0.5,
                        prune: float = 0.0) -> sp.csr_matrix:
     """``G[i, v] = PG(i, v)`` for every pair, PageRank ``ranks`` given (diagonal: ``PR(i)``).
-    ``prune`` > 0 (radius at most 3): the walks that carry less than ``prune`` of their source's
-    score are left out (:func:`_pruned_rows`), so that a row holds at most
-    ``(decay + decay**2 + decay**3) / prune`` entries besides its diagonal."""
+    Radius at most 3: pushed row by row (:func:`_row_sums`), one copy in memory; ``prune`` > 0:
+    the walks that carry less than ``prune`` of their source's score are left out, so that a row
+    holds at most ``(decay + decay**2 + decay**3) / prune`` entries besides its diagonal."""
     _check(radius, decay, "minmax")
     ranks = np.asarray(ranks, dtype=np.float64)
     if prune > 0 and radius > 3:
         raise ConfigurationError(f"pruning (prune) applies to a radius of at most 3, got {radius}")
-    sums = _pruned_path_sums(graph, radius, decay, prune) if prune > 0 else _simple_path_sums(graph, radius, decay)
-    spread = sp.diags(ranks) @ sums
-    matrix = (spread + sp.diags(ranks)).tocsr()
+    if radius > 3:
+        matrix = (sp.diags(ranks) @ _enumerated_path_sums(graph, radius, decay) + sp.diags(ranks)).tocsr()
+    else:
+        matrix = (_pruned_path_sums(graph, radius, decay, prune, diagonal=True) if prune > 0
+                  else _filled_path_sums(graph, radius, decay))
+        _scale_rows(matrix.indptr, matrix.data, ranks)
     matrix.eliminate_zeros()
     matrix.sort_indices()
     return matrix

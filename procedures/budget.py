@@ -49,12 +49,53 @@ def estimate_run(runner, task: str, method: str | None = None, top_k: int | None
     the page graph or the host graph (:mod:`linksim.procedures.graphs`)."""
     import dataclasses
 
-    estimate = _as_run(_counts(runner, graph), task, method, top_k, _budget_bytes(memory_budget), **parameters)
+    measured = _measured(runner, task, method, graph, parameters)
+    estimate = _as_run(_counts(runner, graph), task, method, top_k, _budget_bytes(memory_budget), measured=measured,
+                       **parameters)
     return dataclasses.replace(estimate, nodes=graph)
 
 
+def _measured(runner, task: str, method: str | None, graph: str, parameters: dict) -> dict | None:
+    """What the method's ``measure`` finds on the graph streamed from Neo4j (PageSim's reach),
+    for a method whose index the counts do not size; None for the others."""
+    from linksim.methods import method as registered
+
+    if task == "pagerank" or registered(method).measure is None:
+        return None
+    from linksim.procedures.graphs import graph_of
+    from linksim.procedures.stream import stream_link_graph
+
+    log.info("%s's index is sized by the crawl's structure: reading the link graph to measure it", method)
+    streamed = stream_link_graph(runner, show_progress=False, graph=graph_of(graph))
+    return measure(method, streamed.graph, parameters)
+
+
+def measure(method: str, graph, parameters: dict) -> dict:
+    from linksim.methods import method as registered
+
+    entry = registered(method)
+    return entry.measure(graph, entry.parameters_for(**parameters))
+
+
+def check_measured(graph, method: str, budget: str | int | None, what: str, **parameters) -> dict | None:
+    """Once the graph is streamed, before an index whose size its structure sets is built:
+    refuse (exit 8) the build that the measured estimate says cannot fit ``budget``; returns
+    what was measured (None for a method the counts size)."""
+    from linksim.methods import method as registered
+
+    if registered(method).measure is None:
+        return None
+    limit = memory_budget(budget)
+    measured = measure(method, graph, parameters)
+    estimate = _estimate(graph.n, graph.m, "index", method, None, measured=measured, **parameters)
+    log.info("%s: %s measured on the graph, the build's estimate %s", what,
+             ", ".join(f"{k} {v:,}" for k, v in measured.items()), f"{estimate.bytes_max:,} bytes")
+    estimate.check(limit)
+    return measured
+
+
 def _as_run(counts: tuple[int, int], task: str, method: str | None, top_k: int | None, limit: int | None,
-            **parameters) -> Estimate:
+            measured: dict | None = None, **parameters) -> Estimate:
     """The estimate of the run as it would go under ``limit``: the lists of an index of fingerprint
     trees (spectral P-PSimRank's too) are scored from page-major copies of it (``page_major``), in
     memory when those fit too, else in files the queries read through the page cache
@@ -62,7 +103,7 @@ def _as_run(counts: tuple[int, int], task: str, method: str | None, top_k: int |
     disk."""
     from linksim.methods import method as registered
 
-    estimate = _estimate(*counts, task, method, top_k, **parameters)
+    estimate = _estimate(*counts, task, method, top_k, measured=measured, **parameters)
     if limit is None or estimate.bytes_min <= limit or task == "pagerank" or not registered(method).page_major_rows:
         return estimate
     if estimate.page_major:
@@ -75,7 +116,7 @@ def _as_run(counts: tuple[int, int], task: str, method: str | None, top_k: int |
 
 
 def _estimate(pages: int, links: int, task: str, method: str | None, top_k: int | None, on_disk: bool = False,
-              rows_on_disk: bool = False, **parameters) -> Estimate:
+              rows_on_disk: bool = False, measured: dict | None = None, **parameters) -> Estimate:
     if task == "pagerank":
         return estimate_pagerank(pages, links)
     from linksim.methods import method as registered
@@ -83,18 +124,18 @@ def _estimate(pages: int, links: int, task: str, method: str | None, top_k: int 
     values = registered(method).parameters_for(**parameters)
     sized = {k: values[k] for k in ("n_fingerprints", "length", "radius", "prune", "decay") if k in values}
     return estimate_index(method, pages, links, top_k=top_k if task == "similar" else None, on_disk=on_disk,
-                          rows_on_disk=rows_on_disk, **sized)
+                          rows_on_disk=rows_on_disk, measured=measured, **sized)
 
 
 def check_index_disk(root: Path, method: str, pages: int, links: int, on_disk: bool, what: str,
-                     **parameters) -> None:
+                     measured: dict | None = None, **parameters) -> None:
     """Before an index is built: refuse (exit 8) one whose files the store's file system cannot
     hold (the estimate's ``index`` bytes). The build writes them beside the stored index it
     replaces, which goes only once the new one is in place; out of disk half-way, it would fail
     after minutes or hours, and fill the disk the server shares."""
     from linksim.estimate import check_free_space
 
-    size = _estimate(pages, links, "index", method, None, on_disk=on_disk, **parameters).disk["index"]
+    size = _estimate(pages, links, "index", method, None, on_disk=on_disk, measured=measured, **parameters).disk["index"]
     check_free_space([("index", root, size)], what, "; nothing was built. Free that space, and run it again.")
 
 

@@ -81,14 +81,17 @@ def obtain_index(
     on_disk: bool = False,
     graph: str | LinkGraphOf = "pages",
     reopen: bool = False,
+    counted: bool = False,
     **given,
 ) -> IndexHandle:
     """The index of ``method`` with the given parameters (None: the papers' default) for the graph
     in Neo4j, streamed for it: the stored one if it was built from the same links and URLs (its
     recorded graph state then brought up to date), else built and stored. For ``index`` and
     ``similar``; queries open the stored index without reading the graph (:func:`open_index`).
-    ``memory_budget``: see :mod:`linksim.procedures.budget` (False: checked by the caller, who
-    passes ``on_disk``: build the index into memory-mapped files, when only that fits). ``graph``:
+    ``memory_budget``: see :mod:`linksim.procedures.budget` (False: none); ``counted``: the
+    estimate from the counts checked by the caller, who passes ``on_disk`` (build the index into
+    memory-mapped files, when only that fits). An index that the graph's structure sizes
+    (PageSim's) is checked again, measured on the streamed graph, before it is built. ``graph``:
     the page graph or the host graph (:mod:`linksim.procedures.graphs`), whose indexes are stored
     in ``root/hosts``. ``reopen`` (an index whose lists read fingerprint trees, ``page_major_rows``:
     the fingerprint-tree methods and spectral, for ``similar``): an index this call built or updated
@@ -100,7 +103,7 @@ def obtain_index(
     of = graph_of(streamed.of if streamed is not None else graph)
     refuse_crawled_only(of, crawled_only)
     root = index_root_of(root, of)
-    if streamed is None and memory_budget is not False:
+    if streamed is None and memory_budget is not False and not counted:
         from linksim.procedures.budget import check_memory
 
         on_disk = check_memory(runner, "index", memory_budget, method, graph=of.name, **given).on_disk
@@ -120,9 +123,11 @@ def obtain_index(
         if updated is not None:
             index = store.open_path(updated[2]) if reopen and entry.page_major_rows else updated[0]
             return IndexHandle(method, index, root, True, updated[1], streamed, updated[2], of=of)
-    from linksim.procedures.budget import check_index_disk
+    from linksim.procedures.budget import check_index_disk, check_measured
 
-    check_index_disk(root, method, graph.n, graph.m, on_disk, f"index {method} on {graph.n:,} {of.noun}s", **given)
+    what = f"index {method} on {graph.n:,} {of.noun}s"
+    measured = check_measured(graph, method, memory_budget, what, **given) if memory_budget is not False else None
+    check_index_disk(root, method, graph.n, graph.m, on_disk, what, measured=measured, **given)
     log.info("building the %s index of %s %ss (%s)", method, f"{graph.n:,}", of.noun,
              ", ".join(f"{k}={v}" for k, v in parameters.items()))
     began = time.monotonic()

@@ -275,8 +275,8 @@ def similar(
         retire_leftovers(runner, key, batch_size or RETIRE_BATCH)
         _check_disk(runner, fits, index_root_of(root, of), method, top_k)
         handle = obtain_index(runner, method, root, rebuild=rebuild, crawled_only=crawled_only,
-                              show_progress=show_progress, memory_budget=False, on_disk=on_disk, graph=of,
-                              reopen=True, **given)
+                              show_progress=show_progress, memory_budget=memory_budget, counted=True,
+                              on_disk=on_disk, graph=of, reopen=True, **given)
         # The page-major copies, where they do not fit the budget, go to a scratch folder of the
         # store for the run (removed after it, or by the next save or load if the run is killed).
         rows = store.build_directory(handle.root, method) if fits.rows_on_disk else contextlib.nullcontext()

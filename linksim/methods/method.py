@@ -90,6 +90,11 @@ class Method:
         ``estimate(pages, links, parameters, on_disk)`` -> ``(index, working, stored, parts)``:
         the bytes the built index holds in memory, the working memory of its build, its bytes
         on disk, and ``{what: bytes}`` for the estimate's breakdown (:mod:`linksim.estimate`).
+        ``parameters`` holds what ``measure`` measured, where the caller measured it.
+    measure : callable or None
+        ``measure(graph, parameters)`` -> ``{name: value}``: what of the link graph's structure, not
+        its counts, sizes the index (PageSim's: the pages within reach of each page), measured on
+        the streamed graph for the estimate; None where the counts size it.
     spark_rows, spark_index : callable or None
         The Spark build (:mod:`linksim.spark`): ``spark_rows(edges, pages, parameters, partitions,
         log, codes)`` -> the index as a DataFrame (``codes``: the pages' draw codes,
@@ -119,6 +124,7 @@ class Method:
     walk: str | None = None
     value_ranges: Callable = None
     estimate: Callable = None
+    measure: Callable | None = None
     spark_rows: Callable | None = None
     spark_index: Callable | None = None
     warm_up: Callable | None = None

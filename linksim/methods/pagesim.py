@@ -17,14 +17,37 @@ def _value_ranges(meta: dict, n: int, length: int) -> dict[str, tuple[float, flo
 
 
 def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[int, int, int, dict]:
-    # Feature vectors: one entry per (page, page reached within `radius` links); bounded by the
-    # links followed radius times, at most every pair.
-    reach = min(pages * pages, links * max(1, parameters["radius"]) * 4)
-    if parameters.get("prune", 0.0) > 0:  # a row holds at most (d + d^2 + d^3) / prune entries besides its own
-        d = parameters.get("decay", 0.5)
-        reach = min(reach, pages * (1 + int((d + d * d + d**3) / parameters["prune"])))
-    index = 16 * reach
-    return index, 3 * 16 * min(reach, links * 4), index, {"feature vectors": index}
+    # The propagation holds one entry per page and page within `radius` links of it, by rows and
+    # by columns (scipy's indices and row pointers int32 below 2**31 entries, else int64; values
+    # float64), made in place: the build holds nothing else of its size. `reach` (measure) counts them; from the counts alone, a
+    # guess (each link followed `radius` times, 4 pages each) that the crawl's hubs can exceed.
+    reach = parameters.get("reach")
+    if reach is None:
+        reach = min(pages * pages, links * max(1, parameters["radius"]) * 4)
+        if parameters.get("prune", 0.0) > 0:
+            reach = min(reach, pages * (1 + _kept_at_most(parameters)))
+    position = 4 if reach < 2**31 else 8
+    index = 2 * ((position + 8) * reach + position * (pages + 1)) + 8 * pages
+    # the push's scratch (two float and two int32 arrays a page), the reach counts and the row
+    # pointers; a pruned build's rows in lists of 16 bytes an entry, then joined
+    working = 24 * pages + 16 * (pages + 1) + (2 * 16 * reach if parameters.get("prune", 0.0) > 0 else 0)
+    worded = "counted" if "reach" in parameters else "guessed from the counts"
+    return index, working, index, {f"propagation (pages within reach, {worded})": index}
+
+
+def _kept_at_most(parameters: dict) -> int:
+    """A pruned row's entries besides its own: (d + d^2 + d^3) / prune."""
+    d = parameters.get("decay", 0.5)
+    return int((d + d * d + d**3) / parameters["prune"])
+
+
+def _measure(graph: LinkGraph, parameters: dict) -> dict:
+    from linksim.pagesim import reach
+
+    sizes = reach(graph, int(parameters["radius"]))
+    if parameters.get("prune", 0.0) > 0:
+        np.minimum(sizes, 1 + _kept_at_most(parameters), out=sizes)
+    return {"reach": int(sizes.sum())}
 
 
 def _build(graph: LinkGraph, p: dict, show_progress: bool = False):
@@ -52,6 +75,7 @@ def _method():
         restore=_restore,
         value_ranges=_value_ranges,
         estimate=_estimate,
+        measure=_measure,
     )
 
 

@@ -257,6 +257,37 @@ def test_pagesim_through_the_command_line(runner, cli_env, tmp_path, capsys, mon
     assert described["built"] is True and described["parameters"]["radius"] == 3
 
 
+def test_pagesim_is_estimated_and_checked_by_its_measured_reach(wikispeedia, cli_env, tmp_path, capsys,
+                                                                monkeypatch) -> None:
+    """PageSim's index holds an entry for every page within --radius links of each page, which
+    the counts cannot tell (Wikispeedia's hubs put nearly every article within three links of
+    every other): --estimate reads the graph and counts them, and a build that fits the budget by
+    the counts but not by the measured reach is refused after the stream (exit 8), nothing built."""
+    from linksim.methods import method
+    from linksim.pagesim import reach
+
+    monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
+    graph = stream_link_graph(wikispeedia, show_progress=False).graph
+    entries = int(reach(graph, 3).sum())
+    assert main(["similar", "pagesim", "--estimate", "--json"]) == 0
+    estimate = json.loads(capsys.readouterr().out)
+    (part, size), = [(k, v) for k, v in estimate["parts"].items() if k.startswith("propagation")]
+    assert "counted" in part and size == method("pagesim").estimate(
+        graph.n, graph.m, {"radius": 3, "reach": entries}, False)[0]
+    guessed = similarity_estimate_from_counts(wikispeedia)
+    assert guessed["bytesMax"] < estimate["bytesMax"] / 2  # the counts alone were far under
+    monkeypatch.setenv("LINKSIM_MEMORY_BUDGET", str((guessed["bytesMax"] + estimate["bytesMax"]) // 2))
+    assert main(["-q", "index", "pagesim"]) == 8
+    assert "nothing was started" in capsys.readouterr().err
+    assert not any((tmp_path / "indexes").rglob("meta.json"))
+
+
+def similarity_estimate_from_counts(runner) -> dict:
+    from linksim.procedures.budget import _as_run, _counts
+
+    return _as_run(_counts(runner), "index", "pagesim", None, None).as_dict()
+
+
 def test_evaluate_grades_the_current_runs(wikispeedia, cli_env, tmp_path, capsys, monkeypatch) -> None:
     monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
     assert main(["-q", "similar", "psimrank", "--top-k", "20", "--fingerprints", "30"]) == 0

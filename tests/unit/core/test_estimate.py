@@ -37,6 +37,26 @@ def test_the_fingerprint_index_part_is_what_a_built_index_holds():
     assert estimate_index("simrank", graph.n, graph.m).parts["link graph (CSR both ways)"] == csr
 
 
+def test_the_pagesim_index_part_is_what_a_built_index_holds_once_its_reach_is_measured():
+    """PageSim's size is set by the pages within reach of each page, not by the counts: measured
+    on the graph, the estimate's propagation is the bytes of the built index's two matrices and
+    ranks; pruned, an upper bound on them."""
+    rng = np.random.default_rng(3)
+    n, m = 1_500, 9_000
+    graph = LinkGraph.from_edges(rng.integers(0, n, m), rng.integers(0, n, m), n)
+    pagesim = method("pagesim")
+    for prune in (0.0, 1e-3):
+        index = pagesim.build_index(graph, prune=prune)
+        real = sum(a.nbytes for a in index.store_arrays().values())
+        measured = pagesim.measure(graph, pagesim.parameters_for(prune=prune))
+        parts = estimate_index("pagesim", graph.n, graph.m, prune=prune, measured=measured).parts
+        (part, value), = parts.items() - estimate_index("simrank", graph.n, graph.m).parts.items()
+        assert "counted" in part
+        assert value == real if prune == 0 else value >= real
+    guessed = estimate_index("pagesim", graph.n, graph.m).parts
+    assert any("guessed from the counts" in part for part in guessed)
+
+
 def test_estimates_grow_with_the_work_and_name_the_peak():
     small = estimate_index("simrank", 100_000, 1_000_000, n_fingerprints=100)
     assert small.bytes_min < small.bytes_max

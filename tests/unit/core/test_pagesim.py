@@ -116,6 +116,27 @@ def test_the_pushed_propagation_without_pruning_is_the_exact_one(radius: int, se
     assert np.allclose(_pruned_path_sums(graph, radius, 0.5, 0.0).toarray(), exact, rtol=0, atol=1e-14)
 
 
+@pytest.mark.parametrize("radius", [1, 2, 3])
+@pytest.mark.parametrize("seed", range(4))
+def test_the_filled_propagation_is_the_sparse_products_and_its_reach(radius: int, seed: int) -> None:
+    """The build's rows, pushed into arrays sized by the pages within reach, hold exactly the
+    sparse products' path sums plus the identity: no entry missing, none extra (the reach
+    counted by a breadth-first search is each row's size), and the estimate reads that reach."""
+    from linksim.pagesim import _filled_path_sums, _simple_path_sums, reach
+
+    graph = cyclic_graph(seed, n=60, m=400)
+    exact = _simple_path_sums(graph, radius, 0.5)
+    filled = _filled_path_sums(graph, radius, 0.5)
+    assert np.allclose(filled.toarray(), exact.toarray() + np.eye(graph.n), rtol=0, atol=1e-14)
+    dense = np.eye(graph.n, dtype=bool)
+    step = np.zeros((graph.n, graph.n), dtype=bool)
+    step[graph.edges()] = True
+    for _ in range(radius):
+        dense = dense | (dense.astype(int) @ step.astype(int) > 0)
+    assert (reach(graph, radius) == dense.sum(axis=1)).all()
+    assert (np.diff(filled.indptr) == dense.sum(axis=1)).all() and filled.has_sorted_indices
+
+
 @pytest.mark.parametrize("prune", [1e-3, 1e-2, 5e-2])
 @pytest.mark.parametrize("seed", range(4))
 def test_pruning_leaves_out_only_light_walks_and_bounds_the_rows(prune: float, seed: int) -> None:
