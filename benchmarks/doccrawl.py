@@ -8,7 +8,9 @@ writer anchor), and then, for every method of the registry, ``similar`` runs ``-
 row (the first builds the index, the others reuse it; every run writes every list, --rewrite). For each run:
 the transient errors the server returned (deadlocks, timeouts; the acceptance wants none), the
 stream, compute and write times, the write rate, the lists read from a sample. The anchor is GDS's
-own writer (``gds.knn.write`` top 10) on the same store, before the first method and after the last.
+own writer (``gds.knn.write`` top 10) on the same store, before the first method and after the last,
+and then beside each method's write in ``--pairs`` rounds, one after the other, the order
+alternating (the ratio the acceptance reads: the same store state for both writers).
 Then ``benchmarks/judged.py`` on the same graph: each method's all-pages lists a second on 2
 workers, and extended Jaccard's sampled reading judged against its exact lists and the noise floor.
 The summary's ``lists_per_second_min`` is each method's lists a second in its `similar` runs that
@@ -109,6 +111,32 @@ def count_transient() -> list:
     return errors
 
 
+def paired(runner, method: str, root: Path, pairs: int, errors: list, given: dict) -> list[dict]:
+    """The method's write (its index reused, every list written) and gds.knn.write's, one after the
+    other in the same store, ``pairs`` times, the order alternating: each round's write rates and
+    their ratio, so that neither meets a store the other left warmer (the first writes of a run
+    after the load met colder pages than the later ones)."""
+    from linksim.procedures.similarity import similar
+
+    rounds = []
+    for number in range(pairs):
+        def ours() -> tuple[float, list]:
+            errors.clear()
+            record = similar(runner, method, root, top_k=10, show_progress=False, rewrite=True, **given)
+            return record.written / max(record.write_millis / 1000, 1e-3), list(errors)
+
+        if number % 2 == 0:
+            gds = gds_anchor(runner, f" (round {number + 1} of {method}, first)")
+            rate, seen = ours()
+        else:
+            rate, seen = ours()
+            gds = gds_anchor(runner, f" (round {number + 1} of {method}, second)")
+        rounds.append({"write_rate": round(rate), "gds_rate": round(gds), "ratio": round(rate / gds, 3),
+                       "transient_errors": seen})
+        print(f"{method} round {number + 1}: {json.dumps(rounds[-1])}", flush=True)
+    return rounds
+
+
 def main() -> None:
     from linksim.methods import METHODS
 
@@ -117,6 +145,8 @@ def main() -> None:
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     parser.add_argument("--instance", default="doccrawl")
     parser.add_argument("--no-gds", action="store_true", help="without the GDS writer anchor")
+    parser.add_argument("--pairs", type=int, default=3,
+                        help="rounds a method of its write beside gds.knn.write's, alternating (default 3)")
     parser.add_argument("--fresh", action="store_true", help="forget the stages finished before")
     parser.add_argument("--crawl-only", action="store_true", help="stop after the crawl (no Neo4j)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "doccrawl.json")
@@ -192,6 +222,11 @@ def main() -> None:
                     done("parameters", {**state.get("parameters", {}), method: given[method]})
             if not args.no_gds and "gds_after" not in state:
                 done("gds_after", gds_anchor(runner, " after the last method"))
+            if not args.no_gds:
+                for method in args.methods:
+                    if method not in state.get("paired", {}):
+                        done("paired", {**state.get("paired", {}),
+                                        method: paired(runner, method, root, args.pairs, errors, given.get(method, {}))})
     finally:
         server.stop()
 
@@ -220,6 +255,12 @@ def main() -> None:
                                         default=None),
             "parameters": state.get("parameters", {}).get(method, {}),
         }
+        rounds = state.get("paired", {}).get(method)
+        if rounds:
+            ratios = sorted(r["ratio"] for r in rounds)
+            summary[method].update({"write_vs_gds_paired_median": ratios[len(ratios) // 2],
+                                    "write_vs_gds_paired_min": ratios[0], "paired_rounds": len(ratios),
+                                    "paired_transient_errors": sum(len(r["transient_errors"]) for r in rounds)})
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({**results_header(sys.argv), "package": PACKAGE, "state": state,
                                     "summary": summary}, indent=1))
