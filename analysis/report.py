@@ -23,8 +23,13 @@ from linksim.methods import METHODS as METHODS_REGISTRY
 log = logging.getLogger(__name__)
 
 METHODS = tuple(m.name for m in METHODS_REGISTRY.values() if m.exact is not None)  # Monte Carlo, with references
-COLOURS = {"simrank": "#1f77b4", "psimrank": "#d62728", "xjaccard": "#2ca02c", "pagesim": "#9467bd",
-           "ppsimrank": "#ff7f0e", "spectral": "#8c564b"}
+
+
+def colour_of(name: str) -> str | None:
+    """The method's colour in the plots (:class:`linksim.methods.Method`'s ``colour``); None: the plot's own."""
+    entry = METHODS_REGISTRY.get(name)
+    return (entry.colour or None) if entry is not None else None
+
 PAGESIM_STYLES = {"1": ("#ff7f0e", "^-"), "2": ("#9467bd", "s-"), "3": ("#8c564b", "D-")}
 
 
@@ -64,7 +69,7 @@ def gamma_section(curves: list[experiments.Curve], parameter: str, label: str, d
     figure, axes = _axes(f"Sibling Γ against {label} ({dataset})", label, "sibling Γ (mean over queries)")
     table = [["method", label, "Γ Monte Carlo", "Γ exact", "queries", "comparable pairs"]]
     for curve in curves:
-        colour = COLOURS[curve.method]
+        colour = colour_of(curve.method)
         axes.plot(curve.values, [r.gamma for r in curve.monte_carlo], "o-", color=colour,
                   label=f"{curve.method} (Monte Carlo)")
         if curve.exact:
@@ -91,8 +96,8 @@ def tree_size_section(sizes: dict, dataset: str) -> Section:
     table = [["L"] + [f"{m} mean" for m in sizes] + [f"{m} max" for m in sizes]]
     lengths = sorted(next(iter(sizes.values())))
     for method, by_length in sizes.items():
-        axes.plot(lengths, [by_length[L][0] for L in lengths], "o-", color=COLOURS[method], label=f"{method} mean")
-        axes.plot(lengths, [by_length[L][1] for L in lengths], "s--", color=COLOURS[method], alpha=0.6,
+        axes.plot(lengths, [by_length[L][0] for L in lengths], "o-", color=colour_of(method), label=f"{method} mean")
+        axes.plot(lengths, [by_length[L][1] for L in lengths], "s--", color=colour_of(method), alpha=0.6,
                   label=f"{method} max")
     for L in lengths:
         table.append([str(L)] + [f"{sizes[m][L][0]:.2f}" for m in sizes] + [f"{sizes[m][L][1]:,}" for m in sizes])
@@ -137,7 +142,7 @@ def text_section(deltas: dict[str, dict[int, float]], dataset: str) -> Section:
     table = [["method"] + [f"T={t}" for t in ts]]
     for name, delta in deltas.items():
         base = name.split(" ")[0]
-        colour, marker = COLOURS.get(base), "o-"
+        colour, marker = colour_of(base), "o-"
         if " r=" in name:  # a radius (PageSim): one colour and marker per radius, so that the curves tell apart
             radius = name.split("r=")[-1][:1]
             colour, marker = PAGESIM_STYLES.get(radius, (colour, "o-"))

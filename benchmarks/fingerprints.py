@@ -72,14 +72,14 @@ def main() -> None:
 def inprocess(graph, queries, paper_bytes) -> None:
     from linksim.fingerprints.index import tree_sizes_by_length
     from linksim.fingerprints.minhash import build_minhash_index
-    from linksim.fingerprints.walks import build_index
+    from linksim.methods import fingerprint_index
 
     print(f"{'method':<9}{'build s':>9}{'target':>8}{'index MiB':>11}{'2NV4 MiB':>10}{'+layout MiB':>13}"
           f"{'related p50 ms':>16}{'p99 ms':>8}{'mean ms':>9}")
     indexes = {}
     for method, target in (("simrank", 30), ("psimrank", 60)):
         began = time.perf_counter()
-        index = build_index(graph, method, 100, 10, seed=0)
+        index = fingerprint_index(graph, method, 100, 10, seed=0)
         build = time.perf_counter() - began
         layout = index.layout()
         index.related(int(queries[0]), top_k=100)
@@ -107,7 +107,7 @@ def inprocess(graph, queries, paper_bytes) -> None:
 
 def anchor(graph) -> None:
     from linksim.fingerprints.exact import simrank_exact
-    from linksim.fingerprints.walks import build_index
+    from linksim.methods import fingerprint_index
 
     # Anchor: networkx SimRank on a sample (networkx is exact and quadratic: small graphs only).
     import networkx as nx
@@ -128,7 +128,7 @@ def anchor(graph) -> None:
     began = time.perf_counter()
     exact = simrank_exact(sample, 0.6, 60)  # 0.6^60 < 1e-13: converged
     exact_seconds = time.perf_counter() - began
-    mc = build_index(sample, "simrank", 10_000, 10, seed=1)
+    mc = fingerprint_index(sample, "simrank", 10_000, 10, seed=1)
     mc_scores = np.array([[mc.sim(u, v) if u != v else 1.0 for v in range(0, sample.n, 20)] for u in range(0, sample.n, 20)])
     print(f"400-page sample ({sample.m:,} links), SimRank to convergence: networkx simrank_similarity "
           f"{nx_seconds:.2f} s, linksim simrank_exact {exact_seconds:.3f} s ({nx_seconds / exact_seconds:,.0f}x faster); max |networkx - "

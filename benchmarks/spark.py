@@ -63,13 +63,13 @@ def timed(function):
 
 def walks(spark, graph, label: str, fingerprints: int, partitions: int, cores: int) -> dict:
     from linksim import spark as jobs
-    from linksim.fingerprints.walks import build_index
+    from linksim.methods import METHODS, fingerprint_index
 
     edges = jobs.edges_frame(spark, graph, partitions).localCheckpoint(eager=True)
     stats: dict = {}
     (parent, lab), spark_seconds = timed(lambda: jobs.fingerprint_graphs(
-        edges, graph.n, "simrank", fingerprints, 10, 0, partitions, stats=stats))
-    index, numpy_seconds = timed(lambda: build_index(graph, "simrank", fingerprints, 10, seed=0))
+        edges, graph.n, METHODS["simrank"].walk, fingerprints, 10, 0, partitions, stats=stats))
+    index, numpy_seconds = timed(lambda: fingerprint_index(graph, "simrank", fingerprints, 10, seed=0))
     equal = bool(np.array_equal(parent, index.parent) and np.array_equal(lab, index.label))
     row = {"graph": label, "pages": graph.n, "links": graph.m, "fingerprints": fingerprints, "partitions": partitions,
            "spark_seconds": round(spark_seconds, 1), "numpy_seconds": round(numpy_seconds, 2),
@@ -100,9 +100,9 @@ def lists(spark, graph, fingerprints: int, partitions: int) -> dict:
     from linksim import store
     from linksim.digest import graph_fingerprint
     from linksim.ranking.topk import top_k_all
-    from linksim.fingerprints.walks import build_index
+    from linksim.methods import fingerprint_index
 
-    index = build_index(graph, "psimrank", fingerprints, 10, seed=0)
+    index = fingerprint_index(graph, "psimrank", fingerprints, 10, seed=0)
     index.graph_fingerprint = graph_fingerprint(graph)
     with tempfile.TemporaryDirectory() as root:
         path = store.save(index, Path(root), "psimrank", graph.n, graph.m)
@@ -149,7 +149,7 @@ def spectral(spark, links: int, partitions: int, cores: int) -> dict:
     from linksim.evaluation.experiments import lists_of
     from linksim.methods import DEFAULT_METHOD, method as registered
     from linksim.spark_lowrank import embedding_and_share as spark_embedding
-    from linksim.spectral import RANK, WALK_METHOD, SpectralIndex, cosine_share, nearest_pages, neighbour_lists
+    from linksim.spectral import RANK, WALK, WALK_METHOD, SpectralIndex, cosine_share, nearest_pages, neighbour_lists
 
     graph = generated_graph(links, 0)
     p = registered(DEFAULT_METHOD).parameters_for()
@@ -167,9 +167,9 @@ def spectral(spark, links: int, partitions: int, cores: int) -> dict:
     del gathered, chunks
     stats: dict = {}
     (parent, label), row["walks_spark_seconds"] = timed(lambda: jobs.fingerprint_graphs(
-        edges, graph.n, WALK_METHOD, n_fp, length, seed, partitions, stats=stats))
-    walks, row["walks_numpy_seconds"] = timed(lambda: build_index(graph, WALK_METHOD, n_fp, length, seed,
-                                                                  float(p["decay"])))
+        edges, graph.n, WALK, n_fp, length, seed, partitions, stats=stats))
+    walks, row["walks_numpy_seconds"] = timed(lambda: build_index(graph, WALK, n_fp, length, seed,
+                                                                  float(p["decay"]), method=WALK_METHOD))
     row["walks_equal"] = bool(np.array_equal(parent, walks.parent) and np.array_equal(label, walks.label))
     row["walk_steps"] = stats["walk_steps"]
     near, row["nearest_seconds"] = timed(lambda: nearest_pages(vectors, seed=seed))
@@ -243,8 +243,9 @@ def main() -> None:
     spark = jobs.session(args.master, 4, config={"spark.driver.memory": "12g"})
     results: dict = {"master": args.master, "spark": spark.version, "cores": cores}
     graph = cnr_graph(args.data)
-    build = __import__("linksim.fingerprints.walks", fromlist=["build_index"]).build_index
-    build(graph, "simrank", 1, 2)  # compile the kernels before timing
+    from linksim.methods import fingerprint_index
+
+    fingerprint_index(graph, "simrank", 1, 2)  # compile the kernels before timing
     if "cnr" not in skip:
         results["cnr"] = walks(spark, graph, "cnr-2000", args.cnr_fingerprints, 4, cores)
     if "partitions" not in skip:

@@ -322,7 +322,8 @@ def _explain(args: argparse.Namespace) -> int:
         where = f"fingerprint {term['fingerprint']}, step {term['step']}: " if term["fingerprint"] is not None else ""
         print(f"  {term['share']:.6g}  {term['kind']}: {where}{term['page'] or ''}")
         if term["kind"] == "meeting":  # "<-": a link followed backwards; "~": a link either way, or staying
-            step = " <- " if METHODS[args.method].walk in ("uniform", "smallest") else " ~ "
+            walk = METHODS[args.method].walk  # spectral's meetings are of P-PSimRank's walks, either way
+            step = " <- " if walk is not None and not walk.closed else " ~ "
             print(f"      walk from the first page:  {step.join(term['path_a'])}")
             print(f"      walk from the second page: {step.join(term['path_b'])}")
         elif term["kind"] == "shared in-neighbourhood":

@@ -269,7 +269,7 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
         kept = 0  # what prepare_all_pages adds to the index, held until the run ends
         from linksim.fingerprints.index import FingerprintIndex
 
-        if FingerprintIndex.reading_of(method, "_band_candidates"):  # the first-step bands (linksim.ranking.bands)
+        if FingerprintIndex.reading_value(entry.reading, "_band_candidates"):  # the first-step bands (linksim.ranking.bands)
             from linksim.ranking.bands import ROWS
 
             if not on_disk:  # a run whose index is built on disk reads without them

@@ -93,7 +93,7 @@ def explain(index, u: int, v: int, neighbours: Neighbours, n_fingerprints: int |
     return sorted(terms, key=lambda term: -term.share)
 
 
-def walks(walk: str, seed: int, starts: dict[int, int], steps: int | dict[int, int],
+def walks(walk, seed: int, starts: dict[int, int], steps: int | dict[int, int],
           neighbours: Neighbours, codes: Codes | None = None) -> dict[int, list[int]]:
     """The walk from ``starts[i]`` in fingerprint i for ``steps`` steps (or ``steps[i]``; shorter
     where it stops): the pages it stands on, start first, drawn exactly as the index's build draws
@@ -105,7 +105,7 @@ def walks(walk: str, seed: int, starts: dict[int, int], steps: int | dict[int, i
     for step in range(1, max(limit.values(), default=0) + 1):
         going = [i for i, path in paths.items() if len(path) == step and step <= limit[i]]
         keys = {i: stream_key(seed, i, step) for i in going}
-        directions = {i: walk != "both" or inward(keys[i]) for i in going}
+        directions = {i: not walk.closed or inward(keys[i]) for i in going}
         read = {}
         for direction in (True, False):
             pages = sorted({paths[i][-1] for i in going if directions[i] == direction})
@@ -128,13 +128,11 @@ def walks(walk: str, seed: int, starts: dict[int, int], steps: int | dict[int, i
 def meetings(index, u: int, v: int, neighbours: Neighbours, n_fingerprints: int | None = None,
              weight: float = 1.0, codes: Codes | None = None) -> list[Term]:
     """The fingerprints where u's and v's walks met (``weight`` times their shares)."""
-    from linksim.methods import method as registered
-
     times = index.meeting_times(u, v, n_fingerprints)
     met = {i: int(t) for i, t in enumerate(times.tolist()) if t <= index.length}
     if not met:
         return []
-    walk = registered(index.method).walk  # each fingerprint's walks drawn up to their meeting only
+    walk = index.walk  # each fingerprint's walks drawn up to their meeting only
     from_u = walks(walk, index.seed, {i: u for i in met}, met, neighbours, codes)
     from_v = walks(walk, index.seed, {i: v for i in met}, met, neighbours, codes)
     powers = index.powers(index.decay)

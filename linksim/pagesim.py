@@ -34,6 +34,7 @@ from numba import njit
 from linksim.errors import ConfigurationError
 from linksim.graph import LinkGraph
 from linksim.parameters import check_page, check_query
+from linksim.ranking.reader import ListsOfAllPages
 from linksim.ranking.treescan import spread
 
 
@@ -376,7 +377,7 @@ def _no_fingerprints(n_fingerprints: int | None) -> None:
 
 
 @dataclass
-class PageSimIndex:
+class PageSimIndex(ListsOfAllPages):
     """The propagation of every page's PageRank, by rows (sources) and by columns (features)."""
 
     by_source: sp.csr_matrix  # row i: PG(i, ·)

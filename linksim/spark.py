@@ -285,12 +285,12 @@ def pagerank(edges, n: int, damping: float = 0.85, tol: float = 1e-6, max_iter: 
 
 
 # Fingerprint graphs -------------------------------------------------------------------------------------
-def fingerprint_graphs(edges, n: int, method: str, n_fingerprints: int, length: int, seed: int,
+def fingerprint_graphs(edges, n: int, walk, n_fingerprints: int, length: int, seed: int,
                        partitions: int = 4, log=None, stats: dict | None = None,
                        batch: int | None = None, codes=None) -> tuple[np.ndarray, np.ndarray]:
     """``(parent, label)`` arrays, (N, n) int32 and int8, of :func:`linksim.fingerprints.walks.build_index`,
     collected from :func:`fingerprint_rows`."""
-    return fingerprint_arrays(fingerprint_rows(edges, n, method, n_fingerprints, length, seed, partitions, log,
+    return fingerprint_arrays(fingerprint_rows(edges, n, walk, n_fingerprints, length, seed, partitions, log,
                                                stats, batch, codes), n_fingerprints, n)
 
 
@@ -305,11 +305,12 @@ def fingerprint_arrays(rows, n_fingerprints: int, n: int) -> tuple[np.ndarray, n
     return parent, label
 
 
-def fingerprint_rows(edges, n: int, method: str, n_fingerprints: int, length: int, seed: int,
+def fingerprint_rows(edges, n: int, walk, n_fingerprints: int, length: int, seed: int,
                      partitions: int = 4, log=None, stats: dict | None = None, batch: int | None = None, codes=None):
     """The fingerprint-graph edges as a DataFrame ``(fp, page, parent, label)``, one row per page
     and fingerprint whose walk met another (the others have no parent): what is written as
-    Parquet from the executors, never gathered in the driver.
+    Parquet from the executors, never gathered in the driver. ``walk``: how a walk chooses
+    (:mod:`linksim.fingerprints.kinds`).
     ``stats``, if given, receives ``walk_steps``: the walks that took a step, summed over steps.
     ``batch``: fingerprints walked at once (default all N): the first step holds ``batch · n``
     walks, so a crawl too large for the cluster's memory at N is walked in batches (same rows).
@@ -318,12 +319,12 @@ def fingerprint_rows(edges, n: int, method: str, n_fingerprints: int, length: in
     from linksim.parameters import check_parameters
 
     check_parameters(n_fingerprints=n_fingerprints, length=length, seed=seed)
-    from linksim.fingerprints.walks import walking_methods
+    from linksim.fingerprints.kinds import WalkKind
 
-    if method not in walking_methods():
-        raise ConfigurationError(f"fingerprint graphs are built for {', '.join(walking_methods())}, not {method!r}")
+    if not isinstance(walk, WalkKind):
+        raise ConfigurationError(f"walk must be a kind of walk (linksim.fingerprints.kinds), got {walk!r}")
     batch = n_fingerprints if batch is None else max(1, min(batch, n_fingerprints))
-    frames = [_fingerprint_rows(edges, n, method, range(first, min(first + batch, n_fingerprints)), length, seed,
+    frames = [_fingerprint_rows(edges, n, walk, range(first, min(first + batch, n_fingerprints)), length, seed,
                                 partitions, log, stats, codes) for first in range(0, n_fingerprints, batch)]
     return _union(frames, edges.sparkSession, "fp int, page int, parent int, label byte")
 
@@ -337,17 +338,14 @@ def _union(frames: list, spark, schema: str):
     return out
 
 
-def _fingerprint_rows(edges, n: int, method: str, fingerprints: range, length: int, seed: int,
+def _fingerprint_rows(edges, n: int, walk, fingerprints: range, length: int, seed: int,
                       partitions: int, log, stats: dict | None, codes=None):
     F = _functions()
     from pyspark.sql import Window
 
-    from linksim.methods import method as registered
-
-    walk = registered(method).walk
     spark = edges.sparkSession
     _check_spark_settings(spark, partitions)
-    if walk == "both":
+    if walk.closed:
         closed = closed_neighbourhoods(edges, n, partitions, codes)
     else:  # each page's in-links, with the draw codes of both ends
         sources = _with_code(_with_code(edges.select(F.col("dst").alias("pos"), "src"), "src", codes, "src_code"),
@@ -363,13 +361,13 @@ def _fingerprint_rows(edges, n: int, method: str, fingerprints: range, length: i
     walk_steps = 0
     for step in range(1, length + 1):
         keyed = walks.join(_keys(spark, seed, fingerprints, step), "fp")
-        if walk == "uniform":  # SimRank: the in-neighbour first in the page's own order (a uniform choice)
+        if walk.own_stream:  # SimRank: the in-neighbour first in the page's own order (a uniform choice)
             own = draw_column(F.col("key"), F.col("pos_code"))  # randomness.page_stream
             chosen = (keyed.join(sources, "pos")  # a walk on a page without in-links stops
                       .select("fp", "start", order_key_column(own, F.col("src"), F.col("src_code")).alias("order"))
                       .groupBy("fp", "start").agg(F.min("order").alias("order"))
                       .select("fp", "start", (F.col("order").bitwiseAND(F.lit(0xFFFFFFFF))).cast("int").alias("pos")))
-        elif walk == "both":  # P-PSimRank: first in the order among the closed neighbourhood, this step's way
+        elif walk.closed:  # P-PSimRank: first in the order among the closed neighbourhood, this step's way
             chosen = (keyed.join(closed, ["pos", "inward"])
                       .select("fp", "start", order_key_column(F.col("key"), F.col("cand"), F.col("cand_code"))
                               .alias("order"))
@@ -391,7 +389,7 @@ def _fingerprint_rows(edges, n: int, method: str, fingerprints: range, length: i
             moved, going_on = grouped.agg(F.count("*"), F.sum((F.col("start") == F.col("first")).cast("long"))).first()
             walk_steps += moved
             if log:
-                log(f"{method} step {step}: {going_on or 0:,} walks go on")
+                log(f"{walk.name} walks, step {step}: {going_on or 0:,} walks go on")
             if not going_on:
                 break
         elif walks.isEmpty():
@@ -462,7 +460,7 @@ def spectral_rows(edges, n: int, n_fingerprints: int, length: int, seed: int, pa
     embedding (``page, vector``: :func:`link_embedding_rows`, bit for bit numpy's); ``part`` 2, a page's neighbour over
     links both ways (``page, neighbour``). Written as Parquet by the executors."""
     F = _functions()
-    from linksim.spectral import RANK, WALK_METHOD
+    from linksim.spectral import RANK, WALK
 
     spark = edges.sparkSession
     null = {name: F.lit(None).cast(kind) for name, kind in
@@ -474,7 +472,7 @@ def spectral_rows(edges, n: int, n_fingerprints: int, length: int, seed: int, pa
             columns.append(F.col(name) if name in frame.columns else null[name].alias(name))
         return frame.select(*columns)
 
-    walks = fingerprint_rows(edges, n, WALK_METHOD, n_fingerprints, length, seed, partitions, log, codes=codes)
+    walks = fingerprint_rows(edges, n, WALK, n_fingerprints, length, seed, partitions, log, codes=codes)
     embedding = link_embedding_rows(edges, n, RANK, seed, log, partitions)
     neighbours = _union([edges.select(F.col("src").alias("page"), F.col("dst").alias("neighbour")),
                          edges.select(F.col("dst").alias("page"), F.col("src").alias("neighbour"))],
@@ -512,13 +510,13 @@ def spectral_index(rows, parameters: dict, n: int):
     """The rows of :func:`spectral_rows` gathered in the driver as a
     :class:`linksim.spectral.SpectralIndex`."""
     from linksim.fingerprints.index import FingerprintIndex
-    from linksim.spectral import WALK_METHOD, SpectralIndex, cosine_share, nearest_pages
+    from linksim.spectral import WALK, WALK_METHOD, SpectralIndex, cosine_share, nearest_pages
 
     F = _functions()
     walks = rows.where(F.col("part") == FINGERPRINT_PART).select("fp", "page", "parent", "label")
     parent, label = fingerprint_arrays(walks, parameters["n_fingerprints"], n)
     fingerprints = FingerprintIndex(parent, label, WALK_METHOD, parameters["length"], parameters["seed"], "",
-                                    parameters["decay"])
+                                    parameters["decay"], walk=WALK)
     vectors = rows.where(F.col("part") == EMBEDDING_PART).select("page", "vector").toPandas()
     held = vectors["vector"][vectors["page"] == SHARE_PAGE]
     share = cosine_share(float(held.iloc[0][0]) if len(held) else 0.0)

@@ -64,10 +64,12 @@ import numpy as np
 from linksim.embedding import (FLOOR, IDF_POWER, RANK, embedding_and_share, link_embedding,  # noqa: F401 (the method's)
                                link_features)
 from linksim.fingerprints.index import FingerprintIndex
+from linksim.fingerprints.kinds import BOTH
 from linksim.graph import LinkGraph
 from linksim.parameters import check_fingerprints_asked, check_page
 from linksim.ranking import top_pages, top_pairs
 from linksim.ranking.combined import exact_nearest, nearest_rows
+from linksim.ranking.reader import ListsOfAllPages
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +83,8 @@ MAX_SHARE = 0.8
 #: A candidate is left unscored only when its bound is this far below the k-th score found: far
 #: above the last bits in which two sums of the same terms can differ, so no tie is cut.
 PRUNE_MARGIN = 1e-9
-WALK_METHOD = "ppsimrank"  #: whose fingerprint walks give the sampled share of the score
+WALK_METHOD = "ppsimrank"  #: whose fingerprint walks give the sampled share of the score (their index's name)
+WALK = BOTH  #: how those walks choose
 #: From this many pages, each page's nearest pages of the embedding (:func:`nearest_pages`, stored
 #: with the index) are searched among the pages of a few clusters of the embedding
 #: (:class:`EmbeddingClusters`) instead of a scan of every page.
@@ -410,7 +413,7 @@ def _by_exact_cosine(embedding: np.ndarray, u: int, pages: np.ndarray, count: in
 
 
 @dataclass
-class SpectralIndex:
+class SpectralIndex(ListsOfAllPages):
     """A P-PSimRank fingerprint index, the pages' link embedding and their neighbours
     (:mod:`linksim.spectral`)."""
 
@@ -449,6 +452,13 @@ class SpectralIndex:
         """Before the filtered lists of all pages (once, before workers fork): every page's nearest
         pages among those that pass."""
         self.nearest_within(targets, np.arange(self.n))
+
+    method = "spectral"
+
+    def read_lists_as(self, page_major: bool, folder, bands: bool) -> None:
+        """Its walks' trees as :meth:`FingerprintIndex.read_lists_as` says, their state and bands as built."""
+        self.fingerprints.use_page_major = page_major
+        self.fingerprints.page_major_folder = folder
 
     def prepare_all_pages(self) -> None:
         """Before the lists of all pages (built once before workers fork): the walks' page-major
@@ -644,7 +654,8 @@ class SpectralIndex:
     def from_store(cls, meta: dict, arrays: dict[str, np.ndarray]) -> "SpectralIndex":
         own = ("embedding", "neighbour_indptr", "neighbour_indices", "nearest")
         fingerprints = FingerprintIndex.from_store(dict(meta, method=WALK_METHOD),
-                                                   {k: v for k, v in arrays.items() if k not in (*own, "cosine_share")})
+                                                   {k: v for k, v in arrays.items() if k not in (*own, "cosine_share")},
+                                                   walk=WALK)
         share = float(arrays["cosine_share"][0]) if "cosine_share" in arrays else MAX_SHARE
         return cls(fingerprints, *(arrays[name] for name in own), share=share)
 
@@ -660,8 +671,8 @@ def build_spectral_index(graph: LinkGraph, n_fingerprints: int = 100, length: in
     embedding, held = embedding_and_share(graph, RANK, seed)
     log.info("link embedding: rank %d, %.3f of the link features' weight", embedding.shape[1], held)
     nearest = nearest_pages(embedding, show_progress=show_progress, seed=seed)  # its clusters freed before the walks
-    fingerprints = build_index(graph, WALK_METHOD, n_fingerprints, length, seed, decay, show_progress=show_progress,
-                               directory=directory)
+    fingerprints = build_index(graph, WALK, n_fingerprints, length, seed, decay, show_progress=show_progress,
+                               directory=directory, method=WALK_METHOD)
     return SpectralIndex(fingerprints, embedding, *neighbour_lists(graph), nearest, share=cosine_share(held))
 
 

@@ -32,6 +32,7 @@ from linksim.procedures.indexes import IndexHandle, answering, obtain_index
 from linksim.procedures.runs import (RETIRE_MODES, RunRecord, publish_run, publish_update, retire_leftovers,
                                      retirement_log)
 from linksim.ranking.lists import CodedLists
+from linksim.ranking.reader import lists_reader
 from linksim.procedures.source_pages import parse_source_pages
 from linksim.procedures.targets import HOST_KINDS, parse_targets, refuse_on_hosts
 
@@ -281,16 +282,8 @@ def similar(
         # store for the run (removed after it, or by the next save or load if the run is killed).
         rows = store.build_directory(handle.root, method) if fits.rows_on_disk else contextlib.nullcontext()
         with rows as folder:
-            walked = getattr(handle.index, "fingerprints", handle.index)  # spectral: its P-PSimRank walks
-            if hasattr(walked, "use_page_major"):
-                walked.use_page_major = fits.page_major
-                walked.page_major_folder = folder
-            if hasattr(handle.index, "bands"):
-                if getattr(handle.index, "walks", None) is not None:
-                    handle.index.walks = None  # stored with the index for the next update; not read by the lists
-                if on_disk:
-                    handle.index.bands = False  # the first-step bands would not fit the budget either
-            del walked  # held by the handle's index, which the run lets go once the lists are made
+            # The first-step bands would not fit the budget of an index on disk either.
+            lists_reader(handle.index).read_lists_as(page_major=fits.page_major, folder=folder, bands=not on_disk)
             # A run whose index does not fit in memory writes every list and keeps none (the
             # comparison would hold two sets of lists).
             return _write_similar(runner, handle, top_k, similarity_cutoff, batch_size, workers=None,

@@ -17,7 +17,7 @@ from linksim.graph import LinkGraph
 from linksim.methods import method as registered
 from linksim.pagerank import pagerank
 from linksim.ranking.topk import top_k_all
-from linksim.fingerprints.walks import build_index, walking_methods
+from linksim.methods import fingerprint_index, walking_methods
 
 
 def monte_carlo_index(graph: LinkGraph, method: str, **parameters):
@@ -84,7 +84,7 @@ def gamma_curve(
 def tree_size_curves(graph: LinkGraph, length: int = 10, n_fingerprints: int = 100, seed: int = 0):
     """{method: {L: (mean, max)}} for SimRank and PSimRank (Fig. 5)."""
     return {
-        method: tree_sizes_by_length(build_index(graph, method, n_fingerprints, length, seed))
+        method: tree_sizes_by_length(fingerprint_index(graph, method, n_fingerprints, length, seed))
         for method in walking_methods()
     }
 

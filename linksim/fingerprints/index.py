@@ -26,11 +26,13 @@ from pathlib import Path
 
 import numpy as np
 
+from linksim.errors import ConfigurationError
 from linksim.allocator import new_array
 from linksim.parameters import (
     check_fingerprints_asked, check_page, check_parameters, check_query, sampled_parameters,
 )
 from linksim.ranking import top_pairs, top_scores
+from linksim.ranking.reader import ListsOfAllPages
 from linksim.ranking.treescan import (NO_PAGE_MAJOR, NO_TWINS, _trees_of, label_blocks, page_major, read_only,
                                       scores_with, top_k_many, top_k_one, top_k_sampled, twin_arrays)
 
@@ -39,7 +41,7 @@ _NO_BANDS = read_only(np.zeros((0, 0), dtype=np.int32))  # a query without first
 
 
 @dataclass
-class FingerprintIndex:
+class FingerprintIndex(ListsOfAllPages):
     """Fingerprint graphs of a SimRank-family method.
 
     Attributes
@@ -51,6 +53,12 @@ class FingerprintIndex:
     method, length, seed : as built
     graph_fingerprint : str
         Digest of the graph the index was built from.
+    walk : WalkKind or None
+        How its walks chose (:mod:`linksim.fingerprints.kinds`), for its updates and
+        explanations; None for an index gathered without it.
+    reading : dict
+        The method's own reading of its lists where it differs from the defaults below
+        (:class:`linksim.methods.method.Method`'s ``reading``), set on the index when it is made.
     """
 
     parent: np.ndarray
@@ -61,6 +69,8 @@ class FingerprintIndex:
     graph_fingerprint: str
     decay: float = 0.6
     directory: "Path | None" = field(default=None, repr=False, compare=False)  # built on disk there (its layout too)
+    walk: object = field(default=None, compare=False)
+    reading: dict = field(default_factory=dict, compare=False)
     _children: list = field(default_factory=list, repr=False, compare=False)
     _members: "TreeLayout | None" = field(default=None, repr=False, compare=False)
     _twins: dict = field(default_factory=dict, repr=False, compare=False)
@@ -76,6 +86,7 @@ class FingerprintIndex:
     _candidate_limit = 2_000  # most pages a top-k query scores by Lemma 2 after its bound
     _rescore_cost = 5.0  # member reads that scoring one page in one fingerprint by Lemma 2 costs
     lists_sampled = 0  # top-k lists answered so far from a sample of the trees (this process)
+    reads_sample = True
     sample = 16  # a top-k query's members read from a range of u's trees at step 1 (see related); 0: all
     _sample_candidates = 256  # pages of a sampled reading scored exactly
     _sample_finalists = 32  # pages scored again where every member was read (the sums are exact)
@@ -83,14 +94,10 @@ class FingerprintIndex:
     _band_cap = 8_192  # pages read from one bucket of the first-step bands (a larger one: a sample)
     _band_sample = None  # pages read from a bucket above the cap (its systematic sample); None: the cap
     _band_candidates = 0  # pages sharing the most first-step buckets with u added to a sampled query's candidates
-    # A method's own sampled reading where it differs from the defaults above, set on each index by
-    # __post_init__ (and read for a method by reading_of). PSimRank's first step is a min-hash of the
-    # in-links, so its band candidates find most of the pages its sampled trees miss; SimRank's is a
-    # uniform in-link, whose bands cost more than they find. A bucket read whole costs little (band
-    # hits are two bytes a page, a twin names its class), and the cap bounds a list's cost where a
-    # crawl's hub buckets grow with it. benchmarks/judged.py judges each reading against the exact
-    # lists and another seed's noise floor, at its rate.
-    _reading_of = {"psimrank": {"sample": 8, "_band_candidates": 128}}
+    # A method's own sampled reading (its ``reading``, linksim.methods) sets some of the knobs above
+    # on each index it makes, by __post_init__. A bucket read whole costs little (band hits are two
+    # bytes a page, a twin names its class), and the cap bounds a list's cost where a crawl's hub
+    # buckets grow with it.
     bands = True  # False: sampled queries without the bands (a run whose index is built on disk)
     use_page_major = True  # False: prepare_all_pages makes no page-major copies
     page_major_folder = None  # a Path: where prepare_all_pages writes them, when not into memory
@@ -99,13 +106,15 @@ class FingerprintIndex:
     changed_pages = 0  # of an updated index: the pages whose links the update found changed
 
     def __post_init__(self) -> None:
-        for name, value in self._reading_of.get(self.method, {}).items():
+        for name, value in self.reading.items():
+            if not hasattr(type(self), name):
+                raise ConfigurationError(f"{name!r} is no knob of a fingerprint index's reading")
             setattr(self, name, value)
 
     @classmethod
-    def reading_of(cls, method: str, knob: str):
-        """The value of the sampled reading's ``knob`` (an attribute above) for ``method``'s indexes."""
-        return cls._reading_of.get(method, {}).get(knob, getattr(cls, knob))
+    def reading_value(cls, reading: dict, knob: str):
+        """The value of the sampled reading's ``knob`` (an attribute above) under ``reading``."""
+        return reading.get(knob, getattr(cls, knob))
 
     @property
     def updatable(self) -> bool:
@@ -143,10 +152,11 @@ class FingerprintIndex:
         return arrays
 
     @classmethod
-    def from_store(cls, meta: dict, arrays: dict[str, np.ndarray]) -> "FingerprintIndex":
+    def from_store(cls, meta: dict, arrays: dict[str, np.ndarray], walk=None,
+                   reading: dict | None = None) -> "FingerprintIndex":
         p = meta["parameters"]
         index = cls(arrays["parent"], arrays["label"], meta["method"], p["length"], p["seed"],
-                    meta["graph"]["fingerprint"], p["decay"])
+                    meta["graph"]["fingerprint"], p["decay"], walk=walk, reading=dict(reading or {}))
         index._members = TreeLayout(
             arrays["layout_order"], arrays["layout_position"], arrays["layout_size"],
             arrays["layout_label"], arrays["layout_root"],
@@ -380,6 +390,22 @@ class FingerprintIndex:
         members = self._members_of(u, n_fingerprints)
         base = np.repeat(np.arange(len(members.lengths)) * members.step, members.lengths)
         return np.repeat(members.owner, members.lengths), members.pages.astype(np.int64), members.keyed - base
+
+    def read_lists_as(self, page_major: bool, folder, bands: bool) -> None:
+        """A run that makes every page's list: page-major copies or not (:meth:`prepare_all_pages`,
+        into ``folder`` when given), the first-step bands or not; the walk state (stored with the
+        index for the next update) is never read by the lists and goes."""
+        self.use_page_major = page_major
+        self.page_major_folder = folder
+        self.walks = None
+        if not bands:
+            self.bands = False
+
+    def list_order(self, pages: np.ndarray) -> np.ndarray:
+        """Each twin class's pages in a row (:meth:`twin_classes`, built here, before the workers
+        fork), so that the class is queried once."""
+        klass = self.twin_classes()[0]
+        return pages[np.argsort(klass[pages], kind="stable")]
 
     def twin_classes(self, n_fingerprints: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Pages whose walks meet at step 1 in every one of the first ``n_fingerprints``

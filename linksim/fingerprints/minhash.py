@@ -13,6 +13,7 @@ from linksim.progress import Progress
 from linksim.fingerprints.randomness import order_keys, spread_min, stream_key
 from linksim.parameters import check_fingerprints_asked, check_page, check_parameters, check_query, sampled_parameters
 from linksim.ranking import top_pages, top_scores
+from linksim.ranking.reader import ListsOfAllPages
 
 
 @njit(cache=True, nogil=True)
@@ -28,7 +29,7 @@ def _shared_weights(flat, u, pages, rows, row_weights, sums):
 
 
 @dataclass
-class MinHashIndex:
+class MinHashIndex(ListsOfAllPages):
     """Min-hash fingerprints ``fp_k`` (k = 1..length) of every page (2005 paper, Algorithm 3).
 
     ``values[i, k-1, u]`` is the page of ``I_k(u)`` first in the random order σ_i (its
@@ -51,6 +52,7 @@ class MinHashIndex:
 
     method = "xjaccard"
     lists_sampled = 0  # top-k lists answered so far from a sample of u's large buckets (this process)
+    reads_sample = True
     sample = 16  # a top-k query's members read from each large bucket (see related); 0: all
     _exact_members = 20_000  # u's buckets hold at most this many members in all: read whole
     # A bucket of more members is read from a sample, where u's hold more than the above (on Wikispeedia's

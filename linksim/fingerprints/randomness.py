@@ -159,21 +159,21 @@ def order_key(key: int, page: int, code: int | None = None) -> int:
     return ((mix64(key + code * GAMMA) >> 33) << 32) | page
 
 
-def choose(walk: str, key: int, page: int, neighbours, codes=None) -> int:
+def choose(walk, key: int, page: int, neighbours, codes=None) -> int:
     """Where a walk on ``page`` goes in the stream ``key``, one page at a time (what the kernels
     :func:`uniform_choices`, :func:`smallest_choices` and :func:`closed_smallest_choices` compute
-    for many): ``walk`` is the method's (``uniform``, ``smallest`` or ``both``), ``neighbours`` the
-    page's in-links in increasing page order (``both``: its in-links if :func:`inward` says so,
-    else its out-links), ``codes`` the draw codes of the page and its neighbours (a mapping; by
-    default each page's number). -1: no in-link, the walk stops. For explanations, which read a
-    walk's few pages from the database rather than the whole graph."""
+    for many): ``walk`` is the method's kind of walk (:mod:`linksim.fingerprints.kinds`),
+    ``neighbours`` the page's in-links in increasing page order (a ``closed`` walk: its in-links
+    if :func:`inward` says so, else its out-links), ``codes`` the draw codes of the page and its
+    neighbours (a mapping; by default each page's number). -1: no in-link, the walk stops. For
+    explanations, which read a walk's few pages from the database rather than the whole graph."""
     code = (lambda q: q) if codes is None else (lambda q: int(codes[q]))
     neighbours = [int(q) for q in neighbours]
-    if walk == "both":
+    if walk.closed:
         return min([order_key(key, page, code(page))] + [order_key(key, q, code(q)) for q in neighbours]) & 0xFFFFFFFF
     if not neighbours:
         return -1
-    if walk == "uniform":
+    if walk.own_stream:
         key = mix64(key + code(page) * GAMMA)  # the page's own stream (page_stream)
     return min(order_key(key, q, code(q)) for q in neighbours) & 0xFFFFFFFF
 

@@ -40,6 +40,7 @@ from numba import njit, uint64
 from linksim.digest import graph_fingerprint
 from linksim.errors import ConfigurationError
 from linksim.fingerprints.index import NO_PARENT, FingerprintIndex
+from linksim.fingerprints.kinds import WalkKind
 from linksim.fingerprints.state import WalkState
 from linksim.fingerprints.randomness import _first, _order_key, inward, page_stream, stream_key
 from linksim.graph import LinkGraph
@@ -134,11 +135,9 @@ def update_index(index: FingerprintIndex, old_graph: LinkGraph, new_graph: LinkG
         share are not in the same order, or two pages of a graph share a code; or more than
         ``max_share`` of the pages changed: rebuild.
     """
-    from linksim.methods import method as registered
-
-    walk = registered(index.method).walk
+    walk = index.walk
     if walk is None:
-        raise ConfigurationError(f"{index.method} has no walks to update")
+        raise ConfigurationError(f"the {index.method} index does not know how its walks chose: rebuild it")
     if index.walks is None:
         raise ConfigurationError("the index was built without its walk state (build_index(keep_walks=True))")
     if check_graph and index.graph_fingerprint != graph_fingerprint(old_graph):
@@ -197,7 +196,7 @@ def _with_arrays(index: FingerprintIndex, parent: np.ndarray, label: np.ndarray)
     """A new index of ``index``'s method and parameters holding ``parent`` and ``label`` (nothing
     derived from the old arrays, such as their tree layout, is carried over)."""
     return FingerprintIndex(parent, label, index.method, index.length, index.seed, index.graph_fingerprint,
-                            index.decay)
+                            index.decay, walk=index.walk, reading=dict(index.reading))
 
 
 def _old_pages_first(old_graph: LinkGraph, new_graph: LinkGraph) -> bool:
@@ -219,12 +218,12 @@ def _carried(graph: LinkGraph, at: np.ndarray, size: int, codes: np.ndarray) -> 
     return LinkGraph.from_edges(at[source], at[target], size, codes=codes)
 
 
-def _update_renumbered(index: FingerprintIndex, old_graph: LinkGraph, new_graph: LinkGraph, walk: str,
+def _update_renumbered(index: FingerprintIndex, old_graph: LinkGraph, new_graph: LinkGraph, walk: WalkKind,
                        show_progress: bool, max_share: float) -> FingerprintIndex:
     old_at, new_at, size, old, new = _both_graphs(old_graph, new_graph)
     # The old index in the common order: the new graph's own pages are pages without links there,
     # whose walks stop at once (or, P-PSimRank's, stay where they are and meet no one).
-    carried = _renumbered(index, old_at, size, walk == "both")
+    carried = _renumbered(index, old_at, size, walk.closed)
     updated = _update(carried, old, new, walk, show_progress, max_share)
     # And in the new graph's order: the old graph's own pages are pages without links now.
     place = np.full(size, -1, dtype=np.int64)
@@ -272,13 +271,13 @@ def _renumbered(index: FingerprintIndex, at: np.ndarray, size: int, alone_stay: 
     return carried
 
 
-def _update(index: FingerprintIndex, old_graph: LinkGraph, new_graph: LinkGraph, walk: str,
+def _update(index: FingerprintIndex, old_graph: LinkGraph, new_graph: LinkGraph, walk: WalkKind,
             show_progress: bool, max_share: float = 1.0) -> FingerprintIndex:
     """:func:`update_index` where the new graph holds the old one's pages first, in their order."""
     changed_in = changed_pages(old_graph.in_indptr, old_graph.in_indices, new_graph.in_indptr,
                                new_graph.in_indices, new_graph.n)
     changed_out = None
-    if walk == "both":
+    if walk.closed:
         changed_out = changed_pages(old_graph.out_indptr, old_graph.out_indices, new_graph.out_indptr,
                                     new_graph.out_indices, new_graph.n)
     changed = int((changed_in if changed_out is None else changed_in | changed_out).sum())
@@ -288,10 +287,10 @@ def _update(index: FingerprintIndex, old_graph: LinkGraph, new_graph: LinkGraph,
     n_fingerprints, length = index.n_fingerprints, index.length
     parent = np.full((n_fingerprints, new_graph.n), NO_PARENT, dtype=np.int32)
     label = np.zeros((n_fingerprints, new_graph.n), dtype=np.int8)
-    kind = _KINDS[walk]
+    kind = walk.code
     steps = range(1, length + 1)
     keys = [stream_key(index.seed, i, step) for i in range(n_fingerprints) for step in steps]
-    inwards = np.array([walk != "both" or inward(key) for key in keys], dtype=np.bool_).reshape(n_fingerprints, length)
+    inwards = np.array([not walk.closed or inward(key) for key in keys], dtype=np.bool_).reshape(n_fingerprints, length)
     keys = np.array(keys, dtype=np.uint64).reshape(n_fingerprints, length)
     lists = (np.flatnonzero(changed_in), np.flatnonzero(changed_out) if changed_out is not None else None)
     deltas_in = _deltas(lists[0], new_graph.n, old_graph.in_indptr, old_graph.in_indices, new_graph.in_indptr,
@@ -344,7 +343,6 @@ def _update(index: FingerprintIndex, old_graph: LinkGraph, new_graph: LinkGraph,
     return updated
 
 
-_KINDS = {"uniform": 0, "smallest": 1, "both": 2}
 #: A touched page reached from more pages than this: its old meeting is read from the old
 #: fingerprint graph's children (built once for the fingerprint), not from its pages.
 _FEW_BACK = 1024
@@ -839,11 +837,12 @@ def warm_up() -> None:
     so that a first compilation (holding the interpreter for seconds) cannot starve the lock's
     heartbeat when the run updates its index."""
     from linksim.fingerprints.minhash import build_minhash_index
-    from linksim.fingerprints.walks import build_index, walking_methods
+    from linksim.fingerprints.kinds import KINDS
+    from linksim.fingerprints.walks import build_index
 
     names = [f"warm-up:{page}" for page in range(4)]
     old = LinkGraph.from_edges([0, 1, 2, 3], [1, 2, 3, 0], 4, keys=names)
     new = LinkGraph.from_edges([0, 1, 2, 3, 0], [1, 2, 3, 0, 2], 4, keys=names)
-    for method in walking_methods():
-        update_index(build_index(old, method, 1, 2, keep_walks=True), old, new)
+    for walk in KINDS:
+        update_index(build_index(old, walk, 1, 2, keep_walks=True), old, new)
     update_minhash_index(build_minhash_index(old, 1, 2), old, new)

@@ -14,66 +14,32 @@ from linksim.fingerprints.index import NO_PARENT, FingerprintIndex
 from linksim.graph import LinkGraph
 from linksim.parameters import check_parameters
 from linksim.progress import Progress
-from linksim.fingerprints.randomness import (
-    closed_smallest_choices, inward, smallest_choices, stream_key, uniform_choices,
-)
-
-def walking_methods() -> list[str]:
-    """The registered methods whose index is fingerprint graphs of walks."""
-    from linksim.methods import METHODS
-
-    return [name for name, entry in METHODS.items() if entry.walk is not None]
+from linksim.fingerprints.kinds import WalkKind
+from linksim.fingerprints.randomness import stream_key
 
 
-def _check(n_fingerprints: int, length: int, decay: float, method: str) -> None:
-    check_parameters(n_fingerprints=n_fingerprints, length=length, decay=decay)
-    if method not in walking_methods():
-        raise ConfigurationError(f"method must be one of {', '.join(walking_methods())}, got {method!r}")
-
-
-def _both_directions(key, pages, graph: LinkGraph, choice) -> None:
-    if inward(int(key)):
-        closed_smallest_choices(key, pages, graph.in_indptr, graph.in_indices, graph.codes, choice)
-    else:
-        closed_smallest_choices(key, pages, graph.out_indptr, graph.out_indices, graph.codes, choice)
-
-
-#: How a fingerprint walk chooses its next page, by the method's ``walk`` (see linksim.methods.method.Method):
-#: ``draw(key, pages, graph, choice)``.
-_DRAWS = {
-    "uniform": lambda key, pages, graph, choice: uniform_choices(key, pages, graph.in_indptr, graph.in_indices,
-                                                                 graph.codes, choice),
-    "smallest": lambda key, pages, graph, choice: smallest_choices(key, pages, graph.in_indptr, graph.in_indices,
-                                                                   graph.codes, choice),
-    "both": _both_directions,
-}
-
-
-def step_choices(graph: LinkGraph, method: str, seed: int, fingerprint: int, step: int) -> np.ndarray:
+def step_choices(graph: LinkGraph, walk: WalkKind, seed: int, fingerprint: int, step: int) -> np.ndarray:
     """Where a walk standing on each page goes at ``step`` (1..L) of ``fingerprint`` (-1: no
     in-link, the walk stops): a pure function of (seed, fingerprint, step, page), see :mod:`linksim.fingerprints.randomness`."""
-    return choices_of(graph, method, stream_key(seed, fingerprint, step), np.arange(graph.n, dtype=np.int64))
+    return choices_of(graph, walk, stream_key(seed, fingerprint, step), np.arange(graph.n, dtype=np.int64))
 
 
-def choices_of(graph: LinkGraph, method: str, key: int, pages: np.ndarray) -> np.ndarray:
+def choices_of(graph: LinkGraph, walk: WalkKind, key: int, pages: np.ndarray) -> np.ndarray:
     """The choices of ``pages`` in the stream ``key`` (only the pages walks stand on are drawn)."""
-    from linksim.methods import method as registered
-
     choice = np.empty(len(pages), dtype=np.int64)
-    draw = _DRAWS[registered(method).walk]
-    draw(np.uint64(key), pages, graph, choice)
+    walk.draw(np.uint64(key), pages, graph, choice)
     return choice
 
 
-def walk_choices(graph: LinkGraph, n_fingerprints: int, length: int, seed: int, method: str):
+def walk_choices(graph: LinkGraph, n_fingerprints: int, length: int, seed: int, walk: WalkKind):
     """Yield, per fingerprint, the list of its ``length`` choice arrays (same draws as the index)."""
     for i in range(n_fingerprints):
-        yield [step_choices(graph, method, seed, i, step) for step in range(1, length + 1)]
+        yield [step_choices(graph, walk, seed, i, step) for step in range(1, length + 1)]
 
 
 def build_index(
     graph: LinkGraph,
-    method: str = "simrank",
+    walk: WalkKind,
     n_fingerprints: int = 100,
     length: int = 10,
     seed: int = 0,
@@ -81,13 +47,15 @@ def build_index(
     show_progress: bool = False,
     directory: Path | None = None,
     keep_walks: bool = False,
+    method: str = "fingerprints",
+    reading: dict | None = None,
 ) -> FingerprintIndex:
     """Build the fingerprint graphs (the 2005 paper's Algorithm 2, vectorised over all pages).
 
     Parameters
     ----------
-    method : str
-        A registered method whose index is fingerprint graphs (simrank, psimrank, ppsimrank).
+    walk : WalkKind
+        How a walk chooses its next page (:mod:`linksim.fingerprints.kinds`).
     n_fingerprints : int
         N, independent samples (default 100).
     length : int
@@ -106,8 +74,13 @@ def build_index(
         the index up to date with a changed graph without walking again. About one group a page
         and fingerprint over all steps (0.27 on the generated 10M-link crawl, 0.7-1.1 on
         cnr-2000, 0.6-2.0 on Wikispeedia: walks meet fast), 8 bytes each.
+    method, reading : str, dict
+        What the index is of (its name in progress lines and the store) and that method's own
+        reading of its lists (:class:`FingerprintIndex`'s ``reading``).
     """
-    _check(n_fingerprints, length, decay, method)
+    if not isinstance(walk, WalkKind):
+        raise ConfigurationError(f"walk must be a kind of walk (linksim.fingerprints.kinds), got {walk!r}")
+    check_parameters(n_fingerprints=n_fingerprints, length=length, decay=decay)
     shape = (n_fingerprints, graph.n)
     parent = new_array(directory, "parent", shape, np.int32)
     label = new_array(directory, "label", shape, np.int8)
@@ -122,7 +95,7 @@ def build_index(
         active = np.arange(graph.n, dtype=np.int64)
         position = active.copy()
         for step in range(1, length + 1):
-            position = choices_of(graph, method, stream_key(seed, i, step), position)
+            position = choices_of(graph, walk, stream_key(seed, i, step), position)
             moving = position != NO_PARENT
             active, position = active[moving], position[moving]
             if len(active) == 0:
@@ -140,7 +113,8 @@ def build_index(
                 groups.append((i, step, active.astype(np.int32), position.astype(np.int32)))
         parent[i], label[i] = row_parent, row_label
     progress.close()
-    index = FingerprintIndex(parent, label, method, length, seed, graph_fingerprint(graph), decay, directory=directory)
+    index = FingerprintIndex(parent, label, method, length, seed, graph_fingerprint(graph), decay, directory=directory,
+                             walk=walk, reading=dict(reading or {}))
     if groups is not None:
         from linksim.fingerprints.state import WalkState
 

@@ -10,8 +10,10 @@ method's name; adding a method is one module and :func:`register`.
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_METHOD", "METHODS", "Method", "SimilarityIndex", "method", "check_sample", "register", "sample_methods"]
+__all__ = ["DEFAULT_METHOD", "METHODS", "Method", "SimilarityIndex", "method", "check_sample", "register", "sample_methods",
+           "walking_methods", "fingerprint_index"]
 
+from linksim import store
 from linksim.errors import ConfigurationError
 from linksim.parameters import GRAPHS
 from linksim.methods.method import Method, SimilarityIndex
@@ -26,6 +28,8 @@ from linksim.methods.xjaccard import XJACCARD
 #: The methods, by name, in the papers' order (help texts and reports show them so). Each is
 #: declared by its own module; :func:`register` adds one more (a plug-in, a test's toy method).
 METHODS: dict[str, Method] = {m.name: m for m in (SIMRANK, PSIMRANK, XJACCARD, PAGESIM, PPSIMRANK, SPECTRAL)}
+for _entry in METHODS.values():
+    store.register_kind(_entry.name, _entry.restore, _entry.value_ranges)
 
 
 def register(entry: Method) -> Method:
@@ -39,6 +43,7 @@ def register(entry: Method) -> Method:
         raise ConfigurationError(f"a method cannot be named {entry.name!r}: a plain name other than "
                                  f"{', '.join(GRAPHS)}")
     METHODS[entry.name] = entry
+    store.register_kind(entry.name, entry.restore, entry.value_ranges)
     return entry
 
 
@@ -52,6 +57,24 @@ DEFAULT_METHOD = "spectral"
 def sample_methods() -> list[str]:
     """The methods whose top-k reads large ranges of their index from a sample (``--sample``)."""
     return [name for name, entry in METHODS.items() if entry.reads_sample]
+
+
+def walking_methods() -> list[str]:
+    """The methods whose index is fingerprint graphs of walks."""
+    return [name for name, entry in METHODS.items() if entry.walk is not None]
+
+
+def fingerprint_index(graph, name: str, n_fingerprints: int = 100, length: int = 10, seed: int = 0,
+                      decay: float = 0.6, **options):
+    """The fingerprint graphs of the registered method ``name`` (simrank, psimrank, ppsimrank) with
+    its walk and its reading (:func:`linksim.fingerprints.walks.build_index`, whose ``options``)."""
+    from linksim.fingerprints.walks import build_index
+
+    if name not in walking_methods():
+        raise ConfigurationError(f"fingerprint graphs are built for {', '.join(walking_methods())}, not {name!r}")
+    entry = method(name)
+    return build_index(graph, entry.walk, n_fingerprints, length, seed, decay, method=name, reading=entry.reading,
+                       **options)
 
 
 def method(name: str) -> Method:

@@ -6,18 +6,20 @@ when a part is called, so that the registry stays light to import."""
 
 from __future__ import annotations
 
+from linksim.fingerprints.kinds import WalkKind
 from linksim.graph import LinkGraph
 
 #: The papers' Monte Carlo defaults (Fogaras & Racz 2005: N = 100, L = 10, c = 0.6).
 MONTE_CARLO = {"n_fingerprints": 100, "length": 10, "decay": 0.6, "seed": 0}
 
 
-def builder(name: str):
+def builder(name: str, walk: WalkKind, reading: dict):
     def build(graph: LinkGraph, p: dict, show_progress: bool = False, directory=None, keep_walks: bool = False):
         from linksim.fingerprints.walks import build_index
 
-        return build_index(graph, name, int(p["n_fingerprints"]), int(p["length"]), int(p["seed"]), float(p["decay"]),
-                           show_progress=show_progress, directory=directory, keep_walks=keep_walks)
+        return build_index(graph, walk, int(p["n_fingerprints"]), int(p["length"]), int(p["seed"]), float(p["decay"]),
+                           show_progress=show_progress, directory=directory, keep_walks=keep_walks, method=name,
+                           reading=reading)
 
     return build
 
@@ -32,10 +34,13 @@ def updater(graph_before: LinkGraph, index, graph: LinkGraph, show_progress: boo
                         check_graph=check_graph)
 
 
-def restore(meta: dict, arrays: dict):
-    from linksim.fingerprints.index import FingerprintIndex
+def restorer(walk: WalkKind, reading: dict):
+    def restore(meta: dict, arrays: dict):
+        from linksim.fingerprints.index import FingerprintIndex
 
-    return FingerprintIndex.from_store(meta, arrays)
+        return FingerprintIndex.from_store(meta, arrays, walk=walk, reading=reading)
+
+    return restore
 
 
 def exact_reference(name: str):
@@ -79,30 +84,34 @@ def estimate(pages: int, links: int, parameters: dict, on_disk: bool,
         "fingerprints (parent, label)": fingerprints, "tree layout": layout, "walk state (for updates)": walks}
 
 
-def spark_rows(name: str):
+def spark_rows(walk: WalkKind):
     def rows(edges, n: int, parameters: dict, partitions: int, log=None, codes=None):
         from linksim import spark as jobs
 
-        return jobs.fingerprint_rows(edges, n, name, parameters["n_fingerprints"], parameters["length"],
+        return jobs.fingerprint_rows(edges, n, walk, parameters["n_fingerprints"], parameters["length"],
                                      parameters["seed"], partitions, log=log, codes=codes)
 
     return rows
 
 
-def spark_index(name: str):
+def spark_index(name: str, walk: WalkKind, reading: dict):
     def gather(rows, parameters: dict, n: int):
         from linksim import spark as jobs
         from linksim.fingerprints.index import FingerprintIndex
 
         parent, label = jobs.fingerprint_arrays(rows, parameters["n_fingerprints"], n)
-        return FingerprintIndex(parent, label, name, parameters["length"], parameters["seed"], "", parameters["decay"])
+        return FingerprintIndex(parent, label, name, parameters["length"], parameters["seed"], "", parameters["decay"],
+                                walk=walk, reading=reading)
 
     return gather
 
 
-def parts(name: str, walk: str) -> dict:
-    """The keyword arguments of a fingerprint method's :class:`~linksim.methods.method.Method`."""
-    return dict(name=name, defaults=dict(MONTE_CARLO), samples=True, build=builder(name), update=updater,
-                restore=restore, exact=exact_reference(name), fingerprint_trees=True, build_on_disk=True, page_major_rows=True, reads_sample=True,
-                walk=walk, value_ranges=value_ranges, estimate=estimate, spark_rows=spark_rows(name),
-                spark_index=spark_index(name))
+def parts(name: str, walk: WalkKind, reading: dict | None = None) -> dict:
+    """The keyword arguments of a fingerprint method's :class:`~linksim.methods.method.Method`:
+    its walks chosen by ``walk``, its lists read as ``reading`` says (:class:`FingerprintIndex`)."""
+    reading = dict(reading or {})
+    return dict(name=name, defaults=dict(MONTE_CARLO), samples=True, build=builder(name, walk, reading),
+                update=updater, restore=restorer(walk, reading), exact=exact_reference(name), fingerprint_trees=True,
+                build_on_disk=True, page_major_rows=True, reads_sample=True, walk=walk, reading=reading,
+                value_ranges=value_ranges, estimate=estimate, spark_rows=spark_rows(walk),
+                spark_index=spark_index(name, walk, reading))

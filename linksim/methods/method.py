@@ -48,6 +48,8 @@ class Method:
         As given on the command line and stored (``SIMILAR_TO.method``).
     title, summary : str
         How help texts and reports name and describe it.
+    colour : str
+        The colour the report's plots draw it in (a matplotlib colour; empty: the plot's own).
     defaults : dict
         The papers' defaults of every build parameter.
     samples : bool
@@ -78,11 +80,14 @@ class Method:
     exact : callable or None
         ``exact(graph, decay, length, each=None)`` -> dense n x n scores (small graphs), or None
         where the index is exact itself.
-    walk : str or None
-        How a fingerprint walk chooses its next page (``"uniform"``: SimRank's uniform in-neighbour;
-        ``"smallest"``: PSimRank's smallest in a random order of the pages; ``"both"``: P-PSimRank's
-        smallest in the closed in- or out-neighbourhood, the direction drawn per step), None for the methods
-        that walk no fingerprint graphs.
+    walk : WalkKind or None
+        How a fingerprint walk chooses its next page (:mod:`linksim.fingerprints.kinds`: SimRank's
+        uniform in-neighbour, PSimRank's smallest in a random order of the pages, P-PSimRank's
+        smallest in the closed in- or out-neighbourhood, the direction drawn per step), passed down
+        to the build, the index and its updates; None for the methods that walk no fingerprint graphs.
+    reading : dict
+        The knobs of its lists' sampled reading where they differ from a fingerprint index's
+        defaults (:class:`linksim.fingerprints.index.FingerprintIndex`), set on every index it makes.
     value_ranges : callable
         ``value_ranges(meta, pages, length)`` -> ``{array: (low, high)}``, inclusive: where every
         value of the stored arrays must lie (``linksim index --verify``).
@@ -111,6 +116,7 @@ class Method:
     name: str
     title: str
     summary: str
+    colour: str = ""
     defaults: dict = field(default_factory=dict)
     samples: bool = True
     build: Callable = None
@@ -121,7 +127,8 @@ class Method:
     build_on_disk: bool = False  # built on disk on demand
     page_major_rows: bool = False  # its lists score pairs from page-major rows
     reads_sample: bool = False  # --sample applies
-    walk: str | None = None
+    walk: object = None
+    reading: dict = field(default_factory=dict)
     value_ranges: Callable = None
     estimate: Callable = None
     measure: Callable | None = None

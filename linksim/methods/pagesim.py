@@ -66,6 +66,7 @@ def _restore(meta: dict, arrays: dict):
 def _method():
     return Method(
         name="pagesim",
+        colour="#9467bd",
         title="PageSim",
         summary="PageSim: each page's PageRank propagated along simple paths of at most --radius links, "
                 "decay d per link (Lin, King & Lyu 2006)",

@@ -12,13 +12,15 @@ The papers' default L = 10 is cut to 3: on Wikispeedia the exact scores' precisi
 Gamma no longer change after the third step (see the docs' quality page), and shorter walks
 keep the fingerprint trees small."""
 
+from linksim.fingerprints.kinds import BOTH
 from linksim.methods import fingerprints as fingerprint_methods
 from linksim.methods.method import Method
 
-_parts = fingerprint_methods.parts("ppsimrank", walk="both")
+_parts = fingerprint_methods.parts("ppsimrank", walk=BOTH)
 _parts["defaults"] = dict(_parts["defaults"], length=3)
 
 PPSIMRANK = Method(
+    colour="#ff7f0e",
     title="P-PSimRank",
     summary="P-PSimRank: PSimRank over in- and out-links (a coin per step, P-Rank's weighting) and closed "
             "neighbourhoods, so shared parents, shared children and direct links all count",

@@ -85,6 +85,7 @@ def _warm_up() -> None:
 
 SPECTRAL = Method(
     name="spectral",
+    colour="#8c564b",
     title="Spectral P-PSimRank",
     summary="spectral P-PSimRank: a page's 100 best co-linked pages (Adamic-Adar, links both ways, hubs of "
             "over 200 links skipped) and its 10 nearest in the link embedding (truncated SVD, rank 100, of the "

@@ -60,6 +60,7 @@ def _spark_index(rows, parameters: dict, n: int):
 
 XJACCARD = Method(
     name="xjaccard",
+    colour="#2ca02c",
     title="extended Jaccard",
     summary="extended Jaccard: sum over k of c^k (1 - c) times the Jaccard similarity of the k-step "
             "in-neighbourhoods, by min-hashing (Fogaras & Racz 2005, Algorithm 3)",

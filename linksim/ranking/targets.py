@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from linksim.ranking.reader import lists_reader
+
 PAGES, OTHER_HOSTS, SAME_HOST = 0, 1, 2  #: the kinds of filter, as the compiled lists read them
 NO_HOST = -1
 
@@ -127,13 +129,11 @@ def ranked_within(index, pages: np.ndarray, top_k: int, similarity_cutoff: float
     """The lists of ``pages`` (``top_k`` >= 1) of the pages that pass ``targets`` (see the module):
     for each page, the best ``top_k`` passing pages of the ranking ``index.related`` reads."""
     pages = np.asarray(pages, dtype=np.int64)
-    if getattr(index, "filters_targets", False):
+    index = lists_reader(index)
+    if index.filters_targets:
         return index.related_many(pages, top_k, similarity_cutoff, targets=targets, **options)
     depth = DEEPER * top_k
-    if hasattr(index, "related_many") and set(options) <= {"sample"}:
-        first = index.related_many(pages, depth, similarity_cutoff, **options)
-    else:
-        first = [index.related(u, top_k=depth, similarity_cutoff=similarity_cutoff, **options) for u in pages.tolist()]
+    first = index.related_many(pages, depth, similarity_cutoff, **options)
     lists = []
     for u, found in zip(pages.tolist(), first):
         lists.append(_deepened(index, u, found, depth, top_k, similarity_cutoff, targets, options))

@@ -11,6 +11,7 @@ import numpy as np
 from linksim.cores import usable_cores
 from linksim.errors import ConfigurationError
 from linksim.progress import Progress
+from linksim.ranking.reader import lists_reader
 
 log = logging.getLogger(__name__)
 
@@ -28,21 +29,19 @@ def _run(task: tuple[int, np.ndarray, int, float, dict]):
     number, pages, top_k, similarity_cutoff, options = task
     index = _SHARED["index"]
     sources, targets, scores = [], [], []
-    sampled_before = getattr(index, "lists_sampled", 0)
+    sampled_before = index.lists_sampled
     if _SHARED.get("targets") is not None:
         from linksim.ranking.targets import ranked_within
 
         lists = ranked_within(index, pages, top_k, similarity_cutoff, _SHARED["targets"], **options)
-    elif hasattr(index, "related_many"):  # the same lists, a chunk in one compiled call
+    else:  # a chunk in one call (a compiled one, where the index has it)
         lists = index.related_many(pages, top_k=top_k, similarity_cutoff=similarity_cutoff, **options)
-    else:
-        lists = (index.related(u, top_k=top_k, similarity_cutoff=similarity_cutoff, **options) for u in pages.tolist())
     for u, found in zip(pages.tolist(), lists):
         for v, score in found:
             sources.append(u)
             targets.append(v)
             scores.append(score)
-    sampled = getattr(index, "lists_sampled", 0) - sampled_before
+    sampled = index.lists_sampled - sampled_before
     pages_type = page_dtype(index.n)
     return (number, len(pages), sampled, np.array(sources, dtype=pages_type), np.array(targets, dtype=pages_type),
             np.array(scores, dtype=np.float64))
@@ -97,24 +96,21 @@ def top_k_all(
     """
     if top_k < 1:
         raise ValueError(f"top_k must be at least 1, got {top_k}")
+    index = lists_reader(index)
     options = {}
     if sample is not None:
-        if not hasattr(index, "lists_sampled"):
+        if not index.reads_sample:
             # The registry's callers (procedures.similarity, the API) name the methods it applies to.
             raise ConfigurationError("--sample (sample) applies to the methods whose lists read fingerprint trees, "
-                                     f"not to {getattr(index, 'method', type(index).__name__)}")
+                                     f"not to {index.method}")
         options["sample"] = sample
     pages = np.arange(index.n) if pages is None else np.asarray(pages)
     if workers is None:
         workers = usable_cores()
-    queue = pages
-    if hasattr(index, "prepare_all_pages"):  # built here, before the workers fork
-        index.prepare_all_pages()
-    if targets is not None and hasattr(index, "prepare_targets"):
+    index.prepare_all_pages()  # built here, before the workers fork
+    if targets is not None:
         index.prepare_targets(targets)
-    if hasattr(index, "twin_classes"):
-        klass = index.twin_classes()[0]  # built here, before the workers fork
-        queue = pages[np.argsort(klass[pages], kind="stable")]
+    queue = index.list_order(pages)
     tasks = [(number, queue[start : start + chunk], top_k, similarity_cutoff, options)
              for number, start in enumerate(range(0, len(queue), chunk))]
     parts: list = [None] * len(tasks)

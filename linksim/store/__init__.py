@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from linksim.errors import LinksimError
+from linksim.errors import ConfigurationError, LinksimError
 from linksim.store.atomic import replaced
 
 log = logging.getLogger(__name__)
@@ -107,11 +107,29 @@ def parameters_of(index) -> dict:
     return index.parameters
 
 
-def _assemble(method: str, meta: dict, arrays: dict[str, np.ndarray]):
-    from linksim.methods import method as registered
+#: How each kind of index is assembled from its stored arrays (``restore(meta, arrays)``) and where
+#: its stored values lie (``value_ranges(meta, pages, length)``), by the method's name: the registry
+#: (:mod:`linksim.methods`) tells the store of every method it holds, so that the store, below
+#: the methods, opens any index without importing them.
+_KINDS: dict[str, tuple] = {}
 
+
+def register_kind(method: str, restore, value_ranges) -> None:
+    """The store opens and verifies the indexes of ``method`` so (:func:`linksim.methods.register`)."""
+    _KINDS[method] = (restore, value_ranges)
+
+
+def _kind(method: str) -> tuple:
     try:
-        return registered(method).restore(meta, arrays)
+        return _KINDS[method]
+    except (KeyError, TypeError):
+        raise ConfigurationError(f"method must be one of {', '.join(_KINDS)}, got {method!r}") from None
+
+
+def _assemble(method: str, meta: dict, arrays: dict[str, np.ndarray]):
+    restore = _kind(method)[0]
+    try:
+        return restore(meta, arrays)
     except KeyError as missing:
         raise IndexOutdated(
             f"the stored {method} index lacks the array {missing} (written by another linksim)", method,
@@ -583,9 +601,7 @@ def _ranges(method: str, meta: dict) -> dict[str, tuple[float, float]]:
 
 
 def _index_ranges(method: str, meta: dict, n: int, length: int) -> dict[str, tuple[float, float]]:
-    from linksim.methods import method as registered
-
-    return registered(method).value_ranges(meta, n, length)
+    return _kind(method)[1](meta, n, length)
 
 
 def verify(root: Path, method: str) -> list[dict]:

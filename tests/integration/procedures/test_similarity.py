@@ -11,7 +11,7 @@ import pytest
 
 from linksim import cypher, store
 from linksim.cli.main import main
-from linksim.fingerprints.walks import build_index
+from linksim.methods import fingerprint_index
 from linksim.procedures.load import load
 from linksim.procedures import QueryRunner
 from linksim.procedures.indexes import obtain_index
@@ -202,7 +202,7 @@ def test_the_index_answers_only_for_its_graph(runner, tmp_path, cli_env, capsys,
     # The stored index is the one built in-process from the streamed graph, bit for bit.
     streamed = stream_link_graph(runner, show_progress=False)
     stored = store.load(root, "psimrank")
-    fresh = build_index(streamed.graph, "psimrank", n_fingerprints=20, seed=0)
+    fresh = fingerprint_index(streamed.graph, "psimrank", n_fingerprints=20, seed=0)
     assert np.array_equal(stored.parent, fresh.parent) and np.array_equal(stored.label, fresh.label)
 
     url = streamed.urls[0]

@@ -13,7 +13,7 @@ from linksim import cypher, store
 from linksim.cli.main import main
 from linksim.procedures import spark as spark_path
 from linksim.procedures.stream import stream_link_graph
-from linksim.fingerprints.walks import build_index
+from linksim.methods import fingerprint_index
 
 URLS = [
     "https://en.wikipedia.org/wiki/Albert_Einstein",
@@ -37,7 +37,7 @@ def test_spark_index_equals_linksim_index_for_2_and_7_partitions(wikispeedia, ne
     np.testing.assert_array_equal(edges["dst"], target[order])
     # 7 partitions here, 2 in the command below (1, 2 and 7 on random graphs: the unit tests).
     index, _ = spark_path.build_index(spark, graph, "simrank", 7, n_fingerprints=2, length=5, seed=5)
-    expected = build_index(local, "simrank", 2, 5, seed=5)
+    expected = fingerprint_index(local, "simrank", 2, 5, seed=5)
     np.testing.assert_array_equal(index.parent, expected.parent)
     np.testing.assert_array_equal(index.label, expected.label)
     # The command: its stored arrays are those of `linksim index`, and `linksim related` answers.

@@ -166,10 +166,10 @@ def test_the_random_reads_of_an_index_on_disk_are_the_arrays_the_queries_read():
     """An index on disk: the estimate names the bytes of its files a similar run reads at random,
     the itemsizes of the arrays the compiled queries take (preorder, labels, and the page-major
     rows, which hold the positions)."""
-    from linksim.fingerprints.walks import build_index
+    from linksim.methods import fingerprint_index
 
     rng = np.random.default_rng(3)
-    index = build_index(LinkGraph.from_edges(rng.integers(0, 60, 300), rng.integers(0, 60, 300), 60), "simrank", 4,
+    index = fingerprint_index(LinkGraph.from_edges(rng.integers(0, 60, 300), rng.integers(0, 60, 300), 60), "simrank", 4,
                         seed=1)
     index._exact_members = 0  # a small graph: page-major rows all the same
     index.prepare_all_pages()

@@ -8,6 +8,7 @@ import pytest
 from linksim.errors import ConfigurationError, LinksimError
 from linksim.explain import explain, walks
 from linksim.fingerprints.randomness import choose, inward, stream_key
+from linksim.fingerprints.kinds import UNIFORM
 from linksim.fingerprints.walks import step_choices
 from linksim.graph import LinkGraph
 from linksim.methods import METHODS
@@ -35,8 +36,8 @@ def test_one_page_choices_are_the_builds(method: str) -> None:
     for fingerprint in range(3):
         for step in (1, 2, 5):
             key = stream_key(7, fingerprint, step)
-            expected = step_choices(graph, method, 7, fingerprint, step)
-            inward_links = walk != "both" or inward(key)
+            expected = step_choices(graph, walk, 7, fingerprint, step)
+            inward_links = not walk.closed or inward(key)
             got = [choose(walk, key, p, read([p], inward_links)[p]) for p in range(N)]
             assert got == expected.tolist()
 
@@ -83,7 +84,7 @@ def test_the_terms_add_up_to_the_score_and_every_path_is_made_of_links(method: s
 
 def test_walks_stop_where_a_page_has_no_in_link() -> None:
     graph = LinkGraph.from_edges(np.array([0, 1]), np.array([1, 2]), 4)  # 0 -> 1 -> 2; 3 alone
-    paths = walks("uniform", 0, {0: 2, 1: 3}, 5, neighbours_of(graph))
+    paths = walks(UNIFORM, 0, {0: 2, 1: 3}, 5, neighbours_of(graph))
     assert paths == {0: [2, 1, 0], 1: [3]}
 
 

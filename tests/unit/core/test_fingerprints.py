@@ -10,7 +10,9 @@ import pytest
 from linksim.errors import ConfigurationError
 from linksim.fingerprints.exact import ppsimrank_exact, psimrank_exact, simrank_exact, xjaccard_exact
 from linksim.fingerprints.minhash import build_minhash_index
-from linksim.fingerprints.walks import build_index, walk_choices
+from linksim.fingerprints.walks import walk_choices
+from linksim.methods import METHODS
+from linksim.methods import fingerprint_index
 from linksim.graph import LinkGraph
 
 DECAY, LENGTH = 0.6, 10
@@ -23,7 +25,7 @@ def random_graph(seed: int, n: int = 40, m: int = 120) -> LinkGraph:
 
 def naive_meeting_times(graph: LinkGraph, n_fingerprints: int, length: int, seed: int, method: str):
     """τ for every pair and fingerprint from explicit walks (the same random draws as the index)."""
-    for steps in walk_choices(graph, n_fingerprints, length, seed, method):
+    for steps in walk_choices(graph, n_fingerprints, length, seed, METHODS[method].walk):
         position = np.arange(graph.n)
         positions = [position]
         for choice in steps:
@@ -39,7 +41,7 @@ def naive_meeting_times(graph: LinkGraph, n_fingerprints: int, length: int, seed
 @pytest.mark.parametrize("seed", [1, 2])
 def test_tree_decoding_equals_the_naive_walks(method: str, seed: int) -> None:
     graph = random_graph(seed)
-    index = build_index(graph, method, n_fingerprints=6, length=LENGTH, seed=seed)
+    index = fingerprint_index(graph, method, n_fingerprints=6, length=LENGTH, seed=seed)
     for i, times in enumerate(naive_meeting_times(graph, 6, LENGTH, seed, method)):
         decoded = np.array([[index.meeting_times(u, v)[i] for v in range(graph.n)] for u in range(graph.n)])
         np.testing.assert_array_equal(decoded, times)
@@ -80,7 +82,7 @@ def test_xjaccard_ten_thousand_fingerprints_within_003(seed: int) -> None:
                                            ("ppsimrank", ppsimrank_exact)])
 def test_theorem_5_bound_with_100_fingerprints(method, exact) -> None:
     graph = random_graph(7, n=40, m=130)
-    index = build_index(graph, method, n_fingerprints=100, length=LENGTH, seed=7)
+    index = fingerprint_index(graph, method, n_fingerprints=100, length=LENGTH, seed=7)
     reference = exact(graph, DECAY, LENGTH)
     delta, pairs, off = 0.2, 0, 0
     for u in range(graph.n):
@@ -101,7 +103,7 @@ def test_xjaccard_theorem_5_bound_with_100_fingerprints() -> None:
 @pytest.mark.parametrize("method", ["simrank", "psimrank", "ppsimrank"])
 def test_invariants(method: str) -> None:
     graph = random_graph(9)
-    index = build_index(graph, method, n_fingerprints=50, seed=9)
+    index = fingerprint_index(graph, method, n_fingerprints=50, seed=9)
     for u in range(0, graph.n, 5):
         assert index.sim(u, u) == 1.0
         for v in range(graph.n):
@@ -128,14 +130,14 @@ def test_xjaccard_invariants() -> None:
 
 def test_same_seed_same_index_bit_for_bit() -> None:
     graph = random_graph(11)
-    a = build_index(graph, "psimrank", 20, seed=5)
-    b = build_index(graph, "psimrank", 20, seed=5)
-    c = build_index(graph, "psimrank", 20, seed=6)
+    a = fingerprint_index(graph, "psimrank", 20, seed=5)
+    b = fingerprint_index(graph, "psimrank", 20, seed=5)
+    c = fingerprint_index(graph, "psimrank", 20, seed=6)
     np.testing.assert_array_equal(a.parent, b.parent)
     np.testing.assert_array_equal(a.label, b.label)
     assert not np.array_equal(a.parent, c.parent)
     assert a.graph_fingerprint == b.graph_fingerprint
-    assert a.graph_fingerprint != build_index(random_graph(12), "psimrank", 1).graph_fingerprint
+    assert a.graph_fingerprint != fingerprint_index(random_graph(12), "psimrank", 1).graph_fingerprint
     assert a.nbytes == 20 * graph.n * (4 + 1)
 
 
@@ -145,30 +147,37 @@ def test_portal_example_of_the_2005_paper() -> None:
     graph = LinkGraph.from_edges(np.repeat(np.arange(2, 2 + k), 2), np.tile([0, 1], k), 2 + k)
     assert simrank_exact(graph, DECAY, LENGTH)[0, 1] == pytest.approx(DECAY / k)
     assert psimrank_exact(graph, DECAY, LENGTH)[0, 1] == pytest.approx(DECAY)
-    assert build_index(graph, "psimrank", 200, seed=1).sim(0, 1) == pytest.approx(DECAY)
-    assert build_index(graph, "simrank", 4000, seed=1).sim(0, 1) == pytest.approx(DECAY / k, abs=0.03)
+    assert fingerprint_index(graph, "psimrank", 200, seed=1).sim(0, 1) == pytest.approx(DECAY)
+    assert fingerprint_index(graph, "simrank", 4000, seed=1).sim(0, 1) == pytest.approx(DECAY / k, abs=0.03)
     assert xjaccard_exact(graph, DECAY, 2)[0, 1] == pytest.approx(
         DECAY * (1 - DECAY) * 5 / 7 + DECAY**2 * (1 - DECAY) * 5 / 7)
 
 
 def test_pages_without_in_links_are_similar_to_nobody() -> None:
     graph = LinkGraph.from_edges(np.array([0, 0]), np.array([1, 2]), 4)  # 0 and 3 have no in-links
-    index = build_index(graph, "simrank", 50, seed=2)
+    index = fingerprint_index(graph, "simrank", 50, seed=2)
     assert index.sim(0, 3) == 0.0 and index.related(0, top_k=None) == []
     assert index.sim(1, 2) == pytest.approx(DECAY)  # both have the single in-neighbour 0
 
 
-@pytest.mark.parametrize("kwargs", [{"n_fingerprints": 0}, {"length": 0}, {"method": "jaccard"}])
+@pytest.mark.parametrize("kwargs", [{"n_fingerprints": 0}, {"length": 0}, {"name": "jaccard"}, {"name": "pagesim"}])
 def test_bad_parameters(kwargs) -> None:
     with pytest.raises(ConfigurationError):
-        build_index(random_graph(1), **kwargs)
+        fingerprint_index(random_graph(1), **{"name": "simrank", **kwargs})
+
+
+def test_the_build_takes_a_kind_of_walk_only() -> None:
+    from linksim.fingerprints.walks import build_index
+
+    with pytest.raises(ConfigurationError, match="kind of walk"):
+        build_index(random_graph(1), "simrank", 2)
 
 
 @pytest.mark.parametrize("slice_min", [0, 10**9], ids=["slices", "gather"])
 @pytest.mark.parametrize("method", ["simrank", "psimrank", "ppsimrank"])
 def test_all_fingerprints_at_once_equals_the_tree_walk(method: str, slice_min: int) -> None:
     graph = random_graph(13, n=60, m=150)
-    index = build_index(graph, method, n_fingerprints=30, seed=13)
+    index = fingerprint_index(graph, method, n_fingerprints=30, seed=13)
     index._slice_min = slice_min
     for u in range(graph.n):
         owner, pages, times = index.related_all_times(u)
@@ -183,7 +192,7 @@ def test_related_scores_are_the_pairwise_similarities(method: str) -> None:
     if method == "xjaccard":
         index = build_minhash_index(graph, n_fingerprints=25, seed=4)
     else:
-        index = build_index(graph, method, n_fingerprints=25, seed=4)
+        index = fingerprint_index(graph, method, n_fingerprints=25, seed=4)
     for u in range(graph.n):
         for count in (25, 7):
             expected = {v: index.sim(u, v, n_fingerprints=count) for v in range(graph.n) if v != u}
@@ -325,7 +334,7 @@ def test_exact_references_equal_their_pairwise_definitions(seed: int) -> None:
 @pytest.mark.parametrize("method", ["simrank", "psimrank", "ppsimrank"])
 def test_meeting_times_of_many_pages_equal_lemma_2(method: str) -> None:
     graph = random_graph(31, n=50, m=150)
-    index = build_index(graph, method, n_fingerprints=20, seed=8)
+    index = fingerprint_index(graph, method, n_fingerprints=20, seed=8)
     for u in range(graph.n):
         many = index.meeting_times_many(u, np.arange(graph.n))
         for v in range(graph.n):
@@ -345,7 +354,7 @@ def test_top_k_read_level_by_level_equals_reading_every_member(method: str, limi
     source += rng.integers(0, 96, 60).tolist()
     target += rng.integers(0, 96, 60).tolist()
     graph = LinkGraph.from_edges(np.array(source), np.array(target), 96)
-    index = build_index(graph, method, n_fingerprints=30, seed=2)
+    index = fingerprint_index(graph, method, n_fingerprints=30, seed=2)
     index._candidate_limit = limit  # -1: the bound never stops the reading
     index._rescore_cost = cost  # 0: stop as soon as the bound allows
     index._use_twins = False
@@ -369,7 +378,7 @@ def test_tree_sizes_by_length_equal_the_walks_meeting_by_then() -> None:
     from linksim.fingerprints.index import tree_sizes_by_length
 
     graph = random_graph(41, n=70, m=200)
-    index = build_index(graph, "psimrank", n_fingerprints=12, length=6, seed=3)
+    index = fingerprint_index(graph, "psimrank", n_fingerprints=12, length=6, seed=3)
     by_length = tree_sizes_by_length(index)
     all_times = list(naive_meeting_times(graph, 12, 6, 3, "psimrank"))
     for length in range(1, 7):
@@ -401,7 +410,7 @@ def hub_graph(seed: int) -> LinkGraph:
 @pytest.mark.parametrize("method", ["simrank", "psimrank", "ppsimrank"])
 def test_twin_classes_are_the_pages_meeting_at_step_one_everywhere(method: str) -> None:
     graph = hub_graph(8)
-    index = build_index(graph, method, n_fingerprints=30, seed=8)
+    index = fingerprint_index(graph, method, n_fingerprints=30, seed=8)
     for count in (30, 4):
         klass, indptr, members = index.twin_classes(count)
         assert (np.diff(indptr) >= 2).all() and sorted(members.tolist()) == np.flatnonzero(klass >= 0).tolist()
@@ -421,7 +430,7 @@ def test_twin_classes_are_the_pages_meeting_at_step_one_everywhere(method: str) 
 @pytest.mark.parametrize("method", ["simrank", "psimrank", "ppsimrank"])
 def test_twin_answers_equal_the_query_of_each_page(method: str) -> None:
     graph = hub_graph(9)
-    index = build_index(graph, method, n_fingerprints=30, seed=9)
+    index = fingerprint_index(graph, method, n_fingerprints=30, seed=9)
     for similarity_cutoff in (0.0, 0.05):
         for count in (30, 7):
             for u in range(graph.n):
@@ -444,7 +453,7 @@ def test_ppsimrank_sees_both_directions() -> None:
     assert both[3, 4] > 0
     assert both[5].sum() == 1.0 and both[:, 5].sum() == 1.0  # a page without links: itself only
     assert np.allclose(both, both.T) and (both >= 0).all() and (both <= 1).all()
-    index = build_index(graph, "ppsimrank", n_fingerprints=200, length=3, seed=2)
+    index = fingerprint_index(graph, "ppsimrank", n_fingerprints=200, length=3, seed=2)
     assert {v for v, _ in index.related(0, top_k=None)} >= {1}
     assert index.related(5, top_k=None) == []
 

@@ -9,7 +9,7 @@ from linksim.evaluation import top_lists_from_matrix
 from linksim.evaluation.experiments import lists_of
 from linksim.evaluation.judged import index_judge, judged_quality, matrix_judge, worth
 from linksim.fingerprints.exact import simrank_exact
-from linksim.fingerprints.walks import build_index
+from linksim.methods import fingerprint_index
 from linksim.graph import LinkGraph
 
 
@@ -31,7 +31,7 @@ def test_the_exact_lists_judged_by_their_own_scores_are_worth_one_and_nothing_be
     same = judged_quality(best, best, judge)
     assert same.pages > 0 and np.all(same.values == 1.0)
     # Any other lists (here Monte Carlo ones) are worth at most the best lists under that judge.
-    sampled = lists_of(build_index(graph, "simrank", 50, 6, seed=1), 10, workers=1)
+    sampled = lists_of(fingerprint_index(graph, "simrank", 50, 6, seed=1), 10, workers=1)
     judged = judged_quality(sampled, best, judge)
     assert judged.pages == same.pages
     assert np.all(judged.values <= 1.0 + 1e-12) and judged.p5 <= judged.mean < 1.0
@@ -52,23 +52,23 @@ def test_a_shorter_or_missing_list_loses_exactly_what_its_pages_were_worth(graph
 
 def test_an_independent_judge_puts_the_noise_floor_near_one_and_random_lists_far_below(graph_and_exact) -> None:
     graph, _ = graph_and_exact
-    judge = index_judge(build_index(graph, "simrank", 2_000, 6, seed=9))
-    exact_lists = lists_of(build_index(graph, "simrank", 100, 6, seed=0), 10, workers=1)
-    floor = judged_quality(lists_of(build_index(graph, "simrank", 100, 6, seed=1), 10, workers=1), exact_lists, judge)
+    judge = index_judge(fingerprint_index(graph, "simrank", 2_000, 6, seed=9))
+    exact_lists = lists_of(fingerprint_index(graph, "simrank", 100, 6, seed=0), 10, workers=1)
+    floor = judged_quality(lists_of(fingerprint_index(graph, "simrank", 100, 6, seed=1), 10, workers=1), exact_lists, judge)
     rng = np.random.default_rng(0)
     random_lists = {u: [(int(v), 1.0) for v in rng.choice(graph.n, 10, replace=False)] for u in exact_lists}
     noise = judged_quality(random_lists, exact_lists, judge)
     assert 0.9 < floor.mean < 1.1 and floor.p5 > 0.6
     assert noise.mean < 0.5 * floor.mean
     # The judge's own scores, in one call or pair by pair.
-    index = build_index(graph, "simrank", 30, 6, seed=2)
+    index = fingerprint_index(graph, "simrank", 30, 6, seed=2)
     pages = np.arange(graph.n)
     assert index_judge(index)(4, pages).tolist() == [index.sim(4, v) for v in pages]
 
 
 def test_the_exact_cut_is_the_kth_best_score_and_every_page_that_scores_it() -> None:
     graph = random_graph(5, n=120, m=600)
-    index = build_index(graph, "simrank", 12, 6, seed=3)  # few fingerprints: many equal scores
+    index = fingerprint_index(graph, "simrank", 12, 6, seed=3)  # few fingerprints: many equal scores
     pages = np.arange(graph.n)
     checked_ties = 0
     for u in range(graph.n):
@@ -92,8 +92,8 @@ def test_the_tie_fair_worth_gives_other_tied_pages_the_same_worth_and_still_puni
     from linksim.evaluation.judged import cut_of, fair_worth
 
     graph = random_graph(5, n=120, m=600)
-    index = build_index(graph, "simrank", 12, 6, seed=3)
-    judge = index_judge(build_index(graph, "simrank", 400, 6, seed=8))
+    index = fingerprint_index(graph, "simrank", 12, 6, seed=3)
+    judge = index_judge(fingerprint_index(graph, "simrank", 400, 6, seed=8))
     exact = lists_of(index, 5, workers=1)
     u, cut = next((u, c) for u in sorted(exact) if (c := cut_of(index, u, 5)) is not None
                   and sum(abs(s - c.score) <= 1e-12 for _, s in exact[u]) < len(c.tied))

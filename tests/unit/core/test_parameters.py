@@ -8,7 +8,7 @@ import pytest
 
 from linksim.errors import ConfigurationError
 from linksim.fingerprints.minhash import build_minhash_index
-from linksim.fingerprints.walks import build_index
+from linksim.methods import fingerprint_index
 from linksim.graph import LinkGraph
 from linksim.pagesim import build_pagesim_index
 from linksim.parameters import PARAMETERS, check_parameters
@@ -20,8 +20,8 @@ def graph() -> LinkGraph:
 
 
 INDEXES = {
-    "simrank": lambda g: build_index(g, "simrank", n_fingerprints=12, seed=1),
-    "psimrank": lambda g: build_index(g, "psimrank", n_fingerprints=12, seed=1),
+    "simrank": lambda g: fingerprint_index(g, "simrank", n_fingerprints=12, seed=1),
+    "psimrank": lambda g: fingerprint_index(g, "psimrank", n_fingerprints=12, seed=1),
     "xjaccard": lambda g: build_minhash_index(g, n_fingerprints=12, seed=1),
 }
 

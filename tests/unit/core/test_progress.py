@@ -24,11 +24,11 @@ def test_the_tree_layout_of_many_pages_shows_its_progress_unless_linksim_is_quie
     import numpy as np
 
     from linksim.fingerprints import index as fingerprints
-    from linksim.fingerprints.walks import build_index
+    from linksim.methods import fingerprint_index
     from linksim.graph import LinkGraph
 
     rng = np.random.default_rng(1)
-    built = build_index(LinkGraph.from_edges(rng.integers(0, 50, 200), rng.integers(0, 50, 200), 50), "simrank", 8,
+    built = fingerprint_index(LinkGraph.from_edges(rng.integers(0, 50, 200), rng.integers(0, 50, 200), 50), "simrank", 8,
                         seed=1)
     monkeypatch.setattr(fingerprints, "LAYOUT_PROGRESS", 8 * 50)  # this layout counts as a large one
     monkeypatch.setattr(Progress, "__init__", _logging_every_update(Progress.__init__))

@@ -8,7 +8,9 @@ import numpy as np
 from linksim.graph import LinkGraph
 from linksim.fingerprints.minhash import build_minhash_index
 from linksim.fingerprints.randomness import GAMMA, draws, inward, mix64, order_keys, stream_key
-from linksim.fingerprints.walks import build_index, step_choices
+from linksim.fingerprints.kinds import BOTH, SMALLEST, UNIFORM
+from linksim.fingerprints.walks import step_choices
+from linksim.methods import fingerprint_index
 
 
 def random_graph(seed: int, n: int = 300, m: int = 2_000) -> LinkGraph:
@@ -32,9 +34,9 @@ def test_choices_depend_on_nothing_but_seed_fingerprint_step_and_page() -> None:
     source, target = a.edges()
     even = (target % 2 == 0) | (source % 2 == 0)
     b = LinkGraph.from_edges(source[even], target[even], a.n)
-    for method in ("simrank", "psimrank", "ppsimrank"):
+    for walk in (UNIFORM, SMALLEST, BOTH):
         for step in (1, 4):
-            ca, cb = step_choices(a, method, 9, 2, step), step_choices(b, method, 9, 2, step)
+            ca, cb = step_choices(a, walk, 9, 2, step), step_choices(b, walk, 9, 2, step)
             pages = np.flatnonzero(np.arange(a.n) % 2 == 0)
             np.testing.assert_array_equal(ca[pages], cb[pages])
 
@@ -42,7 +44,7 @@ def test_choices_depend_on_nothing_but_seed_fingerprint_step_and_page() -> None:
 def test_simrank_choices_are_uniform_over_the_in_neighbours() -> None:
     # One page with 5 in-links, drawn in 20,000 streams: each in-neighbour about 1/5 of the time.
     graph = LinkGraph.from_edges(np.array([1, 2, 3, 4, 5]), np.zeros(5, dtype=np.int64), 6)
-    picks = np.array([step_choices(graph, "simrank", seed, 0, 1)[0] for seed in range(20_000)])
+    picks = np.array([step_choices(graph, UNIFORM, seed, 0, 1)[0] for seed in range(20_000)])
     counts = np.bincount(picks, minlength=6)[1:]
     # chi-square with 4 degrees of freedom: 18.5 is its 0.999 quantile.
     assert ((counts - 4_000) ** 2 / 4_000).sum() < 18.5
@@ -52,7 +54,7 @@ def test_psimrank_walks_meet_with_the_jaccard_probability() -> None:
     # Page 0 has in-links {1, 2, 3}, page 6 {2, 3, 4, 5}: they choose the same in-neighbour with
     # probability |∩| / |∪| = 2 / 5 (the 2005 paper's coupling); 20,000 streams, 4 sigmas.
     graph = LinkGraph.from_edges(np.array([1, 2, 3, 2, 3, 4, 5]), np.array([0, 0, 0, 6, 6, 6, 6]), 7)
-    same = np.mean([(lambda c: c[0] == c[6])(step_choices(graph, "psimrank", s, 0, 1)) for s in range(20_000)])
+    same = np.mean([(lambda c: c[0] == c[6])(step_choices(graph, SMALLEST, s, 0, 1)) for s in range(20_000)])
     assert abs(same - 0.4) < 4 * np.sqrt(0.4 * 0.6 / 20_000)
 
 
@@ -62,7 +64,7 @@ def test_ppsimrank_walks_meet_with_the_mean_jaccard_of_the_closed_neighbourhoods
     graph = LinkGraph.from_edges(np.array([1, 2, 3, 2, 3, 4, 5, 0, 6]), np.array([0, 0, 0, 6, 6, 6, 6, 7, 7]), 8)
     streams = [stream_key(s, 0, 1) for s in range(20_000)]
     assert abs(np.mean([inward(k) for k in streams]) - 0.5) < 4 * np.sqrt(0.25 / 20_000)
-    same = np.mean([(lambda c: c[0] == c[6])(step_choices(graph, "ppsimrank", s, 0, 1)) for s in range(20_000)])
+    same = np.mean([(lambda c: c[0] == c[6])(step_choices(graph, BOTH, s, 0, 1)) for s in range(20_000)])
     expected = (2 / 7 + 1 / 3) / 2
     assert abs(same - expected) < 4 * np.sqrt(expected * (1 - expected) / 20_000)
 
@@ -91,7 +93,7 @@ def test_minhash_values_are_the_first_page_of_each_in_set() -> None:
 def test_index_does_not_change_with_the_number_of_fingerprints_built() -> None:
     # Fingerprint i draws from its own streams: the first 3 of 5 are the 3 of a build of 3.
     graph = random_graph(3)
-    five, three = build_index(graph, "psimrank", 5, 6, seed=4), build_index(graph, "psimrank", 3, 6, seed=4)
+    five, three = fingerprint_index(graph, "psimrank", 5, 6, seed=4), fingerprint_index(graph, "psimrank", 3, 6, seed=4)
     np.testing.assert_array_equal(five.parent[:3], three.parent)
     np.testing.assert_array_equal(five.label[:3], three.label)
 
@@ -101,7 +103,7 @@ def test_simrank_choices_of_two_pages_are_independent() -> None:
     # so they choose the same in-neighbour with probability 2 / (3 * 4) = 1/6 (PSimRank's coupling
     # would give 2 / 5); 20,000 streams, 4 sigmas.
     graph = LinkGraph.from_edges(np.array([1, 2, 3, 2, 3, 4, 5]), np.array([0, 0, 0, 6, 6, 6, 6]), 7)
-    same = np.mean([(lambda c: c[0] == c[6])(step_choices(graph, "simrank", s, 0, 1)) for s in range(20_000)])
+    same = np.mean([(lambda c: c[0] == c[6])(step_choices(graph, UNIFORM, s, 0, 1)) for s in range(20_000)])
     assert abs(same - 1 / 6) < 4 * np.sqrt((1 / 6) * (5 / 6) / 20_000)
 
 
@@ -112,7 +114,7 @@ def test_a_simrank_choice_moves_only_when_the_change_touches_it() -> None:
     after = LinkGraph.from_edges(np.array([1, 2, 3, 4, 5]), np.zeros(5, dtype=np.int64), 6)
     moved = []
     for seed in range(5_000):
-        a, b = step_choices(before, "simrank", seed, 0, 1)[0], step_choices(after, "simrank", seed, 0, 1)[0]
+        a, b = step_choices(before, UNIFORM, seed, 0, 1)[0], step_choices(after, UNIFORM, seed, 0, 1)[0]
         if a != b:
             assert b == 5
             moved.append(seed)

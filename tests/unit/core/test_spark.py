@@ -11,7 +11,7 @@ from linksim.graph import LinkGraph
 from linksim.fingerprints.minhash import build_minhash_index
 from linksim.pagerank import pagerank
 from linksim.fingerprints.randomness import draws, order_keys, stream_key
-from linksim.fingerprints.walks import build_index
+from linksim.methods import METHODS, fingerprint_index
 
 
 def random_graph(seed: int, n: int = 150, m: int = 700) -> LinkGraph:
@@ -56,12 +56,12 @@ def test_hash_columns_equal_the_compiled_draws(spark) -> None:
 def test_fingerprint_graphs_of_a_graph_with_urls_equal_numpy_bit_for_bit(spark, method: str) -> None:
     graph = keyed_graph(3)
     codes = jobs.codes_frame(spark, graph.codes)
-    parent, label = jobs.fingerprint_graphs(jobs.edges_frame(spark, graph, 3), graph.n, method, 2, 5, seed=11,
+    parent, label = jobs.fingerprint_graphs(jobs.edges_frame(spark, graph, 3), graph.n, METHODS[method].walk, 2, 5, seed=11,
                                             partitions=3, codes=codes)
-    index = build_index(graph, method, 2, 5, seed=11)
+    index = fingerprint_index(graph, method, 2, 5, seed=11)
     np.testing.assert_array_equal(parent, index.parent)
     np.testing.assert_array_equal(label, index.label)
-    unkeyed = build_index(random_graph(3), method, 2, 5, seed=11)
+    unkeyed = fingerprint_index(random_graph(3), method, 2, 5, seed=11)
     assert not np.array_equal(unkeyed.parent, index.parent)  # the codes, not the numbers, drew these
     values = jobs.minhash(jobs.edges_frame(spark, graph, 3), graph.n, 3, 3, seed=4, partitions=3, codes=codes)
     np.testing.assert_array_equal(values, build_minhash_index(graph, 3, 3, seed=4).values)
@@ -75,9 +75,9 @@ def test_fingerprint_graphs_equal_numpy_bit_for_bit(spark, method: str, partitio
     graph = random_graph(partitions)
     edges = jobs.edges_frame(spark, graph, partitions)
     # With 2 partitions, the fingerprints walked one batch at a time: the same arrays again.
-    parent, label = jobs.fingerprint_graphs(edges, graph.n, method, 2, 5, seed=11, partitions=partitions,
+    parent, label = jobs.fingerprint_graphs(edges, graph.n, METHODS[method].walk, 2, 5, seed=11, partitions=partitions,
                                             batch=1 if partitions == 2 else None)
-    index = build_index(graph, method, 2, 5, seed=11)
+    index = fingerprint_index(graph, method, 2, 5, seed=11)
     assert (index.parent >= 0).sum() > graph.n  # walks did meet: the comparison says something
     np.testing.assert_array_equal(parent, index.parent)
     np.testing.assert_array_equal(label, index.label)
@@ -106,7 +106,7 @@ def test_top_k_lists_of_spark_tasks_equal_the_single_machine(spark, tmp_path) ->
     from linksim.ranking.topk import top_k_all
 
     graph = random_graph(7)
-    index = build_index(graph, "psimrank", 20, 6, seed=1)
+    index = fingerprint_index(graph, "psimrank", 20, 6, seed=1)
     index.graph_fingerprint = "g"
     path = store.save(index, tmp_path, "psimrank", graph.n, graph.m)
     frame = jobs.top_k_lists(spark, str(path), graph.n, top_k=5, partitions=3).toPandas()
@@ -127,7 +127,7 @@ def test_ansi_mode_is_refused(spark) -> None:
     spark.conf.set("spark.sql.ansi.enabled", "true")
     try:
         with pytest.raises(ConfigurationError, match="ansi"):
-            jobs.fingerprint_graphs(edges, graph.n, "simrank", 1, 2, seed=0, partitions=1)
+            jobs.fingerprint_graphs(edges, graph.n, METHODS["simrank"].walk, 1, 2, seed=0, partitions=1)
     finally:
         spark.conf.set("spark.sql.ansi.enabled", "false")
 
@@ -151,7 +151,7 @@ def test_an_index_built_from_an_edge_file_is_written_as_parquet(spark, tmp_path,
     meta = json.loads(capsys.readouterr().out)
     graph = LinkGraph.from_edges(source, target, n)
     assert meta["graph"] == {"pages": graph.n, "links": graph.m}
-    expected = build_index(graph, "psimrank", 3, 5, seed=2)
+    expected = fingerprint_index(graph, "psimrank", 3, 5, seed=2)
     rows = spark.read.parquet(str(tmp_path / "out")).toPandas()
     parent = np.full((3, n), -1, dtype=np.int32)
     label = np.zeros((3, n), dtype=np.int8)
@@ -182,11 +182,11 @@ import sys
 import numpy as np
 from linksim import spark as jobs, store
 from linksim.graph import LinkGraph
-from linksim.fingerprints.walks import build_index
+from linksim.methods import METHODS, fingerprint_index
 
 rng = np.random.default_rng(3)
 graph = LinkGraph.from_edges(rng.integers(0, 40, 160), rng.integers(0, 40, 160), 40)
-index = build_index(graph, "psimrank", 5, 4, seed=1)
+index = fingerprint_index(graph, "psimrank", 5, 4, seed=1)
 index.graph_fingerprint = "g"
 path = store.save(index, sys.argv[1], "psimrank", graph.n, graph.m)
 spark = jobs.session("local[1]", 2)

@@ -10,7 +10,7 @@ import pytest
 from linksim import store
 from linksim.digest import graph_fingerprint
 from linksim.fingerprints.minhash import build_minhash_index
-from linksim.fingerprints.walks import build_index
+from linksim.methods import fingerprint_index
 from linksim.graph import LinkGraph
 
 
@@ -30,7 +30,7 @@ def random_graph(seed: int, n: int = 50, m: int = 160, keys=None) -> LinkGraph:
 def build(method: str, graph: LinkGraph, **kwargs):
     if method == "xjaccard":
         return build_minhash_index(graph, n_fingerprints=20, seed=3, **kwargs)
-    return build_index(graph, method, n_fingerprints=20, seed=3, **kwargs)
+    return fingerprint_index(graph, method, n_fingerprints=20, seed=3, **kwargs)
 
 
 @pytest.mark.parametrize("method", ["simrank", "psimrank", "xjaccard"])
@@ -103,12 +103,12 @@ FULL_DISK_SAVE = """
 import resource, signal, sys
 import numpy as np
 from linksim import store
-from linksim.fingerprints.walks import build_index
+from linksim.methods import fingerprint_index
 from linksim.graph import LinkGraph
 
 rng = np.random.default_rng(2)
 graph = LinkGraph.from_edges(rng.integers(0, 3000, 20000), rng.integers(0, 3000, 20000), 3000)
-index = build_index(graph, "simrank", n_fingerprints=20, seed=3)  # the parameters of the stored one: it is replaced
+index = fingerprint_index(graph, "simrank", n_fingerprints=20, seed=3)  # the parameters of the stored one: it is replaced
 # The file-size limit makes the kernel refuse writes past 64 KiB (EFBIG), as a full disk would.
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))
@@ -214,8 +214,8 @@ def test_verify_checks_every_value_range(tmp_path, method: str, name: str, bad: 
 def test_indexes_of_other_parameters_coexist_and_queries_pick_by_graph_state(tmp_path) -> None:
     graph = random_graph(1, keys=[f"https://x/{i}" for i in range(50)])
     state = {"id": "g1", "version": 3, "pages": 50, "links": 160}
-    small = build_index(graph, "simrank", n_fingerprints=20, seed=3)
-    large = build_index(graph, "simrank", n_fingerprints=60, seed=3)
+    small = fingerprint_index(graph, "simrank", n_fingerprints=20, seed=3)
+    large = fingerprint_index(graph, "simrank", n_fingerprints=60, seed=3)
     for index in (small, large):
         store.save(index, tmp_path, "simrank", graph.n, graph.m, urls=graph.keys, state=state)
     assert len(store.stored(tmp_path, "simrank")) == 2
@@ -259,13 +259,13 @@ def test_the_page_table_finds_every_url_by_bisection() -> None:
 @pytest.mark.parametrize("method", ["simrank", "psimrank"])
 def test_an_index_built_on_disk_equals_the_one_built_in_memory(tmp_path, method: str) -> None:
     from linksim.ranking.topk import top_k_all
-    from linksim.fingerprints.walks import build_index
+    from linksim.methods import fingerprint_index
 
     graph = random_graph(4)
-    in_memory = build_index(graph, method, 25, seed=6)
+    in_memory = fingerprint_index(graph, method, 25, seed=6)
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    on_disk = build_index(graph, method, 25, seed=6, directory=scratch)
+    on_disk = fingerprint_index(graph, method, 25, seed=6, directory=scratch)
     assert isinstance(on_disk.parent, np.memmap) and isinstance(on_disk.layout().order, np.memmap)
     memory_arrays, disk_arrays = in_memory.store_arrays(), on_disk.store_arrays()
     for name, array in memory_arrays.items():  # the same arrays, bit for bit
@@ -292,11 +292,11 @@ import os, sys
 import numpy as np
 from linksim import store
 from linksim.graph import LinkGraph
-from linksim.fingerprints.walks import build_index
+from linksim.methods import fingerprint_index
 
 rng = np.random.default_rng(1)
 graph = LinkGraph.from_edges(rng.integers(0, 50, 160), rng.integers(0, 50, 160), 50)
-index = build_index(graph, "simrank", n_fingerprints=20, seed=3)
+index = fingerprint_index(graph, "simrank", n_fingerprints=20, seed=3)
 real = store._write_npy
 def write_then_die(path, array):
     real(path, array)

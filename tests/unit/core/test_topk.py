@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from linksim.errors import ConfigurationError
 from linksim.fingerprints.minhash import build_minhash_index
-from linksim.fingerprints.walks import build_index
+from linksim.methods import fingerprint_index
 from linksim.graph import LinkGraph
 from linksim.ranking.topk import top_k_all
 
@@ -26,7 +27,7 @@ def graph_with_twins(seed: int) -> LinkGraph:
 @pytest.mark.parametrize("kind", ["simrank", "psimrank", "xjaccard"])
 def test_top_k_all_equals_related_per_page(workers: int, kind: str) -> None:
     graph = graph_with_twins(3)
-    index = build_minhash_index(graph, 30, seed=1) if kind == "xjaccard" else build_index(graph, kind, 30, seed=1)
+    index = build_minhash_index(graph, 30, seed=1) if kind == "xjaccard" else fingerprint_index(graph, kind, 30, seed=1)
     source, target, score, rank = top_k_all(index, top_k=4, similarity_cutoff=0.01, workers=workers, chunk=9,
                                             show_progress=False)
     assert source.dtype == target.dtype == rank.dtype == np.int32 and score.dtype == np.float64
@@ -46,7 +47,7 @@ def test_top_k_all_equals_related_per_page(workers: int, kind: str) -> None:
 @pytest.mark.parametrize("kind", ["simrank", "psimrank"])
 def test_sampled_lists_hold_exact_scores_and_are_the_exact_lists_where_nothing_was_sampled(kind: str) -> None:
     graph = graph_with_twins(5)
-    index = build_index(graph, kind, 30, seed=2)
+    index = fingerprint_index(graph, kind, 30, seed=2)
     index._exact_members = 0  # a small graph: read from a sample all the same
     exact = top_k_all(index, top_k=5, workers=1, show_progress=False, sample=0)
     report: dict = {}
@@ -80,7 +81,7 @@ def test_a_sampled_query_takes_a_twin_class_as_one_candidate(kind: str) -> None:
     page of its class, at its exact score. With every twin its own candidate (the reading before)
     a sample of four candidates lists twins whose smaller class mates it never read."""
     graph = graph_with_twins(5)
-    index = build_index(graph, kind, 30, seed=2)
+    index = fingerprint_index(graph, kind, 30, seed=2)
     index._exact_members = 0  # a small graph: read from a sample all the same
     index._sample_candidates = 4
     klass, indptr, members = index.twin_classes()
@@ -102,31 +103,39 @@ def test_a_sampled_query_takes_a_twin_class_as_one_candidate(kind: str) -> None:
 
 
 def test_a_method_reads_its_own_sample_by_default_and_a_copy_of_its_index_too(monkeypatch) -> None:
-    """A list asked without a sample reads the method's own (``FingerprintIndex._reading_of``:
-    PSimRank 8 and 128 band candidates, the others 16 and none), from the index as built and from a copy of it (the store's and the
-    benchmarks' copies are made by ``dataclasses.replace``)."""
+    """A list asked without a sample reads the method's own (its ``reading``: PSimRank 8 and 128
+    band candidates, the others 16 and none), from the index as built, restored and copied (the
+    store's and the benchmarks' copies are made by ``dataclasses.replace``)."""
     import dataclasses
 
     from linksim.fingerprints.index import FingerprintIndex
+    from linksim.fingerprints.walks import build_index
+    from linksim.methods import METHODS
 
     graph = graph_with_twins(5)
-    assert FingerprintIndex._reading_of == {"psimrank": {"sample": 8, "_band_candidates": 128}}
+    assert {name: entry.reading for name, entry in METHODS.items() if entry.reading} == {
+        "psimrank": {"sample": 8, "_band_candidates": 128}}
     for kind, own, banded in (("psimrank", 8, 128), ("simrank", 16, 0)):
-        index = build_index(graph, kind, 4, seed=2)
+        index = fingerprint_index(graph, kind, 4, seed=2)
         assert (index.sample, index._band_candidates) == (own, banded)
-        assert (FingerprintIndex.reading_of(kind, "sample"), FingerprintIndex.reading_of(kind, "_band_candidates")) \
-            == (own, banded)
-    # A reading of one member a range (lists that differ from 16's here) set for PSimRank alone.
-    monkeypatch.setattr(FingerprintIndex, "_reading_of", {"psimrank": {"sample": 1, "_band_candidates": 128}})
+        restored = METHODS[kind].restore({"method": kind, "parameters": index.parameters,
+                                          "graph": {"fingerprint": index.graph_fingerprint}}, index.store_arrays())
+        assert (restored.sample, restored._band_candidates) == (own, banded) and restored.walk is index.walk
+        reading = METHODS[kind].reading
+        assert (FingerprintIndex.reading_value(reading, "sample"),
+                FingerprintIndex.reading_value(reading, "_band_candidates")) == (own, banded)
+    # A reading of one member a range (lists that differ from 16's here) set for one index alone.
     monkeypatch.setattr(FingerprintIndex, "_exact_members", 0)  # a small graph: sampled all the same
-    for kind, own in (("psimrank", 1), ("simrank", 16)):
-        index = build_index(graph, kind, 30, seed=2)
+    for reading, own in (({"sample": 1, "_band_candidates": 128}, 1), ({}, 16)):
+        index = build_index(graph, METHODS["psimrank"].walk, 30, seed=2, reading=reading)
         for reader in (index, dataclasses.replace(index)):
             lists = [reader.related(u, top_k=5) for u in range(graph.n)]
             assert reader.sample == own and lists == [reader.related(u, top_k=5, sample=own) for u in range(graph.n)]
         ones = [index.related(u, top_k=5, sample=1) for u in range(graph.n)]
         assert (lists == ones) == (own == 1) and (lists != [index.related(u, top_k=5, sample=16)
                                                             for u in range(graph.n)]) == (own == 1)
+    with pytest.raises(ConfigurationError, match="no knob"):
+        build_index(graph, METHODS["psimrank"].walk, 2, reading={"samples": 4})
 
 
 def test_the_sample_is_for_the_methods_that_read_samples_only() -> None:
@@ -149,7 +158,7 @@ def test_a_bucket_of_the_first_step_bands_holds_the_pages_of_the_same_first_step
     from linksim.ranking.bands import first_step_bands
 
     graph = graph_with_twins(7)
-    index = build_index(graph, kind, 12, seed=3)
+    index = fingerprint_index(graph, kind, 12, seed=3)
     order, start, stop = first_step_bands(index.parent, index.label, rows=2)
     assert order.shape == (6, graph.n)
     pages = np.arange(graph.n)
@@ -172,7 +181,7 @@ def test_a_bucket_above_the_band_cap_holds_its_systematic_sample_first(cap: int,
     cap) of the bucket in page order, then the others in page order."""
     from linksim.ranking.bands import first_step_bands
 
-    index = build_index(graph_with_twins(7), "psimrank", 12, seed=3)
+    index = fingerprint_index(graph_with_twins(7), "psimrank", 12, seed=3)
     plain = first_step_bands(index.parent, index.label)
     capped = first_step_bands(index.parent, index.label, cap=cap, sample=sample)
     n = cap if sample is None else min(sample, cap)
@@ -200,7 +209,7 @@ def test_band_candidates_are_the_pages_sharing_most_buckets_counted_on_the_sampl
     from linksim.ranking.treescan import NO_TWINS, _band_frequent
 
     graph = graph_with_twins(5)
-    index = build_index(graph, "psimrank", 40, seed=2)
+    index = fingerprint_index(graph, "psimrank", 40, seed=2)
     plain = first_step_bands(index.parent, index.label)
     capped = first_step_bands(index.parent, index.label, cap=cap, sample=sample)
     hits, seen, touched = np.zeros(graph.n, np.uint16), np.zeros(graph.n, np.int32), np.zeros(graph.n, np.int32)
@@ -234,7 +243,7 @@ def test_bands_by_twin_class_give_a_twin_entry_its_representative_negated(kind: 
     from linksim.ranking.treescan import twin_arrays
 
     graph = graph_with_twins(7)
-    index = build_index(graph, kind, 12, seed=3)
+    index = fingerprint_index(graph, kind, 12, seed=3)
     rep = twin_arrays(*index.twin_classes())[0]
     assert (rep >= 0).sum() > (rep == np.arange(graph.n)).sum() > 0  # classes of two pages or more
     full, by_class = first_step_bands(index.parent, index.label), first_step_bands(index.parent, index.label, rep=rep)
@@ -271,10 +280,10 @@ def test_page_major_rows_give_the_same_scores_and_lists_as_the_fingerprint_rows(
 
     rng = np.random.default_rng(11)
     graph = LinkGraph.from_edges(rng.integers(0, 300, 2_000), rng.integers(0, 300, 2_000) ** 2 % 300, 300)
-    rows = build_index(graph, kind, 40, length=length, seed=4)
+    rows = fingerprint_index(graph, kind, 40, length=length, seed=4)
     rows.use_page_major = False
-    paged = build_index(graph, kind, 40, length=length, seed=4)
-    on_disk = build_index(graph, kind, 40, length=length, seed=4)
+    paged = fingerprint_index(graph, kind, 40, length=length, seed=4)
+    on_disk = fingerprint_index(graph, kind, 40, length=length, seed=4)
     on_disk.page_major_folder = tmp_path
     monkeypatch.setattr(treescan, "TRANSPOSE_PAGES", 64)  # five steps of the transposition
     for index in (rows, paged, on_disk):
@@ -322,7 +331,7 @@ def test_walks_longer_than_the_path_labels_are_scored_without_page_major_rows() 
     the fingerprint rows, the same lists."""
     rng = np.random.default_rng(12)
     graph = LinkGraph.from_edges(rng.integers(0, 200, 1_200), rng.integers(0, 200, 1_200) ** 2 % 200, 200)
-    index = build_index(graph, "simrank", 20, seed=5, length=16)
+    index = fingerprint_index(graph, "simrank", 20, seed=5, length=16)
     index._exact_members = 0
     index.prepare_all_pages()
     assert index._page_major[0].shape == (0, 0)
@@ -343,7 +352,7 @@ def test_ancestors_and_subtrees_found_from_the_preorder_labels_are_the_parents_a
     n = 9_000  # 8 hubs link to every page: walks meet within a few steps, trees span many blocks
     source = np.concatenate([rng.integers(0, 8, 4 * n), rng.integers(0, 3, n)])
     target = np.concatenate([np.repeat(np.arange(n), 4), rng.integers(0, 8, n)])
-    index = build_index(LinkGraph.from_edges(source, target, n), kind, 6, seed=7)
+    index = fingerprint_index(LinkGraph.from_edges(source, target, n), kind, 6, seed=7)
     layout = index.layout()
     tree, by_page = index._tree()
     assert not by_page and layout.size.max() > treescan.SUPER
@@ -377,7 +386,7 @@ def test_a_run_cut_short_resumes_from_its_finished_chunks_and_gives_the_same_lis
     from linksim.store.partial import Checkpoint
 
     graph = graph_with_twins(3)
-    index = build_index(graph, "simrank", 30, seed=1)
+    index = fingerprint_index(graph, "simrank", 30, seed=1)
     index._exact_members = 0
     counted: dict = {}
     reference = top_k_all(index, top_k=4, workers=1, chunk=9, show_progress=False, sample=2, report=counted)
@@ -440,7 +449,7 @@ def test_a_run_that_holds_no_lists_reads_them_back_the_same(tmp_path, monkeypatc
     from linksim.store.partial import Checkpoint
 
     graph = graph_with_twins(3)
-    index = build_index(graph, "simrank", 30, seed=1)
+    index = fingerprint_index(graph, "simrank", 30, seed=1)
     index._exact_members = 0
     reference = top_k_all(index, top_k=4, workers=1, chunk=9, show_progress=False, sample=2)
     read_back, held = topk._read_back, []

@@ -12,7 +12,8 @@ from linksim.errors import ConfigurationError
 from linksim.fingerprints import update as updating
 from linksim.fingerprints.state import WalkState
 from linksim.fingerprints.update import changed_pages, common_order, update_index
-from linksim.fingerprints.walks import build_index, walking_methods
+from linksim.methods import walking_methods
+from linksim.methods import fingerprint_index
 from linksim.graph import LinkGraph
 
 DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
@@ -61,8 +62,8 @@ def test_an_updated_index_is_the_rebuilt_index_bit_for_bit_on_random_recrawls(me
         graph = LinkGraph.from_edges(rng.integers(0, n, m), (rng.pareto(1.2, m) * 4).astype(int) % n, n)
         new = recrawl(graph, rng, float(rng.choice([0.01, 0.1, 0.5, 1.0])), int(rng.integers(0, 4)))
         length, fingerprints = int(rng.integers(1, 9)), int(rng.integers(1, 6))
-        old = build_index(graph, method, fingerprints, length, seed=trial, keep_walks=True)
-        rebuilt = build_index(new, method, fingerprints, length, seed=trial, keep_walks=True)
+        old = fingerprint_index(graph, method, fingerprints, length, seed=trial, keep_walks=True)
+        rebuilt = fingerprint_index(new, method, fingerprints, length, seed=trial, keep_walks=True)
         assert_same(update_index(old, graph, new), rebuilt)
         changed_somewhere += not np.array_equal(old.parent, rebuilt.parent[:, : graph.n])
     assert changed_somewhere >= 20  # the recrawls changed the indexes: the equality says something
@@ -75,8 +76,8 @@ def test_an_update_to_an_unrelated_graph_is_its_rebuild(method, reading) -> None
         n, n_new = int(rng.integers(1, 40)), int(rng.integers(40, 60))
         graph = LinkGraph.from_edges(rng.integers(0, n, 3 * n), rng.integers(0, n, 3 * n), n)
         new = LinkGraph.from_edges(rng.integers(0, n_new, 3 * n_new), rng.integers(0, n_new, 3 * n_new), n_new)
-        old = build_index(graph, method, 3, 6, seed=trial, keep_walks=True)
-        assert_same(update_index(old, graph, new), build_index(new, method, 3, 6, seed=trial, keep_walks=True))
+        old = fingerprint_index(graph, method, 3, 6, seed=trial, keep_walks=True)
+        assert_same(update_index(old, graph, new), fingerprint_index(new, method, 3, 6, seed=trial, keep_walks=True))
 
 
 @pytest.mark.skipif(not (DATA / "wikispeedia" / "links.tsv").exists(), reason="needs ../shared/data/wikispeedia")
@@ -86,18 +87,18 @@ def test_wikispeedia_recrawled_twice_updates_to_its_rebuild(method) -> None:
     codes, names = pd.factorize(pd.concat([links.s, links.t]))
     graph = LinkGraph.from_edges(codes[: len(links)], codes[len(links):], len(names))
     rng = np.random.default_rng(2026)
-    index = build_index(graph, method, 8, 10, seed=3, keep_walks=True)
+    index = fingerprint_index(graph, method, 8, 10, seed=3, keep_walks=True)
     for share, new_pages in ((0.01, 0), (0.05, 20)):
         new = recrawl(graph, rng, share, new_pages)
         index = update_index(index, graph, new)
-        assert_same(index, build_index(new, method, 8, 10, seed=3, keep_walks=True))
+        assert_same(index, fingerprint_index(new, method, 8, 10, seed=3, keep_walks=True))
         graph = new
 
 
 def test_the_walk_state_holds_the_groups_that_have_not_met_or_stopped() -> None:
     rng = np.random.default_rng(3)
     graph = LinkGraph.from_edges(rng.integers(0, 300, 1500), (rng.pareto(1.0, 1500) * 3).astype(int) % 300, 300)
-    index = build_index(graph, "psimrank", 6, 8, seed=1, keep_walks=True)
+    index = fingerprint_index(graph, "psimrank", 6, 8, seed=1, keep_walks=True)
     for i in range(6):
         earlier = np.arange(graph.n)
         for step in range(1, 9):
@@ -124,8 +125,8 @@ def test_update_refuses_what_it_cannot_update() -> None:
     graph = LinkGraph.from_edges([0, 1, 2], [1, 2, 0], 3)
     other = LinkGraph.from_edges([0, 1], [1, 0], 3)
     with pytest.raises(ConfigurationError, match="walk state"):
-        update_index(build_index(graph, "simrank", 2, 3), graph, other)
-    index = build_index(graph, "simrank", 2, 3, keep_walks=True)
+        update_index(fingerprint_index(graph, "simrank", 2, 3), graph, other)
+    index = fingerprint_index(graph, "simrank", 2, 3, keep_walks=True)
     with pytest.raises(ConfigurationError, match="not built on the old graph"):
         update_index(index, other, graph)
     # Two pages of one graph with one draw code (here, one URL twice) cannot be told apart.
@@ -135,7 +136,7 @@ def test_update_refuses_what_it_cannot_update() -> None:
     # Without keys a page is its number: a smaller graph lost its last pages.
     smaller = LinkGraph.from_edges([0], [1], 2)
     np.testing.assert_array_equal(update_index(index, graph, smaller).parent,
-                                  build_index(smaller, "simrank", 2, 3, keep_walks=True).parent)
+                                  fingerprint_index(smaller, "simrank", 2, 3, keep_walks=True).parent)
     assert isinstance(index.walks, WalkState) and index.walks.nbytes > 0
 
 
@@ -177,9 +178,9 @@ def test_pages_added_and_deleted_anywhere_in_the_order_update_to_the_rebuild(met
         graph, names, source, target = web_graph(rng, trial)
         new = moved(rng, trial, names, source, target)
         fingerprints, length = int(rng.integers(1, 5)), int(rng.integers(1, 8))
-        old = build_index(graph, method, fingerprints, length, seed=trial, keep_walks=True)
+        old = fingerprint_index(graph, method, fingerprints, length, seed=trial, keep_walks=True)
         assert_same(update_index(old, graph, new),
-                    build_index(new, method, fingerprints, length, seed=trial, keep_walks=True))
+                    fingerprint_index(new, method, fingerprints, length, seed=trial, keep_walks=True))
 
 
 def test_a_page_keeps_its_draws_wherever_the_order_puts_it() -> None:
@@ -191,10 +192,10 @@ def test_a_page_keeps_its_draws_wherever_the_order_puts_it() -> None:
     names = [f"https://example.org/{p}" for p in range(n)]
     graph = keyed(LinkGraph.from_edges(source, target, n), names)
     shifted = keyed(LinkGraph.from_edges(source + 1, target + 1, n + 1), ["https://example.org/new"] + names)
-    a, b = build_index(graph, "simrank", 4, 6, seed=1), build_index(shifted, "simrank", 4, 6, seed=1)
+    a, b = fingerprint_index(graph, "simrank", 4, 6, seed=1), fingerprint_index(shifted, "simrank", 4, 6, seed=1)
     np.testing.assert_array_equal(np.where(a.parent >= 0, a.parent + 1, -1), b.parent[:, 1:])
     np.testing.assert_array_equal(a.label, b.label[:, 1:])
-    unkeyed = build_index(LinkGraph.from_edges(source + 1, target + 1, n + 1), "simrank", 4, 6, seed=1)
+    unkeyed = fingerprint_index(LinkGraph.from_edges(source + 1, target + 1, n + 1), "simrank", 4, 6, seed=1)
     assert not np.array_equal(unkeyed.parent, b.parent)  # by number, the same shift changes the walks
 
 
