@@ -11,7 +11,10 @@ anonymous memory every 1 s, :class:`_common.Peak`).
 Resumable method by method (``<home>/estimate/state.json``); the figures go to
 ``benchmarks/results/estimate.json`` with the commit, the machine and the command, after every method.
 
-    .venv/bin/python benchmarks/estimate.py [--crawls cnr-2000 10M] [--methods ...] [--fresh]
+    .venv/bin/python benchmarks/estimate.py [--crawls cnr-2000 10M] [--methods ...] [--pagesim-prune SHARE] [--fresh]
+
+A run the estimate says the memory cannot hold is refused by linksim (exit 8) before it builds:
+recorded as ``refused`` beside its estimate and the memory available.
 """
 
 from __future__ import annotations
@@ -49,7 +52,12 @@ def main() -> None:
     parser.add_argument("--instance", default="estimate")
     parser.add_argument("--fresh", action="store_true", help="forget the runs measured before")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "estimate.json")
+    parser.add_argument("--pagesim-prune", type=float, default=None, metavar="SHARE",
+                        help="also measure PageSim with this --prune (recorded as pagesim@prune=SHARE)")
     args = parser.parse_args()
+    runs = [(method, method, []) for method in args.methods]
+    if args.pagesim_prune is not None:
+        runs.append(("pagesim", f"pagesim@prune={args.pagesim_prune:g}", ["--prune", f"{args.pagesim_prune:g}"]))
 
     from linksim.procedures import QueryRunner
     from linksim.procedures.load import load
@@ -65,7 +73,7 @@ def main() -> None:
                                         "runs": {k: v for k, v in state.items() if k != "loaded"}}, indent=1))
     linksim = str(Path(sys.executable).parent / "linksim")
     for crawl in args.crawls:
-        if all(method in state.get(crawl, {}) for method in args.methods):
+        if all(key in state.get(crawl, {}) for _, key, _ in runs):
             continue
         path = crawl_path(crawl, args.data)
         server, connection = bench_server(args.instance)
@@ -77,20 +85,35 @@ def main() -> None:
                     load([path], runner, mode="auto", local_server=server, show_progress=False)
                     state["loaded"] = crawl
                     save()
-            for method in args.methods:
-                if method in state.get(crawl, {}):
+            for method, key, given in runs:
+                if key in state.get(crawl, {}):
                     continue
-                asked = subprocess.run([linksim, "similar", method, "--top-k", "10", "--rebuild", "--estimate", "--json"],
-                                       env=env, capture_output=True, text=True, check=True)
+                command = [linksim, "similar", method, "--top-k", "10", "--rebuild", *given]
+                asked = subprocess.run([*command, "--estimate", "--json"], env=env, capture_output=True, text=True,
+                                       check=True)
                 estimate = json.loads(asked.stdout)
                 began = time.monotonic()
-                child = subprocess.Popen([linksim, "similar", method, "--top-k", "10", "--rebuild"],
-                                         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
                 peak = Peak(child.pid)
                 logged = [(time.monotonic(), line.rstrip()) for line in child.stderr]  # the stage of the peak
                 stderr = "\n".join(line for _, line in logged)
                 child.wait()
                 peak.stop()
+                if child.returncode == 8:  # refused by the memory budget: what the estimate is for
+                    import psutil
+
+                    state.setdefault(crawl, {})[key] = {
+                        "estimate_min": estimate["bytesMin"], "estimate_max": estimate["bytesMax"],
+                        "peak_stage": estimate["peakStage"], "refused": True,
+                        "available": int(psutil.virtual_memory().available), "parts": estimate["parts"],
+                        "pss": peak.peak_pss, "seconds": round(time.monotonic() - began, 1),
+                        "message": stderr.strip().splitlines()[-1][:600] if stderr.strip() else ""}
+                    save()
+                    write_results()
+                    print(f"{crawl:<9}{key:<10} estimate {estimate['bytesMin'] / 2**20:,.0f}-"
+                          f"{estimate['bytesMax'] / 2**20:,.0f} MiB: refused by the budget, as estimated "
+                          f"(peak PSS {peak.peak_pss / 2**20:,.0f} MiB while it measured)", flush=True)
+                    continue
                 if child.returncode != 0:
                     sys.exit(f"linksim similar {method} failed ({child.returncode}): {stderr[-2000:]}")
                 figures = {"estimate_min": estimate["bytesMin"], "estimate_max": estimate["bytesMax"],
@@ -100,10 +123,10 @@ def main() -> None:
                            "peak_after": next((line for at, line in reversed(logged) if at <= peak.peak_pss_at), "")}
                 figures["pss_over_estimate_max"] = round(figures["pss"] / figures["estimate_max"], 3)
                 figures["within"] = abs(figures["pss_over_estimate_max"] - 1) <= TOLERANCE
-                state.setdefault(crawl, {})[method] = figures
+                state.setdefault(crawl, {})[key] = figures
                 save()
                 write_results()
-                print(f"{crawl:<9}{method:<10} estimate {figures['estimate_min'] / 2**20:,.0f}-"
+                print(f"{crawl:<9}{key:<10} estimate {figures['estimate_min'] / 2**20:,.0f}-"
                       f"{figures['estimate_max'] / 2**20:,.0f} MiB, peak PSS {figures['pss'] / 2**20:,.0f} MiB "
                       f"(RSS {figures['rss'] / 2**20:,.0f}), PSS / estimate {figures['pss_over_estimate_max']:.2f}, "
                       f"{figures['seconds']:.0f} s; the peak after: {figures['peak_after']}", flush=True)
