@@ -584,9 +584,9 @@ class SpectralIndex(ListsOfAllPages):
         scratch = self._colinked_scratch()
         lengths, found, scores, pairs = combined_lists(
             pages, int(top_k), float(similarity_cutoff), float(self.share), PRUNE_MARGIN, CANDIDATES,
-            *self._neighbours, scratch.acc, scratch.touched,
+            self._neighbours, (scratch.acc, scratch.touched),
             self.nearest if targets is None else self.nearest_within(targets, pages), self.embedding,
-            *self._walk_arguments(n_fingerprints), *(NO_TARGETS if targets is None else targets.arrays))
+            self._walk_arguments(n_fingerprints), NO_TARGETS if targets is None else targets.arrays)
         self.pairs_scored += int(pairs)
         lists, end = [], 0
         found, scores = found.tolist(), scores.tolist()

@@ -34,7 +34,8 @@ from linksim.parameters import (
 from linksim.ranking import top_pairs, top_scores
 from linksim.ranking.reader import ListsOfAllPages
 from linksim.ranking.treescan import (NO_PAGE_MAJOR, NO_TWINS, _trees_of, label_blocks, page_major, read_only,
-                                      scores_with, top_k_many, top_k_one, top_k_sampled, twin_arrays)
+                                      query_of, scores_with, top_k_many, top_k_one, top_k_sampled,
+                                      twin_arrays)
 
 NO_PARENT = -1
 _NO_BANDS = read_only(np.zeros((0, 0), dtype=np.int32))  # a query without first-step bands
@@ -524,15 +525,11 @@ class FingerprintIndex(ListsOfAllPages):
         for r in np.flatnonzero(~alone).tolist():
             lists[r] = self.related(int(pages[r]), top_k=top_k, similarity_cutoff=similarity_cutoff, sample=sample)
         if alone.any():
-            scratch = self._query_scratch()
-            banded, bands = self._sample_bands() if sample else (0, (_NO_BANDS,) * 3)
             lengths, found, scores, sampled = top_k_many(
-                read_only(pages[alone]), int(top_k), int(count), int(self.length), self.powers(self.decay),
-                float(similarity_cutoff), int(sample), int(self._exact_members),
-                int(max(self._sample_candidates, 2 * top_k)), int(max(self._sample_finalists, 2 * top_k)),
-                int(self._candidate_limit), float(self._rescore_cost), *self._tree(), scratch.acc, scratch.seen,
-                scratch.touched, scratch.hits, *bands,
-                *self._band_reads(), int(banded), self._page_major, self._sample_twins())
+                read_only(pages[alone]), query_of(top_k, count, self.length, self.powers(self.decay), similarity_cutoff),
+                self._reading(top_k, sample), int(self._exact_members), int(self._candidate_limit),
+                float(self._rescore_cost), *self._tree(), self._scratch_arrays(), self._bands_read(sample),
+                self._page_major, self._sample_twins())
             self.lists_sampled += int(sampled)
             ends = np.cumsum(lengths)
             found, scores = found.tolist(), scores.tolist()
@@ -617,10 +614,9 @@ class FingerprintIndex(ListsOfAllPages):
     def _top_k_scan(self, u: int, top_k: int, powers: np.ndarray, similarity_cutoff: float, count: int):
         """The exact level-by-level query (:func:`linksim.ranking.treescan.top_k_one`): pages, scores
         and the level that proved them."""
-        scratch = self._query_scratch()
-        return top_k_one(int(u), int(top_k), int(count), int(self.length), powers, float(similarity_cutoff),
-                         int(self._candidate_limit), float(self._rescore_cost), *self._tree(),
-                         scratch.acc, scratch.seen, scratch.touched, self._page_major)
+        return top_k_one(int(u), query_of(top_k, count, self.length, powers, similarity_cutoff),
+                         int(self._candidate_limit), float(self._rescore_cost), *self._tree(), self._scratch_arrays(),
+                         self._page_major)
 
     def first_step_bands(self) -> tuple:
         """The first-step bands of the fingerprints (:mod:`linksim.ranking.bands`), built once for
@@ -661,6 +657,22 @@ class FingerprintIndex(ListsOfAllPages):
             self._page_major = page_major(self.parent, self.label, layout.position, layout.order, self.length,
                                           self.page_major_folder)
 
+    def _reading(self, top_k: int, sample: int) -> tuple[int, int, int]:
+        """A sampled reading as the kernels take it: (sample, pages scored exactly, finalists)."""
+        return (int(sample), int(max(self._sample_candidates, 2 * top_k)),
+                int(max(self._sample_finalists, 2 * top_k)))
+
+    def _scratch_arrays(self) -> tuple:
+        """This thread's query scratch as the kernels take it: (acc, seen, touched, hits)."""
+        scratch = self._query_scratch()
+        return scratch.acc, scratch.seen, scratch.touched, scratch.hits
+
+    def _bands_read(self, sample: int) -> tuple:
+        """The first-step bands as a sampled reading takes them (:func:`treescan._band_frequent`):
+        (order, start, stop, largest bucket read whole, pages read from a larger one, pages added)."""
+        banded, bands = self._sample_bands() if sample else (0, (_NO_BANDS,) * 3)
+        return (*bands, *self._band_reads(), int(banded))
+
     def _band_reads(self) -> tuple[int, int]:
         """(the largest bucket read whole, the pages read from a larger one)."""
         cap = int(self._band_cap)
@@ -684,14 +696,9 @@ class FingerprintIndex(ListsOfAllPages):
         """The sampled query (:func:`linksim.ranking.treescan.top_k_sampled`): pages, scores and
         whether a range was sampled. The bands are those of all the fingerprints, also when a query
         asks for fewer (a band is a hash of the walks, not a score)."""
-        scratch = self._query_scratch()
-        banded, bands = self._sample_bands()
-        return top_k_sampled(int(u), int(top_k), int(count), int(self.length), powers, float(similarity_cutoff),
-                             int(sample), int(max(self._sample_candidates, 2 * top_k)),
-                             int(max(self._sample_finalists, 2 * top_k)), *self._tree(),
-                             scratch.acc, scratch.seen, scratch.touched, scratch.hits, *bands, *self._band_reads(),
-                             int(banded),
-                             self._page_major, self._sample_twins())
+        return top_k_sampled(int(u), query_of(top_k, count, self.length, powers, similarity_cutoff),
+                             self._reading(top_k, sample), *self._tree(), self._scratch_arrays(),
+                             self._bands_read(sample), self._page_major, self._sample_twins())
 
     def _sample_twins(self) -> tuple:
         """What a sampled query reads of the twin classes of all the fingerprints (valid for a

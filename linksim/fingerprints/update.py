@@ -305,9 +305,10 @@ def _update(index: FingerprintIndex, old_graph: LinkGraph, new_graph: LinkGraph,
     keys, inwards, changed_in, changed_out = (read_only(a) for a in (keys, inwards, changed_in, changed_out))
     lists = tuple(None if a is None else read_only(a) for a in lists)
     deltas_in, deltas_out = (tuple(read_only(a) for a in d) for d in (deltas_in, deltas_out))
-    graphs = [read_only(a) for a in (old_graph.in_indptr, old_graph.in_indices, old_graph.out_indptr,
-                                     old_graph.out_indices, new_graph.in_indptr, new_graph.in_indices,
-                                     new_graph.out_indptr, new_graph.out_indices, new_graph.codes)]
+    graphs = tuple(read_only(a) for a in (old_graph.in_indptr, old_graph.in_indices, old_graph.out_indptr,
+                                          old_graph.out_indices, new_graph.in_indptr, new_graph.in_indices,
+                                          new_graph.out_indptr, new_graph.out_indices, new_graph.codes))
+    changes = (lists[0], lists[0] if lists[1] is None else lists[1], changed_in, changed_out, deltas_in, deltas_out)
     where = np.full(new_graph.n, -1, dtype=np.int64)
     occupant = np.full(new_graph.n, -1, dtype=np.int64)
     child_indptr = np.zeros(old_graph.n + 1, dtype=np.int64)
@@ -316,6 +317,7 @@ def _update(index: FingerprintIndex, old_graph: LinkGraph, new_graph: LinkGraph,
     new_pages = read_only(np.arange(old_graph.n, new_graph.n, dtype=np.int32))
     mark = np.zeros(new_graph.n, dtype=np.int8)
     head = np.full(new_graph.n, -1, dtype=np.int64)
+    scratch = (mark, head, where, occupant, child_indptr, child)
     offsets = index.walks.offsets
     positions, representatives, sizes = [], [], np.zeros(n_fingerprints * length, dtype=np.int64)
     with Progress(n_fingerprints, f"{index.method} fingerprints updated", "fingerprints",
@@ -325,12 +327,10 @@ def _update(index: FingerprintIndex, old_graph: LinkGraph, new_graph: LinkGraph,
             parent[i, : old_graph.n] = index.parent[i]
             label[i, : old_graph.n] = index.label[i]
             state_positions, state_representatives, bounds = _replay(
-                kind, keys[i], inwards[i], *graphs, lists[0], lists[0] if lists[1] is None else lists[1],
-                changed_in, changed_out, deltas_in, deltas_out, read_only(index.walks.positions[begin:end]),
-                read_only(index.walks.representatives[begin:end]),
-                read_only(offsets[i * length : (i + 1) * length + 1] - begin), identity, new_pages,
-                read_only(index.parent[i]), read_only(index.label[i]), parent[i], label[i], mark, head, where,
-                occupant, child_indptr, child, _FEW_BACK)
+                kind, keys[i], inwards[i], graphs, changes,
+                (read_only(index.walks.positions[begin:end]), read_only(index.walks.representatives[begin:end]),
+                 read_only(offsets[i * length : (i + 1) * length + 1] - begin)), identity, new_pages,
+                (read_only(index.parent[i]), read_only(index.label[i])), (parent[i], label[i]), scratch, _FEW_BACK)
             positions.append(state_positions)
             representatives.append(state_representatives)
             sizes[i * length : (i + 1) * length] = np.diff(bounds)
@@ -455,15 +455,25 @@ def _group_at(positions, representatives, page):
 
 
 @njit(cache=True, nogil=True)
-def _replay(kind, keys, inwards, old_in_indptr, old_in_indices, old_out_indptr, old_out_indices, new_in_indptr,
-            new_in_indices, new_out_indptr, new_out_indices, codes, changed_in_list, changed_out_list, changed_in,
-            changed_out, deltas_in, deltas_out, state_positions, state_representatives, bounds, identity, new_pages,
-            old_parent, old_label, parent, label, mark, head, where, occupant, child_indptr, child, few_back):
-    """One fingerprint's steps replayed where they differ (see the module); ``parent`` and
-    ``label`` hold the old fingerprint graph on entry and the new one on return. Returns the new
-    walk state's positions, representatives and per-step bounds. ``mark`` (zeros) and ``head``
-    (-1), ``where`` and ``occupant`` (-1) are scratch a page each, left as found; ``child_indptr``
-    and ``child`` hold the old graph's children when a meeting must be read again."""
+def _replay(kind, keys, inwards, graphs, changes, state, identity, new_pages, old, out, scratch, few_back):
+    """One fingerprint's steps replayed where they differ (see the module). ``graphs``: the old
+    and new graphs' ``(old_in_indptr, old_in_indices, old_out_indptr, old_out_indices,
+    new_in_indptr, new_in_indices, new_out_indptr, new_out_indices, codes)``; ``changes``: the
+    changed pages ``(changed_in_list, changed_out_list, changed_in, changed_out, deltas_in,
+    deltas_out)``; ``state``: the old walk state ``(positions, representatives, bounds)``;
+    ``old``: the old fingerprint graph ``(parent, label)``; ``out``: ``(parent, label)``, which
+    hold the old fingerprint graph on entry and the new one on return. Returns the new walk
+    state's positions, representatives and per-step bounds. ``scratch``: ``(mark, head, where,
+    occupant, child_indptr, child)``: ``mark`` (zeros) and ``head`` (-1), ``where`` and
+    ``occupant`` (-1) a page each, left as found; ``child_indptr`` and ``child`` hold the old
+    graph's children when a meeting must be read again."""
+    (old_in_indptr, old_in_indices, old_out_indptr, old_out_indices, new_in_indptr, new_in_indices, new_out_indptr,
+     new_out_indices, codes) = graphs
+    changed_in_list, changed_out_list, changed_in, changed_out, deltas_in, deltas_out = changes
+    state_positions, state_representatives, bounds = state
+    old_parent, old_label = old
+    parent, label = out
+    mark, head, where, occupant, child_indptr, child = scratch
     length = len(keys)
     n_old = len(identity)
     children_built = False

@@ -115,14 +115,20 @@ def best_by_bound(u, pages, offset, weight, top_k, margin, count, length, powers
 
 
 @njit(cache=True, nogil=True)
-def combined_lists(us, top_k, cutoff, share, margin, candidates, indptr, indices, weights, acc, touched, nearest,
-                   embedding, count, length, powers, tree, by_page, page_major, kind, allowed, hosts):
+def combined_lists(us, top_k, cutoff, share, margin, candidates, neighbours, scratch, nearest, embedding, walks,
+                   targets):
     """The lists of ``us`` (:meth:`linksim.spectral.SpectralIndex.related` with ``top_k`` >= 1):
     (lengths, pages, scores, pairs scored), the lists end to end, a length of -1 where a page's
-    candidates gave nothing (the walks' best pages are its candidates then: the caller's). ``acc``
-    and ``touched`` are :func:`colinked_scores`' scratch. ``kind``, ``allowed``, ``hosts``: a target
-    filter's arrays (:attr:`linksim.ranking.targets.Targets.arrays`; :data:`NO_TARGETS`: none),
-    applied to the candidates before the best of them are chosen."""
+    candidates gave nothing (the walks' best pages are its candidates then: the caller's).
+    ``neighbours`` ``(indptr, indices, weights)`` and ``scratch`` ``(acc, touched)``: what
+    :func:`colinked_scores` reads. ``walks``: ``(count, length, powers, tree, by_page,
+    page_major)``, the fingerprint trees the scores read. ``targets``: a target filter's arrays
+    ``(kind, allowed, hosts)`` (:attr:`linksim.ranking.targets.Targets.arrays`;
+    :data:`NO_TARGETS`: none), applied to the candidates before the best of them are chosen."""
+    indptr, indices, weights = neighbours
+    acc, touched = scratch
+    count, length, powers, tree, by_page, page_major = walks
+    kind, allowed, hosts = targets
     found_pages = np.empty(len(us) * top_k, dtype=np.int64)
     found_scores = np.empty(len(us) * top_k, dtype=np.float64)
     lengths = np.empty(len(us), dtype=np.int64)
@@ -190,9 +196,9 @@ def warm_up() -> None:
             nearest = np.full((2, 1), -1, dtype=np.int32)
             if not writable:
                 embedding, nearest = read_only(embedding), read_only(nearest)
-            combined_lists(pages, 1, 0.0, 0.5, 1e-9, 10, indptr, indices, weights, np.zeros(2),
-                           np.zeros(2, dtype=np.int32), nearest, embedding, 1, 1, powers, tree, by_page, rows,
-                           *NO_TARGETS)
+            combined_lists(pages, 1, 0.0, 0.5, 1e-9, 10, (indptr, indices, weights),
+                           (np.zeros(2), np.zeros(2, dtype=np.int32)), nearest, embedding,
+                           (1, 1, powers, tree, by_page, rows), NO_TARGETS)
             cosines(embedding, 0, pages)
             exact_nearest(embedding, 0, pages, 1, 1e-4)
             nearest_rows(embedding, pages, np.array([[1], [0]], dtype=np.int64), 1, 1e-4, np.full((2, 1), -1, np.int32))

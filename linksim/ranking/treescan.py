@@ -404,19 +404,25 @@ def _trees_of(u, count, length, tree, by_page):
     return starts, stops, intos, depths, members
 
 
+def query_of(top_k: int, count: int, length: int, powers: np.ndarray, similarity_cutoff: float) -> tuple:
+    """What a list asks of the trees, as the kernels take it (one numba type whatever the values)."""
+    return int(top_k), int(count), int(length), powers, float(similarity_cutoff)
+
+
 @njit(cache=True, nogil=True)
-def top_k_one(u, top_k, count, length, powers, similarity_cutoff, candidate_limit, rescore_cost, tree, by_page,
-              acc, seen, touched, page_major):
+def top_k_one(u, query, candidate_limit, rescore_cost, tree, by_page, scratch, page_major):
     """:func:`_top_k_one` of u, its trees found by :func:`_tree_chain`."""
+    count, length = query[1], query[2]
     starts, stops, intos, depths, members = _trees_of(u, count, length, tree, by_page)
-    return _top_k_one(u, top_k, count, length, powers, similarity_cutoff, candidate_limit, rescore_cost, tree,
-                      by_page, acc, seen, touched, page_major, starts, stops, intos, depths, members)
+    return _top_k_one(u, query, candidate_limit, rescore_cost, tree, by_page, scratch, page_major,
+                      (starts, stops, intos, depths), members)
 
 
 @njit(cache=True, nogil=True)
-def _top_k_one(u, top_k, count, length, powers, similarity_cutoff, candidate_limit, rescore_cost, tree, by_page,
-               acc, seen, touched, page_major, starts, stops, intos, depths, members):
-    """The pages that can be among u's ``top_k`` (u excluded) with their exact scores.
+def _top_k_one(u, query, candidate_limit, rescore_cost, tree, by_page, scratch, page_major, trees, members):
+    """The pages that can be among u's ``top_k`` (u excluded) with their exact scores. ``query``:
+    ``(top_k, count, length, powers, similarity_cutoff)`` (:func:`query_of`); ``scratch``:
+    ``(acc, seen, touched, hits)``; ``trees``: u's ``(starts, stops, intos, depths)``.
 
     Returns (pages, scores, level): every page whose score is above ``similarity_cutoff`` and within 1e-12 of
     the k-th best or better (ties at the k-th place all included; the caller ranks them), and
@@ -426,6 +432,9 @@ def _top_k_one(u, top_k, count, length, powers, similarity_cutoff, candidate_lim
     ``acc`` (float64), ``seen`` (int32) and ``touched`` (int32), each of length V, are scratch:
     zero on entry, zero again on return. ``members``: of u's trees, u excluded.
     """
+    top_k, count, length, powers, similarity_cutoff = query
+    acc, seen, touched = scratch[0], scratch[1], scratch[2]
+    starts, stops, intos, depths = trees
     order, olabel = tree[0], tree[1]
     seg = np.zeros(count, dtype=np.int64)  # cursor: segment, position, end, running max
     cur = np.empty(count, dtype=np.int64)
@@ -550,21 +559,19 @@ def _meet_once(w, value, mark, acc, seen, touched, n_touched, twins, own):
 
 
 @njit(cache=True, nogil=True)
-def top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists, tree,
-                  by_page, acc, seen, touched, hits, band_order, band_start, band_stop, band_cap, band_sample,
-                  n_band_candidates, page_major, twins):
+def top_k_sampled(u, query, reading, tree, by_page, scratch, bands, page_major, twins):
     """:func:`_top_k_sampled` of u, its trees found by :func:`_tree_chain`."""
-    starts, stops, intos, depths, _ = _trees_of(u, count, length, tree, by_page)
-    return _top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists, tree,
-                          by_page, acc, seen, touched, hits, band_order, band_start, band_stop, band_cap, band_sample,
-                          n_band_candidates, page_major, twins, starts, stops, intos, depths)
+    starts, stops, intos, depths, _ = _trees_of(u, query[1], query[2], tree, by_page)
+    return _top_k_sampled(u, query, reading, tree, by_page, scratch, bands, page_major, twins,
+                          (starts, stops, intos, depths))
 
 
 @njit(cache=True, nogil=True)
-def _top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists, tree,
-                   by_page, acc, seen, touched, hits, band_order, band_start, band_stop, band_cap, band_sample,
-                   n_band_candidates, page_major, twins, starts, stops, intos, depths):
+def _top_k_sampled(u, query, reading, tree, by_page, scratch, bands, page_major, twins, trees):
     """u's ``top_k`` from a sample of its large trees' members, each listed page scored exactly.
+    ``query`` and ``scratch`` as :func:`_top_k_one` takes them; ``reading``: ``(sample,
+    n_candidates, n_finalists)``; ``bands``: ``(band_order, band_start, band_stop, band_cap,
+    band_sample, n_band_candidates)`` (:func:`_band_frequent`).
 
     Each range of u's members (a fingerprint's part of u's tree that meets u from one time t on,
     see :func:`_segment`) is read whole if it holds at most ``q_t = ceil(sample · c^(t-1))``
@@ -588,6 +595,11 @@ def _top_k_sampled(u, top_k, count, length, powers, similarity_cutoff, sample, n
     smaller page). So a class of a thousand twins takes one of the ``n_candidates`` places, not
     a thousand, and is found if any of its pages is read.
     """
+    top_k, count, length, powers, similarity_cutoff = query
+    sample, n_candidates, n_finalists = reading
+    acc, seen, touched, hits = scratch
+    band_order, band_start, band_stop, band_cap, band_sample, n_band_candidates = bands
+    starts, stops, intos, depths = trees
     order, olabel, block, top = tree[0], tree[1], tree[2], tree[3]
     paired = twins[0].shape[0] > 0
     own = twins[0][u] if paired else -1  # u's class (its representative): its pages stand for themselves
@@ -698,14 +710,14 @@ def _ranked(pages, scores, u, top_k, similarity_cutoff):
 
 
 @njit(cache=True, nogil=True)
-def top_k_many(us, top_k, count, length, powers, similarity_cutoff, sample, exact_members, n_candidates,
-               n_finalists, candidate_limit, rescore_cost, tree, by_page, acc, seen, touched, hits, band_order, band_start,
-               band_stop, band_cap, band_sample, n_band_candidates, page_major, twins):
+def top_k_many(us, query, reading, exact_members, candidate_limit, rescore_cost, tree, by_page, scratch, bands,
+               page_major, twins):
     """Each page of ``us``'s list, as :meth:`FingerprintIndex.related` gives it one page at a time
     (without twin classes): a page whose trees hold more than ``exact_members`` members (u
-    excluded) is read from a sample (``sample`` > 0, :func:`top_k_sampled`), any other exactly
-    (:func:`top_k_one`). Returns (lengths, pages, scores, sampled): the lists one after another,
-    best first, and how many were read from a sample."""
+    excluded) is read from a sample (``reading``'s ``sample`` > 0, :func:`top_k_sampled`), any
+    other exactly (:func:`top_k_one`). Returns (lengths, pages, scores, sampled): the lists one
+    after another, best first, and how many were read from a sample."""
+    top_k, count, length, similarity_cutoff, sample = query[0], query[1], query[2], query[4], reading[0]
     lengths = np.zeros(len(us), dtype=np.int64)
     out_pages = np.empty(len(us) * top_k, dtype=np.int64)
     out_scores = np.empty(len(us) * top_k, dtype=np.float64)
@@ -716,15 +728,12 @@ def top_k_many(us, top_k, count, length, powers, similarity_cutoff, sample, exac
         u = us[r]
         members = _tree_chain(u, count, length, tree, by_page, starts, stops, intos, depths)
         if sample > 0 and members > exact_members:
-            pages, scores, sampled = _top_k_sampled(
-                u, top_k, count, length, powers, similarity_cutoff, sample, n_candidates, n_finalists, tree, by_page,
-                acc, seen, touched, hits, band_order, band_start, band_stop, band_cap, band_sample, n_band_candidates,
-                page_major, twins, starts, stops, intos, depths)
+            pages, scores, sampled = _top_k_sampled(u, query, reading, tree, by_page, scratch, bands, page_major,
+                                                    twins, (starts, stops, intos, depths))
             n_sampled += sampled
         else:
-            pages, scores, _ = _top_k_one(u, top_k, count, length, powers, similarity_cutoff, candidate_limit,
-                                          rescore_cost, tree, by_page, acc, seen, touched, page_major, starts, stops,
-                                          intos, depths, members)
+            pages, scores, _ = _top_k_one(u, query, candidate_limit, rescore_cost, tree, by_page, scratch, page_major,
+                                          (starts, stops, intos, depths), members)
         pages, scores = _ranked(pages, scores, u, top_k, similarity_cutoff)
         lengths[r] = len(pages)
         out_pages[n_out : n_out + len(pages)] = pages
@@ -930,14 +939,15 @@ def warm_up() -> None:
     for rows in (NO_PAGE_MAJOR, page_major(parent, label, position, order, 1)):
         by_page = rows[0].shape[0] > 0
         tree = (order, label, *label_blocks(label), rows[0] if by_page else position)
-        top_k_one(0, 1, 1, 1, powers, 0.0, 10, 5.0, tree, by_page, acc, seen, touched, rows)
+        query, scratch = query_of(1, 1, 1, powers, 0.0), (acc, seen, touched, hits)
+        banded = (bands, bands, bands, 4, 4, 4)
+        top_k_one(0, query, 10, 5.0, tree, by_page, scratch, rows)
         for twins in (NO_TWINS, twin_arrays(np.array([0, 0]), np.array([0, 2]), np.array([0, 1]))):
-            top_k_sampled(0, 1, 1, 1, powers, 0.0, 1, 4, 2, tree, by_page, acc, seen, touched, hits, bands, bands,
-                          bands, 4, 4, 4, rows, twins)
+            top_k_sampled(0, query, (1, 4, 2), tree, by_page, scratch, banded, rows, twins)
         scores_with(0, read_only(np.array([1], dtype=np.int64)), 1, 1, powers, tree, by_page, rows)
         for sampled in (0, 1):
-            top_k_many(read_only(np.array([0, 1], dtype=np.int64)), 1, 1, 1, powers, 0.0, sampled, 0, 4, 2, 10, 5.0,
-                       tree, by_page, acc, seen, touched, hits, bands, bands, bands, 4, 4, 4, rows, NO_TWINS)
+            top_k_many(read_only(np.array([0, 1], dtype=np.int64)), query, (sampled, 4, 2), 0, 10, 5.0, tree, by_page,
+                       scratch, banded, rows, NO_TWINS)
     sources, values = read_only(np.array([0], dtype=np.int64)), read_only(np.array([0.5]))
     indptr, indices = read_only(np.array([0, 1], dtype=np.int64)), read_only(np.array([1], dtype=np.int32))
     pagesim_scores(sources, values, indptr, indices, values, True, np.zeros(2), np.zeros(2, dtype=np.int32))
