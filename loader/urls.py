@@ -91,19 +91,91 @@ def resolve(value: str, base: str | None = None, normalize: bool = True) -> tupl
         return INVALID, f"URL of {len(value):,} characters exceeds the limit of {MAX_URL_LENGTH:,}"
     kind = classify(value)
     if kind == IDENTIFIER and base is not None:
-        value = urljoin(base, value)
-        kind = classify(value)
+        return _relative(value, base, normalize)
+    return _absolute(value, kind, normalize)
+
+
+def _absolute(value: str, kind: str, normalize: bool) -> tuple[str, str]:
     if kind == NON_WEB:
         return NON_WEB, value
     if kind == IDENTIFIER:
         return IDENTIFIER, value
     try:
-        key = normalize_url(value) if normalize else urldefrag(value)[0]
+        # Without its fragment first, so that the spellings of one page share normalize_url's cache
+        # (urldefrag, as normalize_url applies it: a URL without "#" is left as it is).
+        key = normalize_url(urldefrag(value)[0] if "#" in value else value) if normalize else urldefrag(value)[0]
     except (ValueError, UnicodeError) as exc:
         return INVALID, f"malformed URL {value[:200]!r}: {exc}"
     if len(key) > MAX_URL_LENGTH:
         return INVALID, f"URL of {len(key):,} characters exceeds the limit of {MAX_URL_LENGTH:,}"
     return WEB, key
+
+
+#: Resolved relative references by (scope, reference, normalise): a site's navigation links the
+#: same relative URLs from every page of a folder, and joining and normalising them again took
+#: three quarters of a WARC load (benchmarks/load.py --warc). Emptied when it reaches the limit.
+_RELATIVE: dict[tuple[str, str, bool], tuple[str, str]] = {}
+_RELATIVE_LIMIT = 1 << 20
+
+
+def _scopes(base: str) -> tuple[str, str] | None:
+    """(origin, folder) of ``base``: what ``urljoin(base, value)`` reads of it for a reference
+    ``value`` that is an absolute path, and for a relative path (RFC 3986, 5.2.2-5.2.3: the base's
+    last segment, query and fragment are not read); None for a base that is no URL."""
+    authority = base.find("://")
+    if authority < 0:
+        return None
+    end = len(base)
+    for mark in ("?", "#"):
+        at = base.find(mark, authority + 3)
+        if at >= 0:
+            end = min(end, at)
+    path = base.find("/", authority + 3, end)
+    origin = base[:end] if path < 0 else base[:path]
+    last = base.rfind("/", authority + 3, end)
+    return origin, base[:end] + "/" if last < 0 else base[: last + 1]
+
+
+_LAST_BASE: list = [None, None]  # the base last asked for and its scopes: a page's links share it
+
+
+def _relative(value: str, base: str, normalize: bool) -> tuple[str, str]:
+    """:func:`resolve` of a reference without a scheme, against ``base``: joined against the
+    part of the base it reads (:func:`_scopes`), once for every page that shares it. A fragment
+    names a place in a web page: the reference is resolved without it, and a fragment alone is
+    the base itself (whatever the fragment, once a base). What resolves to no web URL (an
+    identifier, another scheme, a malformed URL) keeps its fragment and is joined as it is."""
+    found = None
+    if value.startswith("#"):
+        found = _cached((base, "#", normalize), base, value)
+    elif not value.startswith(("?", "//")):
+        if _LAST_BASE[0] != base:
+            _LAST_BASE[0], _LAST_BASE[1] = base, _scopes(base)
+        scopes = _LAST_BASE[1]
+        if scopes is not None:
+            hash_at = value.find("#")
+            part = value if hash_at < 0 else value[:hash_at]
+            scope = scopes[0] if part.startswith("/") else scopes[1]
+            found = _cached((scope, part, normalize), scope, part)
+    if found is None:
+        joined = urljoin(base, value)
+        found = _absolute(joined, classify(joined), normalize)
+    return found
+
+
+def _cached(key: tuple[str, str, bool], base: str, value: str) -> tuple[str, str] | None:
+    """``value`` resolved against ``base``, kept in :data:`_RELATIVE` under ``key``; None where
+    it is no web URL (the caller resolves it as written)."""
+    found = _RELATIVE.get(key)
+    if found is None:
+        joined = urljoin(base, value)
+        found = _absolute(joined, classify(joined), key[2])
+        if found[0] != WEB:
+            return None
+        if len(_RELATIVE) >= _RELATIVE_LIMIT:
+            _RELATIVE.clear()
+        _RELATIVE[key] = found
+    return found
 
 
 def host_of(key: str) -> str | None:

@@ -388,7 +388,86 @@ def _framed_record(reader: _Reader, header: bytes, where: str, path: Path, polic
             policy.bad(path, None, f"{where}: HTML of {record.rec_headers.get_header('WARC-Target-URI')} "
                        f"exceeds {MAX_HTML_BYTES:,} bytes", "page too large")
         return None
-    return _read_record(_one_record(header, block), where, path, policy, normalize)
+    response = _plain_response(header, block)
+    if response is None:
+        response = _Response.of(_one_record(header, block))
+    return _read_response(response, where, path, policy, normalize)
+
+
+@dataclass
+class _Response:
+    """What a page is read from: a response record's target, HTTP status, ``Content-Type`` and
+    ``Location``, and its body (None for a record that is no HTTP response)."""
+
+    target: str | None
+    status: str
+    content_type: str
+    location: str | None
+    body: object  # () -> bytes, at most MAX_HTML_BYTES + 1 of them
+
+    @classmethod
+    def of(cls, record) -> "_Response | None":
+        """From warcio's record (which undoes a chunked transfer and a content encoding)."""
+        if record.rec_type != "response" or record.http_headers is None:
+            return None
+        headers = record.http_headers
+        return cls(record.rec_headers.get_header("WARC-Target-URI"), headers.get_statuscode() or "",
+                   (headers.get_header("Content-Type") or "").lower(), headers.get_header("Location"),
+                   lambda: record.content_stream().read(MAX_HTML_BYTES + 1))
+
+
+#: The HTTP headers of a response whose body warcio must decode (a chunked transfer, a compressed
+#: content); a response with neither, the common case, is read here without warcio.
+_ENCODED = (b"transfer-encoding", b"content-encoding")
+
+
+def _plain_response(header: bytes, block: bytes) -> "_Response | None":
+    """The response of a record whose block is a plain HTTP/1 response (status line, headers, an
+    empty line, the body as sent), read without warcio; None for anything else (warcio reads it:
+    an encoded body, a target that is no HTTP URL, a head warcio reads more leniently)."""
+    target = None
+    for line in header.split(b"\r\n")[1:]:
+        name, colon, value = line.partition(b":")
+        if colon and name.strip().lower() == b"warc-target-uri":
+            target = _header_text(value.strip())
+            break
+    if target is None:
+        return None
+    # As warcio mends it (wget 1.19 writes it in angle brackets), and reads HTTP headers only for
+    # the targets that begin so, case and all; bare line feeds and folded header lines are left to it.
+    if target.startswith("<") and target.endswith(">"):
+        target = target[1:-1]
+    target = target.replace(" ", "%20")
+    if not target.startswith(("http:", "https:")) or not block.startswith(b"HTTP/"):
+        return None
+    end = block.find(b"\r\n\r\n")
+    if end < 0:
+        return None
+    lines = block[:end].split(b"\r\n")
+    status = lines[0].split(b" ", 2)
+    if len(status) < 2 or not status[1].isdigit():
+        return None
+    fields: dict[bytes, bytes] = {}
+    for line in lines[1:]:
+        name, colon, value = line.partition(b":")
+        if not colon or b"\n" in line or line[:1] in (b" ", b"\t"):
+            return None
+        name = name.strip().lower()
+        if name in _ENCODED:
+            return None
+        fields.setdefault(name, value.strip())
+    content_type, location = fields.get(b"content-type"), fields.get(b"location")
+    body = block[end + 4 :]
+    return _Response(target, _header_text(status[1]), _header_text(content_type or b"").lower(),
+                     None if location is None else _header_text(location), lambda: body[: MAX_HTML_BYTES + 1])
+
+
+def _header_text(value: bytes) -> str:
+    """A header's value as warcio decodes it: UTF-8, else Latin-1."""
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return value.decode("latin-1")
 
 
 def _is_html_page(record) -> bool:
@@ -409,27 +488,27 @@ class _Page:
     malformed: list = field(default_factory=list)
 
 
-def _read_record(record, where: str, path: Path, policy, normalize: bool) -> _Page | None:
-    """The page of one record (None for what is not a crawled web page)."""
-    if record.rec_type != "response" or record.http_headers is None:
+def _read_response(response: "_Response | None", where: str, path: Path, policy, normalize: bool) -> _Page | None:
+    """The page of one response (None for what is not a crawled web page)."""
+    if response is None:
         return None
-    target = record.rec_headers.get_header("WARC-Target-URI")
+    target = response.target
     if not target:
         return None
-    status = record.http_headers.get_statuscode() or ""
+    status = response.status
     kind, page_key = resolve(target, None, normalize)
     if kind != WEB:
         return None
     if status.startswith("3"):
-        location = record.http_headers.get_header("Location")
+        location = response.location
         if not location:
             return None
         kind, target_key = resolve(location, page_key, normalize)
         return _Page(page_key, redirect=target_key) if kind == WEB else None
-    content_type = (record.http_headers.get_header("Content-Type") or "").lower()
+    content_type = response.content_type
     if not status.startswith("2") or "html" not in content_type:
         return None
-    body = record.content_stream().read(MAX_HTML_BYTES + 1)
+    body = response.body()
     if len(body) > MAX_HTML_BYTES:
         policy.bad(path, None, f"{where}: HTML of {target} exceeds {MAX_HTML_BYTES:,} bytes", "page too large")
         return None

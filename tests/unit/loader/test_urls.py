@@ -99,3 +99,42 @@ def test_hosts_of_is_host_of_for_every_kind_of_key() -> None:
     assert len(keys) > 2000
     assert hosts_of(keys) == [host_of(k) for k in keys]
     assert hosts_of([]) == []
+
+
+def _joined_then_normalised(value: str, base: str, normalize: bool = True) -> tuple[str, str]:
+    """A reference joined against its whole base every time, then resolved as an absolute URL:
+    what the cached resolution must equal."""
+    from urllib.parse import urljoin
+
+    from linksim.loader.urls import classify
+
+    value = value.strip()
+    if value and classify(value) == IDENTIFIER:
+        value = urljoin(base, value)
+    return resolve(value, None, normalize)
+
+
+BASES = ["http://h", "http://h/", "http://h/a;", "http://h/a/b;?q", "http://h/a/b?", "https://H.example:443/a/b/c.html", "http://h/a/b/", "http://h/a/b?x=/y/z#f/g",
+         "http://h/a;p/b;q?r#s", "http://h/a/../b/./c", "https://xn--bcher-kva.example/d/é/f.html",
+         "http://user@h:8080/a/b", "http://h/a/b#frag", "http://h?only", "http://h#only/x", "page42",
+         "http://h/a//b/c", "HTTP://H/A/B/C", "http://h/%7Euser/dir/", "ftp://h/a/b", "http://h:99999/a/",
+         "page42#x", "urn:x:y"]
+HREFS = ["c", "./c", "../c", "../../../../c", "c/", "c?q", "c#f", "c?q#f", "/c", "/c/../d", "/", "//other/x",
+         "?q", "#f", "", " c ", "..", ".", "c/./d/../e", "é/ü", "%7E/x", "c;p", "a:b", "mailto:x@y", "http://o/p#q",
+         "HTTPS://O/P", "c d", "/%2F", "c%20d", "javascript:void(0)", "//", "///x", "./", "../", "c?", "c#", "c;#f", "c?#",
+         "c;", "/c;#", "../c?q#f/g", "c#f#g", "#", "?#", "#other", "#f?q", "#/x"]
+
+
+@pytest.mark.parametrize("normalize", [True, False])
+def test_cached_resolution_equals_joining_against_the_whole_base(normalize: bool) -> None:
+    """The relative references resolved once per scope (the base's origin or folder) give what
+    joining each against its whole base gives, over bases with queries, fragments, params, ports,
+    dot segments and IDNA hosts and references of every form; asked twice, in any order."""
+    from linksim.loader import urls
+
+    urls._RELATIVE.clear()
+    for _ in range(2):
+        for base in BASES + BASES[::-1]:
+            for href in HREFS:
+                assert resolve(href, base, normalize) == _joined_then_normalised(href, base, normalize), (base, href)
+    assert urls._RELATIVE  # the cache was used

@@ -197,3 +197,53 @@ def test_a_cut_last_record_is_named_in_every_framing(tmp_path: Path, framing: st
     graph = read(path, on_error="skip")
     assert titles(graph) == {f"Page {i}" for i in range(59)}
     assert graph.skipped.counts == {"truncated or corrupt WARC": 1}
+
+
+def _raw_record(target: bytes, head: bytes, body: bytes, kind: bytes = b"response") -> tuple[bytes, bytes]:
+    """(WARC header block, block) of a record written by hand: what wget and others write,
+    quirks included, which warcio's writer would mend."""
+    block = head + b"\r\n\r\n" + body
+    header = (b"WARC/1.0\r\nWARC-Type: " + kind + b"\r\nWARC-Target-URI: " + target +
+              b"\r\nContent-Type: application/http;msgtype=response\r\nContent-Length: " +
+              str(len(block)).encode() + b"\r\n\r\n")
+    return header, block
+
+
+PAGE = b"<html><title>T</title><a href='a.html'>A</a></html>"
+CHUNKED = b"%x\r\n%s\r\n0\r\n\r\n" % (len(PAGE), PAGE)
+RESPONSES = {
+    "plain": (b"http://e.org/p", b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8", PAGE),
+    "wget's angle brackets": (b"<http://e.org/p>", b"HTTP/1.0 200 OK\r\nContent-type: text/html", PAGE),
+    "a space in the target": (b"http://e.org/a b", b"HTTP/1.1 200 OK\r\nContent-Type: text/html", PAGE),
+    "no reason phrase": (b"https://e.org/p", b"HTTP/1.1 200\r\nContent-Type: TEXT/HTML", PAGE),
+    "a redirect": (b"http://e.org/old", b"HTTP/1.1 301 Moved\r\nLocation: /n\xc3\xa9w\r\nContent-Length: 0", b""),
+    "a Latin-1 location": (b"http://e.org/old", b"HTTP/1.1 302 Found\r\nLocation: /n\xe9w", b""),
+    "chunked": (b"http://e.org/c", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: text/html",
+                CHUNKED),
+    "gzipped": (b"http://e.org/g", b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Type: text/html",
+                gzip.compress(PAGE)),
+    "a folded header": (b"http://e.org/f", b"HTTP/1.1 200 OK\r\nContent-Type:\r\n text/html", PAGE),
+    "a repeated header": (b"http://e.org/r", b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Type: text/plain",
+                          PAGE),
+    "an upper-case scheme": (b"HTTP://e.org/u", b"HTTP/1.1 200 OK\r\nContent-Type: text/html", PAGE),
+    "no HTTP target": (b"dns:e.org", b"HTTP/1.1 200 OK\r\nContent-Type: text/html", PAGE),
+    "a not found": (b"http://e.org/x", b"HTTP/1.1 404 Not Found\r\nContent-Type: text/html", PAGE),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RESPONSES))
+def test_a_response_read_without_warcio_is_what_warcio_reads(case: str) -> None:
+    """The common response (a plain HTTP/1 head, no transfer or content encoding) is read
+    without warcio: the same target, status, Content-Type, Location and body as warcio gives;
+    what warcio must decode or mend differently is left to it (the fast reading says None)."""
+    from linksim.loader.warc import _one_record, _plain_response, _Response
+
+    header, block = _raw_record(*RESPONSES[case])
+    expected = _Response.of(_one_record(header, block))
+    got = _plain_response(header, block)
+    if case in ("chunked", "gzipped", "a folded header", "an upper-case scheme", "no HTTP target"):
+        assert got is None
+        return
+    assert got is not None and expected is not None
+    assert (got.target, got.status, got.content_type, got.location, got.body()) == \
+        (expected.target, expected.status, expected.content_type, expected.location, expected.body())
