@@ -4,6 +4,14 @@ generated crawl of that many links in bulk mode beside the import tool alone.
 
     .venv/bin/python benchmarks/load.py [--data ../shared/data] [--instance bench]
     .venv/bin/python benchmarks/load.py --links 100M      # the crawl of benchmarks/scale.py, reused
+    .venv/bin/python benchmarks/load.py --warc FILES      # the WARC reader beside FastWARC + Lexbor
+
+``--warc FILES``: no Neo4j. linksim's WARC reader (the pages and links a load gets: framed and
+checked records, HTML parsed, links resolved and normalised, titles and anchor texts) beside
+FastWARC + Lexbor's bare link extraction (the <a href> values of every HTML response) and warcio +
+Lexbor's, on one core each, each reading in a process of its own, the readers alternating over
+``--rounds`` rounds; the ratio of linksim's pages/s to FastWARC's, written to
+``benchmarks/results/warc-read.json``.
 
 Runs on its own local instance (default ``bench``, free ports), so it never touches your data.
 Each linksim load runs as a child process (``linksim load --json``); its memory is polled: the
@@ -64,6 +72,38 @@ def generated_crawl(size: str, seed: int) -> Path:
     return crawl
 
 
+def warc_read(paths: list[Path], rounds: int, out: Path) -> None:
+    """linksim's WARC reader beside FastWARC + Lexbor and warcio + Lexbor, alternating, one core each."""
+    from _common import results_header
+
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        sys.exit(f"no such WARC file: {', '.join(missing)}")
+    script = Path(__file__).resolve().parent / "_warc_read.py"
+    readers = ("linksim", "fastwarc", "warcio")
+    runs: dict[str, list[dict]] = {name: [] for name in readers}
+    for number in range(rounds):
+        for name in readers if number % 2 == 0 else readers[::-1]:
+            done = subprocess.run(["taskset", "-c", "0", sys.executable, str(script), name, *map(str, paths)],
+                                  capture_output=True, text=True, check=True)
+            runs[name].append(json.loads(done.stdout.splitlines()[-1]))
+            run = runs[name][-1]
+            print(f"round {number + 1}, {name}: {run['pages']:,} pages, {run['links']:,} links in "
+                  f"{run['seconds']:.1f} s, {run['pages'] / run['seconds']:,.0f} pages/s", flush=True)
+    best = {name: max(r["pages"] / r["seconds"] for r in found) for name, found in runs.items()}
+    median = {name: sorted(r["pages"] / r["seconds"] for r in found)[len(found) // 2] for name, found in runs.items()}
+    summary = {"files": [str(p) for p in paths], "bytes": sum(p.stat().st_size for p in paths),
+               "pages_per_second_best": {k: round(v) for k, v in best.items()},
+               "pages_per_second_median": {k: round(v) for k, v in median.items()},
+               "linksim_over_fastwarc_median": round(median["linksim"] / median["fastwarc"], 3),
+               "linksim_over_warcio_median": round(median["linksim"] / median["warcio"], 3)}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({**results_header(sys.argv), "rounds": rounds, "one_core": "taskset -c 0",
+                               "runs": runs, "summary": summary}, indent=1))
+    print(json.dumps(summary, indent=1))
+    print(f"written to {out}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
@@ -73,7 +113,13 @@ def main() -> None:
     parser.add_argument("--skip-bulk", action="store_true", help="online loads only")
     parser.add_argument("--links", help="a generated crawl of this many links (10M, 100M), bulk mode only")
     parser.add_argument("--seed", type=int, default=1, help="the generated crawl's seed (default 1)")
+    parser.add_argument("--warc", nargs="+", type=Path, metavar="FILE",
+                        help="time the WARC reader on these files beside FastWARC + Lexbor (no Neo4j)")
+    parser.add_argument("--rounds", type=int, default=3, help="--warc: rounds of every reader (default 3)")
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "warc-read.json")
     args = parser.parse_args()
+    if args.warc:
+        return warc_read(args.warc, args.rounds, args.out)
 
     from linksim.loader.bulk import bulk_import_command, needs_multiline, write_csv_files
     from linksim.loader import read_files

@@ -1,0 +1,86 @@
+"""One reading of WARC files on one core, for ``benchmarks/load.py --warc``: prints a JSON line
+``{"pages", "links", "seconds"}``. Run as its own process each time, so that no cache of an earlier
+reading (linksim's resolved URLs, the page cache aside) helps a later one.
+
+    python benchmarks/_warc_read.py linksim FILES...    # linksim's reader: the pages and links a load gets
+    python benchmarks/_warc_read.py fastwarc FILES...   # FastWARC + Lexbor: the <a href> values, bare
+    python benchmarks/_warc_read.py warcio FILES...     # warcio + Lexbor: the same, bare
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+
+def _html(status: int, content_type: str) -> bool:
+    return 200 <= status < 300 and "html" in content_type.lower()
+
+
+def bare_hrefs(body: bytes) -> int:
+    """The parser's part of a reading: the document parsed, its <a href> values taken."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    return sum(1 for anchor in LexborHTMLParser(body).css("a[href]") if anchor.attributes.get("href"))
+
+
+def fastwarc(paths: list[Path]) -> tuple[int, int]:
+    from fastwarc.warc import ArchiveIterator, WarcRecordType
+
+    pages = links = 0
+    for path in paths:
+        with open(path, "rb") as stream:
+            for record in ArchiveIterator(stream, record_types=WarcRecordType.response, parse_http=True):
+                headers = record.http_headers
+                if headers is None or not _html(headers.status_code, headers.get("Content-Type") or ""):
+                    continue
+                links += bare_hrefs(record.reader.read())
+                pages += 1
+    return pages, links
+
+
+def warcio(paths: list[Path]) -> tuple[int, int]:
+    from warcio.archiveiterator import ArchiveIterator
+
+    pages = links = 0
+    for path in paths:
+        with open(path, "rb") as stream:
+            for record in ArchiveIterator(stream):
+                if record.rec_type != "response" or record.http_headers is None:
+                    continue
+                status = record.http_headers.get_statuscode() or ""
+                if not (status.isdigit() and _html(int(status), record.http_headers.get_header("Content-Type") or "")):
+                    continue
+                links += bare_hrefs(record.content_stream().read())
+                pages += 1
+    return pages, links
+
+
+def linksim(paths: list[Path]) -> tuple[int, int]:
+    """What ``linksim load`` reads before it writes: pages (HTML responses) and their links,
+    resolved and normalised, titles and anchor texts, into its crawl graph."""
+    from linksim.loader.graph import CrawlGraph
+    from linksim.loader.readers import ErrorPolicy
+    from linksim.loader.warc import read_warc
+
+    with CrawlGraph() as graph:
+        policy = ErrorPolicy("skip", graph)
+        for path in paths:
+            read_warc(path, graph, policy, True)
+        return int(sum(graph.complete)), graph.links_seen
+
+
+READERS = {"linksim": linksim, "fastwarc": fastwarc, "warcio": warcio}
+
+
+def main() -> None:
+    reader, paths = READERS[sys.argv[1]], [Path(p) for p in sys.argv[2:]]
+    began = time.perf_counter()
+    pages, links = reader(paths)
+    print(json.dumps({"pages": pages, "links": links, "seconds": round(time.perf_counter() - began, 3)}))
+
+
+if __name__ == "__main__":
+    main()
