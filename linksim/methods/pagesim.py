@@ -31,7 +31,8 @@ def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[
     # the push's scratch (two float and two int32 arrays a page), the reach counts and the row
     # pointers; a pruned build's rows in lists of 16 bytes an entry, then joined
     working = 24 * pages + 16 * (pages + 1) + (2 * 16 * reach if parameters.get("prune", 0.0) > 0 else 0)
-    worded = "counted" if "reach" in parameters else "guessed from the counts"
+    worded = ("guessed from the counts" if "reach" not in parameters else "counted"
+              if not parameters.get("reach_error") else f"counted on a sample, +-{parameters['reach_error']:.1%}")
     return index, working, index, {f"propagation (pages within reach, {worded})": index}
 
 
@@ -42,12 +43,11 @@ def _kept_at_most(parameters: dict) -> int:
 
 
 def _measure(graph: LinkGraph, parameters: dict) -> dict:
-    from linksim.pagesim import reach
+    from linksim.pagesim import reach_estimate
 
-    sizes = reach(graph, int(parameters["radius"]))
-    if parameters.get("prune", 0.0) > 0:
-        np.minimum(sizes, 1 + _kept_at_most(parameters), out=sizes)
-    return {"reach": int(sizes.sum())}
+    cap = 1 + _kept_at_most(parameters) if parameters.get("prune", 0.0) > 0 else None
+    total, error = reach_estimate(graph, int(parameters["radius"]), cap)
+    return {"reach": total, "reach_error": round(error, 4)}
 
 
 def _build(graph: LinkGraph, p: dict, show_progress: bool = False):

@@ -181,3 +181,21 @@ def test_a_pruned_index_keeps_its_share_through_the_store(tmp_path) -> None:
     assert again.prune == 0.01 and again.related(0) == index.related(0)
     with pytest.raises(ConfigurationError, match="radius of at most 3"):
         build_pagesim_index(graph, radius=4, prune=1e-2)
+
+
+def test_the_reach_of_a_large_crawl_is_estimated_from_a_sample_within_its_error(monkeypatch) -> None:
+    """Below REACH_SAMPLE pages the reach is counted exactly; above, from a uniform sample of that
+    many pages, within four of its own standard errors of the exact total (a fixed seed), and a
+    cap bounds every page's count as a pruned row is bounded."""
+    from linksim import pagesim
+    from linksim.pagesim import reach, reach_estimate
+
+    rng = np.random.default_rng(5)
+    graph = LinkGraph.from_edges(rng.integers(0, 3_000, 20_000), rng.integers(0, 3_000, 20_000), 3_000)
+    exact = int(reach(graph, 3).sum())
+    assert reach_estimate(graph, 3) == (exact, 0.0)
+    monkeypatch.setattr(pagesim, "REACH_SAMPLE", 600)
+    total, error = reach_estimate(graph, 3)
+    assert 0 < error < 0.1 and abs(total - exact) <= 4 * error * exact
+    capped, _ = reach_estimate(graph, 3, cap=50)
+    assert capped <= 50 * graph.n < total
