@@ -40,6 +40,28 @@ class Skipped:
         return sum(self.counts.values())
 
 
+@dataclass
+class GraphPart:
+    """What one input added to a :class:`CrawlGraph`, in a form one process hands another: read
+    apart (a worker a file) and merged in the files' order (:meth:`CrawlGraph.merge`), the parts
+    give the graph that one reading of all the files gives. Pages by URL in the order the input
+    first named them; the links as read, in order (``count`` None: each seen once); each pair's
+    first anchor."""
+
+    urls: list[str]
+    crawled: bytes
+    complete: bytes
+    titles: dict[int, str]
+    properties: dict[int, dict[str, object]]
+    anchor_pairs: np.ndarray  # (k, 2) page numbers of the part
+    anchor_texts: list[str]
+    source: np.ndarray
+    target: np.ndarray
+    count: np.ndarray | None
+    non_web: int
+    skipped: Skipped
+
+
 def joined(parts: list[np.ndarray]) -> np.ndarray:
     """The parts end to end (int64), or an empty array."""
     return np.concatenate(parts).astype(np.int64, copy=False) if parts else np.zeros(0, dtype=np.int64)
@@ -107,6 +129,47 @@ class CrawlGraph:
         if properties:
             self.properties.setdefault(idx, {}).update(properties)
         return idx
+
+    def part(self) -> GraphPart:
+        """This graph as a :class:`GraphPart`."""
+        source, target, count = self.spool.entries()
+        pairs = np.array(list(self.anchors), dtype=np.int64).reshape(-1, 2)
+        return GraphPart(list(self.urls), bytes(self.crawled), bytes(self.complete), dict(self.titles),
+                         {k: dict(v) for k, v in self.properties.items()}, pairs, list(self.anchors.values()),
+                         source, target, count, self.non_web, self.skipped)
+
+    def merge(self, part: GraphPart) -> None:
+        """Add what ``part`` read, as if its input were read into this graph now."""
+        index, urls = self.index, self.urls
+        ids = np.empty(len(part.urls), dtype=np.int64)
+        for local, key in enumerate(part.urls):
+            idx = index.get(key)
+            if idx is None:
+                idx = len(urls)
+                if idx >= MAX_PAGES:
+                    raise OverflowError(f"more than {MAX_PAGES:,} pages")
+                index[key] = idx
+                urls.append(key)
+                self.crawled.append(0)
+                self.complete.append(0)
+            ids[local] = idx
+        for flags, given in ((self.crawled, part.crawled), (self.complete, part.complete)):
+            for local in np.flatnonzero(np.frombuffer(given, dtype=np.uint8)).tolist():
+                flags[ids[local]] = 1
+        for local, title in part.titles.items():
+            self.titles[int(ids[local])] = title
+        for local, properties in part.properties.items():
+            self.properties.setdefault(int(ids[local]), {}).update(properties)
+        anchors = self.anchors
+        for (a, b), text in zip(ids[part.anchor_pairs].tolist(), part.anchor_texts):
+            anchors.setdefault((a, b), text)
+        if len(part.source):
+            self.spool.extend(ids[part.source], ids[part.target], part.count)
+        self.non_web += part.non_web
+        for reason, count in part.skipped.counts.items():
+            self.skipped.counts[reason] += count
+            examples = self.skipped.examples.setdefault(reason, [])
+            examples.extend(part.skipped.examples.get(reason, [])[: MAX_SKIP_EXAMPLES - len(examples)])
 
     def add_pages(self, keys: list[str], crawled: bool = False) -> np.ndarray:
         """Add pages that are new and distinct (the caller knows: no look-up here), in order; their

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from linksim.errors import ConfigurationError, LinksimError
-from linksim.loader.graph import CrawlGraph
+from linksim.loader.graph import CrawlGraph, GraphPart
 from linksim.loader.online import WriteCounts, database_is_empty
 from linksim.loader.readers import ErrorPolicy, read_input
 
@@ -87,25 +87,55 @@ class LoadSummary:
 
 
 def read_files(
-    paths: list[Path], fmt: str | None = None, on_error: str = "stop", normalize: bool = True
+    paths: list[Path], fmt: str | None = None, on_error: str = "stop", normalize: bool = True,
+    workers: int | None = None,
 ) -> tuple[CrawlGraph, list[str]]:
     """Read every input into one :class:`CrawlGraph` (nothing is written yet). The caller closes
-    it (its spooled links on disk); a read that fails leaves nothing behind."""
+    it (its spooled links on disk); a read that fails leaves nothing behind.
+
+    Several files are read by ``workers`` processes at once (default: the cores this process may
+    use), each file into a graph of its own, merged in the files' order
+    (:meth:`CrawlGraph.merge`): the same graph, page numbers and all, as one reading of them in
+    that order, and the same first error of ``on_error="stop"``."""
+    from linksim.cores import usable_cores
+
+    paths = [Path(path) for path in paths]
+    workers = min(len(paths), usable_cores() if workers is None else max(1, int(workers)))
     graph = CrawlGraph()
     policy = ErrorPolicy(on_error, graph)
     formats = []
+    began = time.monotonic()
     try:
-        for path in paths:
-            began = time.monotonic()
-            formats.append(read_input(Path(path), graph, policy, normalize, fmt))
-            log.info(
-                "read %s (%s): %s pages, %s links so far, %.1f s",
-                path, formats[-1], f"{len(graph):,}", f"{graph.links_seen:,}", time.monotonic() - began,
-            )
+        if workers <= 1:
+            for path in paths:
+                formats.append(read_input(path, graph, policy, normalize, fmt))
+                _log_read(path, formats[-1], graph, began)
+        else:
+            import multiprocessing
+
+            tasks = [(path, fmt, on_error, normalize) for path in paths]
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                for path, (used, part) in zip(paths, pool.imap(_read_part, tasks)):
+                    graph.merge(part)
+                    formats.append(used)
+                    _log_read(path, used, graph, began)
     except BaseException:
         graph.close()
         raise
     return graph, formats
+
+
+def _log_read(path: Path, used: str, graph: CrawlGraph, began: float) -> None:
+    log.info("read %s (%s): %s pages, %s links so far, %.1f s", path, used, f"{len(graph):,}",
+             f"{graph.links_seen:,}", time.monotonic() - began)
+
+
+def _read_part(task: tuple) -> tuple[str, GraphPart]:
+    """A worker of :func:`read_files`: one file read into a graph of its own, handed back whole."""
+    path, fmt, on_error, normalize = task
+    with CrawlGraph() as graph:
+        used = read_input(path, graph, ErrorPolicy(on_error, graph), normalize, fmt)
+        return used, graph.part()
 
 
 class NothingToLoad(LinksimError):

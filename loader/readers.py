@@ -61,6 +61,9 @@ class InputError(LinksimError):
         )
         self.path, self.line, self.reason = str(path), line, reason
 
+    def __reduce__(self):  # raised in a worker of a parallel read, raised again in its parent
+        return type(self), (self.path, self.line, self.reason)
+
 
 class UnreadableInput(LinksimError):
     """An input file or folder that cannot be opened or read at all (permissions, I/O error)."""
@@ -69,7 +72,10 @@ class UnreadableInput(LinksimError):
 
     def __init__(self, path: Path | str, cause: str) -> None:
         super().__init__(f"{path}: cannot be read ({cause}). Nothing of this load was written.")
-        self.path = str(path)
+        self.path, self.cause = str(path), cause
+
+    def __reduce__(self):
+        return type(self), (self.path, self.cause)
 
 
 class ErrorPolicy:

@@ -160,6 +160,18 @@ class LinkSpool:
         if self.counts is not None:
             del self.counts[:]
 
+    def entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Every pair appended so far, in order: (source, target) int32 and each one's count
+        (int64; None where every pair was seen once), read back from disk where spilled."""
+        parts = list(_raw_chunks(self.folder, self.spilled, counted=self.counts is not None)) if self.spilled else []
+        held = (np.frombuffer(self.source, dtype=np.int32), np.frombuffer(self.target, dtype=np.int32),
+                np.frombuffer(self.counts, dtype=np.int64) if self.counts is not None else None)
+        parts.append(held)
+        source = np.concatenate([part[0] for part in parts])
+        target = np.concatenate([part[1] for part in parts])
+        counts = np.concatenate([part[2] for part in parts]) if self.counts is not None else None
+        return source, target, counts
+
     def held(self) -> tuple[np.ndarray, np.ndarray]:
         """The pairs held in memory (all of them when nothing was spilled), as int32 views."""
         return np.frombuffer(self.source, dtype=np.int32), np.frombuffer(self.target, dtype=np.int32)
