@@ -5,6 +5,7 @@ reading (linksim's resolved URLs, the page cache aside) helps a later one.
     python benchmarks/_warc_read.py linksim FILES...    # linksim's reader: the pages and links a load gets
     python benchmarks/_warc_read.py fastwarc FILES...   # FastWARC + Lexbor: the <a href> values, bare
     python benchmarks/_warc_read.py warcio FILES...     # warcio + Lexbor: the same, bare
+    python benchmarks/_warc_read.py workers=N FILES...  # a load's whole read (read_files), N workers
 """
 
 from __future__ import annotations
@@ -72,11 +73,25 @@ def linksim(paths: list[Path]) -> tuple[int, int]:
         return int(sum(graph.complete)), graph.links_seen
 
 
+def load_read(paths: list[Path], workers: int) -> tuple[int, int]:
+    """What ``linksim load`` reads of the files before it writes, ``workers`` files at once."""
+    from linksim.loader import read_files
+
+    graph, _ = read_files(paths, on_error="skip", workers=workers)
+    with graph:
+        return int(sum(graph.complete)), graph.links_seen
+
+
 READERS = {"linksim": linksim, "fastwarc": fastwarc, "warcio": warcio}
 
 
 def main() -> None:
-    reader, paths = READERS[sys.argv[1]], [Path(p) for p in sys.argv[2:]]
+    name, paths = sys.argv[1], [Path(p) for p in sys.argv[2:]]
+    if name.startswith("workers="):
+        workers = int(name.partition("=")[2])
+        reader = lambda files: load_read(files, workers)  # noqa: E731
+    else:
+        reader = READERS[name]
     began = time.perf_counter()
     pages, links = reader(paths)
     print(json.dumps({"pages": pages, "links": links, "seconds": round(time.perf_counter() - began, 3)}))

@@ -10,8 +10,10 @@ generated crawl of that many links in bulk mode beside the import tool alone.
 checked records, HTML parsed, links resolved and normalised, titles and anchor texts) beside
 FastWARC + Lexbor's bare link extraction (the <a href> values of every HTML response) and warcio +
 Lexbor's, on one core each, each reading in a process of its own, the readers alternating over
-``--rounds`` rounds; the ratio of linksim's pages/s to FastWARC's, written to
-``benchmarks/results/warc-read.json``.
+``--rounds`` rounds; the ratio of linksim's pages/s to FastWARC's. Then a load's whole read of
+the files (``read_files``) with one worker and with two, alternating (``--split N`` first cuts
+each file into N files at record boundaries, gzip member by member, for a crawl of one file).
+Written to ``benchmarks/results/warc-read.json``.
 
 Runs on its own local instance (default ``bench``, free ports), so it never touches your data.
 Each linksim load runs as a child process (``linksim load --json``); its memory is polled: the
@@ -72,8 +74,38 @@ def generated_crawl(size: str, seed: int) -> Path:
     return crawl
 
 
-def warc_read(paths: list[Path], rounds: int, out: Path) -> None:
-    """linksim's WARC reader beside FastWARC + Lexbor and warcio + Lexbor, alternating, one core each."""
+def split_members(path: Path, parts: int, folder: Path) -> list[Path]:
+    """``path`` (a WARC.gz of one gzip member a record) cut into ``parts`` files of consecutive
+    members, about equal in size: the same records, byte for byte."""
+    import zlib
+
+    data = path.read_bytes()
+    view = memoryview(data)
+    ends, at = [], 0
+    while at < len(data):
+        member, fed = zlib.decompressobj(wbits=31), 0
+        while not member.eof and at + fed < len(data):  # fed a piece at a time: the rest is not copied
+            piece = view[at + fed : at + fed + (1 << 16)]
+            member.decompress(piece)
+            fed += len(piece)
+        at += fed - len(member.unused_data)
+        ends.append(at)
+    folder.mkdir(parents=True, exist_ok=True)
+    files, begin = [], 0
+    for number in range(parts):
+        goal = len(data) * (number + 1) // parts
+        end = next((e for e in ends if e >= goal), len(data))
+        files.append(folder / f"{path.name.split('.')[0]}-{number + 1}.warc.gz")
+        files[-1].write_bytes(data[begin:end])
+        begin = end
+    return files
+
+
+def warc_read(paths: list[Path], rounds: int, out: Path, split: int = 1) -> None:
+    """linksim's WARC reader beside FastWARC + Lexbor and warcio + Lexbor, alternating, one core
+    each; then a load's read of the files with one worker and with two."""
+    import tempfile
+
     from _common import results_header
 
     missing = [str(p) for p in paths if not p.is_file()]
@@ -90,13 +122,26 @@ def warc_read(paths: list[Path], rounds: int, out: Path) -> None:
             run = runs[name][-1]
             print(f"round {number + 1}, {name}: {run['pages']:,} pages, {run['links']:,} links in "
                   f"{run['seconds']:.1f} s, {run['pages'] / run['seconds']:,.0f} pages/s", flush=True)
+    scratch = tempfile.TemporaryDirectory(prefix="warc-split-")
+    files = [part for path in paths for part in split_members(path, split, Path(scratch.name))] if split > 1 else paths
+    for number in range(rounds):
+        for name in ("workers=1", "workers=2") if number % 2 == 0 else ("workers=2", "workers=1"):
+            done = subprocess.run([sys.executable, str(script), name, *map(str, files)], capture_output=True,
+                                  text=True, check=True)
+            runs.setdefault(name, []).append(json.loads(done.stdout.splitlines()[-1]))
+            run = runs[name][-1]
+            print(f"round {number + 1}, read of {len(files)} files, {name}: {run['pages']:,} pages in "
+                  f"{run['seconds']:.1f} s, {run['pages'] / run['seconds']:,.0f} pages/s", flush=True)
+    scratch.cleanup()
     best = {name: max(r["pages"] / r["seconds"] for r in found) for name, found in runs.items()}
     median = {name: sorted(r["pages"] / r["seconds"] for r in found)[len(found) // 2] for name, found in runs.items()}
     summary = {"files": [str(p) for p in paths], "bytes": sum(p.stat().st_size for p in paths),
                "pages_per_second_best": {k: round(v) for k, v in best.items()},
                "pages_per_second_median": {k: round(v) for k, v in median.items()},
                "linksim_over_fastwarc_median": round(median["linksim"] / median["fastwarc"], 3),
-               "linksim_over_warcio_median": round(median["linksim"] / median["warcio"], 3)}
+               "linksim_over_warcio_median": round(median["linksim"] / median["warcio"], 3),
+               "files_read_by_workers": len(files),
+               "two_workers_over_one_median": round(median["workers=2"] / median["workers=1"], 3)}
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({**results_header(sys.argv), "rounds": rounds, "one_core": "taskset -c 0",
                                "runs": runs, "summary": summary}, indent=1))
@@ -116,10 +161,12 @@ def main() -> None:
     parser.add_argument("--warc", nargs="+", type=Path, metavar="FILE",
                         help="time the WARC reader on these files beside FastWARC + Lexbor (no Neo4j)")
     parser.add_argument("--rounds", type=int, default=3, help="--warc: rounds of every reader (default 3)")
+    parser.add_argument("--split", type=int, default=1, metavar="N",
+                        help="--warc: cut each file into N files at record boundaries for the workers' timing")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "warc-read.json")
     args = parser.parse_args()
     if args.warc:
-        return warc_read(args.warc, args.rounds, args.out)
+        return warc_read(args.warc, args.rounds, args.out, args.split)
 
     from linksim.loader.bulk import bulk_import_command, needs_multiline, write_csv_files
     from linksim.loader import read_files
