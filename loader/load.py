@@ -114,7 +114,7 @@ def read_files(
             import multiprocessing
 
             tasks = [(path, fmt, on_error, normalize) for path in paths]
-            with multiprocessing.get_context("fork").Pool(workers) as pool:
+            with multiprocessing.get_context("fork").Pool(workers, initializer=_leave_interrupts) as pool:
                 for path, (used, part) in zip(paths, pool.imap(_read_part, tasks)):
                     graph.merge(part)
                     formats.append(used)
@@ -123,6 +123,14 @@ def read_files(
         graph.close()
         raise
     return graph, formats
+
+
+def _leave_interrupts() -> None:
+    """A worker ignores SIGINT: Ctrl-C reaches the whole process group, and the parent alone stops
+    (leaving the pool terminates the workers), rather than each worker printing a traceback."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _log_read(path: Path, used: str, graph: CrawlGraph, began: float) -> None:
