@@ -284,23 +284,44 @@ def reach(graph: LinkGraph, radius: int, pages: np.ndarray | None = None) -> np.
 REACH_SAMPLE = 20_000
 
 
-def reach_estimate(graph: LinkGraph, radius: int, cap: int | None = None, seed: int = 0) -> tuple[int, float]:
-    """(the total reach of every page, its relative standard error): counted exactly where the
-    crawl has at most :data:`REACH_SAMPLE` pages (error 0), else from a uniform sample of that many
-    pages (the mean times the pages: counting every page costs about what the build's first pass
-    does, minutes at 10^7 links). ``cap``: each page's count at most this (a pruned row's bound)."""
-    if graph.n <= REACH_SAMPLE:
-        sizes, error = reach(graph, radius), 0.0
-    else:
+def reach_estimate(graph: LinkGraph, radius: int, decay: float = 0.5, prune: float = 0.0,
+                   seed: int = 0) -> tuple[int, float]:
+    """(the entries of the propagation, its relative standard error): each page's reach
+    (:func:`reach`), or with ``prune`` > 0 the entries its pruned row keeps (:func:`_kept_sizes`),
+    summed over every page where the crawl has at most :data:`REACH_SAMPLE` pages (error 0), else
+    over a uniform sample of that many pages and scaled (counting every page costs about what the
+    build's first pass does, minutes at 10^7 links)."""
+    pages = None
+    if graph.n > REACH_SAMPLE:
         pages = np.sort(np.random.default_rng(seed).choice(graph.n, REACH_SAMPLE, replace=False))
+    if prune > 0:
+        indptr = graph.out_indptr.astype(np.int64, copy=False)
+        indices = graph.out_indices.astype(np.int32, copy=False)
+        chosen = np.arange(graph.n, dtype=np.int64) if pages is None else pages.astype(np.int64)
+        sizes = _kept_sizes(chosen, indptr, indices, int(radius), float(decay), float(prune), *_scratch(graph.n))
+    else:
         sizes = reach(graph, radius, pages)
-    if cap is not None:
-        np.minimum(sizes, cap, out=sizes)
-    if graph.n <= REACH_SAMPLE:
+    if pages is None:
         return int(sizes.sum()), 0.0
     mean = float(sizes.mean())
     error = float(sizes.std(ddof=1) / np.sqrt(len(sizes)) / mean) if mean > 0 else 0.0
     return int(round(mean * graph.n)), error
+
+
+@njit(cache=True, nogil=True)
+def _kept_sizes(sources, indptr, indices, radius, decay, prune, acc, touched, arrived, reached):
+    """The entries each of ``sources``' pruned rows keeps (:func:`_pruned_rows`), its own included."""
+    sizes = np.ones(len(sources), dtype=np.int64)
+    for r in range(len(sources)):
+        i = sources[r]
+        n_touched = _row_sums(i, indptr, indices, radius, decay, prune, acc, touched, arrived, reached)
+        for t in range(n_touched):
+            v = touched[t]
+            value = acc[v]
+            acc[v] = 0.0
+            if value >= prune and value > 1e-15 and v != i:
+                sizes[r] += 1
+    return sizes
 
 
 #: Rows of the pruned propagation computed by one call of the kernel.

@@ -45,8 +45,8 @@ def _kept_at_most(parameters: dict) -> int:
 def _measure(graph: LinkGraph, parameters: dict) -> dict:
     from linksim.pagesim import reach_estimate
 
-    cap = 1 + _kept_at_most(parameters) if parameters.get("prune", 0.0) > 0 else None
-    total, error = reach_estimate(graph, int(parameters["radius"]), cap)
+    total, error = reach_estimate(graph, int(parameters["radius"]), float(parameters.get("decay", 0.5)),
+                                  float(parameters.get("prune", 0.0)))
     return {"reach": total, "reach_error": round(error, 4)}
 
 

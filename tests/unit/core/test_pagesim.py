@@ -184,18 +184,20 @@ def test_a_pruned_index_keeps_its_share_through_the_store(tmp_path) -> None:
 
 
 def test_the_reach_of_a_large_crawl_is_estimated_from_a_sample_within_its_error(monkeypatch) -> None:
-    """Below REACH_SAMPLE pages the reach is counted exactly; above, from a uniform sample of that
-    many pages, within four of its own standard errors of the exact total (a fixed seed), and a
-    cap bounds every page's count as a pruned row is bounded."""
+    """Below REACH_SAMPLE pages the propagation's entries are counted exactly (the pruned ones
+    too: the built matrix's); above, from a uniform sample of that many pages, within four of its
+    own standard errors of the exact total (a fixed seed)."""
     from linksim import pagesim
-    from linksim.pagesim import reach, reach_estimate
+    from linksim.pagesim import propagation_matrix, reach, reach_estimate
 
     rng = np.random.default_rng(5)
     graph = LinkGraph.from_edges(rng.integers(0, 3_000, 20_000), rng.integers(0, 3_000, 20_000), 3_000)
     exact = int(reach(graph, 3).sum())
     assert reach_estimate(graph, 3) == (exact, 0.0)
+    ranks = np.full(graph.n, 1.0 / graph.n)
+    pruned = propagation_matrix(graph, ranks, 3, 0.5, prune=1e-3).nnz
+    assert reach_estimate(graph, 3, 0.5, 1e-3) == (pruned, 0.0) and pruned < exact / 2
     monkeypatch.setattr(pagesim, "REACH_SAMPLE", 600)
-    total, error = reach_estimate(graph, 3)
-    assert 0 < error < 0.1 and abs(total - exact) <= 4 * error * exact
-    capped, _ = reach_estimate(graph, 3, cap=50)
-    assert capped <= 50 * graph.n < total
+    for expected, prune in ((exact, 0.0), (pruned, 1e-3)):
+        total, error = reach_estimate(graph, 3, 0.5, prune)
+        assert 0 < error < 0.1 and abs(total - expected) <= 4 * error * expected
