@@ -29,8 +29,9 @@ def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[
     position = 4 if reach < 2**31 else 8
     index = 2 * ((position + 8) * reach + position * (pages + 1)) + 8 * pages
     # the push's scratch (two float and two int32 arrays a page), the reach counts and the row
-    # pointers; a pruned build's rows in lists of 16 bytes an entry, then joined
-    working = 24 * pages + 16 * (pages + 1) + (2 * 16 * reach if parameters.get("prune", 0.0) > 0 else 0)
+    # pointers. A pruned build joins its blocks of rows (12 bytes an entry, as the matrix) before
+    # the transposition: its peak is two copies too.
+    working = 24 * pages + 16 * (pages + 1)
     worded = ("guessed from the counts" if "reach" not in parameters else "counted"
               if not parameters.get("reach_error") else f"counted on a sample, +-{parameters['reach_error']:.1%}")
     return index, working, index, {f"propagation (pages within reach, {worded})": index}
