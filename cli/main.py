@@ -140,8 +140,9 @@ def worded(error: LinksimError) -> str:
     from linksim.store import IndexCorrupt, IndexStoreError
 
     if isinstance(error, MemoryBudgetExceeded):
-        return error.worded("--memory-budget / LINKSIM_MEMORY_BUDGET", "--fingerprints", "--top-k",
-                            "`--estimate`")
+        return error.worded("--memory-budget / LINKSIM_MEMORY_BUDGET", "`--estimate`",
+                            {"n_fingerprints": "--fingerprints", "top_k": "--top-k", "radius": "--radius",
+                             "prune": "--prune"})
     if isinstance(error, IndexStoreError):
         return error.worded(_index_command(isinstance(error, IndexCorrupt)))
     return str(error)

@@ -80,13 +80,22 @@ class MemoryBudgetExceeded(LinksimError):
 
     exit_code = 8
 
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-        super().__init__(self.worded("memory_budget", "n_fingerprints", "top_k", "estimate()"))
+    def __init__(self, reason: str, shrink: tuple[str, ...] = ("n_fingerprints", "top_k")) -> None:
+        self.reason, self.shrink = reason, shrink
+        super().__init__(self.worded("memory_budget", "estimate()"))
 
-    def worded(self, budget: str, fingerprints: str, top_k: str, estimate: str) -> str:
-        return (f"{self.reason}; nothing was started. Raise the budget ({budget}), or use fewer fingerprints "
-                f"({fingerprints}) or a smaller {top_k}; {estimate} prints the estimate.")
+    def worded(self, budget: str, estimate: str, flags: dict[str, str] | None = None) -> str:
+        """The message, each parameter that would shrink the run (``shrink``) named as ``flags``
+        names it (by default, as the API does)."""
+        flags = flags or {}
+        ways = " or ".join(SHRINKING[name].format(flags.get(name, name)) for name in self.shrink)
+        return (f"{self.reason}; nothing was started. Raise the budget ({budget}){f', or use {ways}' if ways else ''}; "
+                f"{estimate} prints the estimate.")
+
+
+#: How each parameter that shrinks a run is asked for (MemoryBudgetExceeded).
+SHRINKING = {"n_fingerprints": "fewer fingerprints ({})", "top_k": "a smaller {}", "radius": "a smaller {}",
+             "prune": "a larger {}"}
 
 
 @dataclass(frozen=True)
@@ -108,6 +117,7 @@ class Estimate:
     # at random (the preorder and its labels, the positions or the rows): free memory for the
     # kernel's page cache beside the peak, or those reads go to the disk.
     random_reads: int = 0
+    shrink: tuple[str, ...] = ("n_fingerprints", "top_k")  # the parameters that shrink it (Method.shrink)
 
     @property
     def peak_stage(self) -> str:
@@ -161,7 +171,8 @@ class Estimate:
         raise MemoryBudgetExceeded(
             f"{self.task} on {self.pages:,} pages and {self.links:,} links needs at least "
             f"{_size(self.bytes_min)} of memory{' even with its index built on disk' if self.on_disk else ''} "
-            f"(most of it {biggest}, {_size(self.parts[biggest])}), more than the budget of {_size(budget)}")
+            f"(most of it {biggest}, {_size(self.parts[biggest])}), more than the budget of {_size(budget)}",
+            self.shrink)
 
 
 def _size(value: int) -> str:
@@ -209,7 +220,7 @@ def estimate_pagerank(pages: int, links: int) -> Estimate:
     }
     parts = dict(_graph_parts(pages, links), **{"transition matrix": 4 * links + 8 * (pages + 1),
                                                 "rank vectors": 6 * 8 * pages, "URLs": urls[1]})
-    return Estimate("pagerank", pages, links, stages, parts)
+    return Estimate("pagerank", pages, links, stages, parts, shrink=())
 
 
 def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 100, length: int = 10,
@@ -341,7 +352,7 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
         page_major = rows_on_disk = False
         random_reads = 0
     task = f"{'similar' if top_k is not None else 'index'} {method}"
-    return Estimate(task, pages, links, stages, parts, disk, on_disk, page_major, rows_on_disk,
+    return Estimate(task, pages, links, stages, parts, disk, on_disk, page_major, rows_on_disk, shrink=entry.shrink,
                     random_reads=random_reads)
 
 

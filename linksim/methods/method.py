@@ -91,6 +91,8 @@ class Method:
     value_ranges : callable
         ``value_ranges(meta, pages, length)`` -> ``{array: (low, high)}``, inclusive: where every
         value of the stored arrays must lie (``linksim index --verify``).
+    shrink : tuple of str
+        The parameters that shrink its runs' memory, as a refusal over the budget names them.
     estimate : callable
         ``estimate(pages, links, parameters, on_disk)`` -> ``(index, working, stored, parts)``:
         the bytes the built index holds in memory, the working memory of its build, its bytes
@@ -131,6 +133,7 @@ class Method:
     reading: dict = field(default_factory=dict)
     value_ranges: Callable = None
     estimate: Callable = None
+    shrink: tuple[str, ...] = ("n_fingerprints", "top_k")
     measure: Callable | None = None
     spark_rows: Callable | None = None
     spark_index: Callable | None = None

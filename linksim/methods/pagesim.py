@@ -77,6 +77,7 @@ def _method():
         restore=_restore,
         value_ranges=_value_ranges,
         estimate=_estimate,
+        shrink=("radius", "prune"),  # its index is its reach: no fingerprints to drop
         measure=_measure,
     )
 

@@ -86,6 +86,10 @@ def test_a_run_over_the_budget_is_refused_naming_the_setting():
 
     assert "Raise the budget (--memory-budget / LINKSIM_MEMORY_BUDGET), or use fewer fingerprints (--fingerprints) " \
         "or a smaller --top-k; `--estimate` prints the estimate." in worded(refused.value)
+    pagesim = estimate_index("pagesim", 1_000_000, 10_000_000, top_k=10, measured={"reach": 10**11})
+    with pytest.raises(MemoryBudgetExceeded) as reach:
+        pagesim.check(pagesim.bytes_min - 1)
+    assert "or use a smaller --radius or a larger --prune;" in worded(reach.value)  # no fingerprints to drop
 
 
 @pytest.mark.parametrize("text, value", [
