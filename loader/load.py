@@ -11,6 +11,7 @@ from linksim.errors import ConfigurationError, LinksimError
 from linksim.loader.graph import CrawlGraph, GraphPart
 from linksim.loader.online import WriteCounts, database_is_empty
 from linksim.loader.readers import ErrorPolicy, read_input
+from linksim.loader.urls import forget_resolved
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +123,8 @@ def read_files(
     except BaseException:
         graph.close()
         raise
+    finally:
+        forget_resolved()
     return graph, formats
 
 

@@ -113,9 +113,16 @@ def _absolute(value: str, kind: str, normalize: bool) -> tuple[str, str]:
 
 #: Resolved relative references by (scope, reference, normalise): a site's navigation links the
 #: same relative URLs from every page of a folder, and joining and normalising them again took
-#: three quarters of a WARC load (benchmarks/load.py --warc). Emptied when it reaches the limit.
+#: three quarters of a WARC load (benchmarks/load.py --warc). Emptied when it reaches the limit
+#: (about 300 bytes an entry) and when a load's read ends (:func:`forget_resolved`).
 _RELATIVE: dict[tuple[str, str, bool], tuple[str, str]] = {}
-_RELATIVE_LIMIT = 1 << 20
+_RELATIVE_LIMIT = 1 << 18
+
+
+def forget_resolved() -> None:
+    """Let go of the references resolved so far (a long-lived process between loads)."""
+    _RELATIVE.clear()
+    _LAST_BASE[0] = _LAST_BASE[1] = None
 
 
 def _scopes(base: str) -> tuple[str, str] | None:
