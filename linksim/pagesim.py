@@ -308,20 +308,11 @@ def reach_estimate(graph: LinkGraph, radius: int, decay: float = 0.5, prune: flo
     return int(round(mean * graph.n)), error
 
 
-@njit(cache=True, nogil=True)
-def _kept_sizes(sources, indptr, indices, radius, decay, prune, acc, touched, arrived, reached):
-    """The entries each of ``sources``' pruned rows keeps (:func:`_pruned_rows`), its own included."""
-    sizes = np.ones(len(sources), dtype=np.int64)
-    for r in range(len(sources)):
-        i = sources[r]
-        n_touched = _row_sums(i, indptr, indices, radius, decay, prune, acc, touched, arrived, reached)
-        for t in range(n_touched):
-            v = touched[t]
-            value = acc[v]
-            acc[v] = 0.0
-            if value >= prune and value > 1e-15 and v != i:
-                sizes[r] += 1
-    return sizes
+def _kept_sizes(sources, indptr, indices, radius, decay, prune, acc, touched, arrived, reached) -> np.ndarray:
+    """The entries each of ``sources``' pruned rows keeps, its own included: :func:`_pruned_rows`
+    of each, one row at a time."""
+    return np.array([_pruned_rows(i, i + 1, indptr, indices, radius, decay, prune, acc, touched, arrived, reached,
+                                  True)[0][0] for i in np.asarray(sources).tolist()], dtype=np.int64)
 
 
 #: Rows of the pruned propagation computed by one call of the kernel.

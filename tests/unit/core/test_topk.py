@@ -501,28 +501,9 @@ top_k_all(Slow(), top_k=1, workers=2, chunk=50, show_progress=False)
 """
 
 
-def test_ctrl_c_during_the_lists_stops_every_worker_without_their_tracebacks(tmp_path) -> None:
+def test_ctrl_c_during_the_lists_stops_every_worker_without_their_tracebacks(ctrl_c) -> None:
     """A terminal's Ctrl-C reaches the whole process group: the forked workers must not each print
     ``Process ForkPoolWorker-N:`` and a traceback; the parent stops them and raises once."""
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-
-    started = tmp_path / "started"
-    child = subprocess.Popen([sys.executable, "-c", SLOW_LISTS, str(started)], stderr=subprocess.PIPE, text=True,
-                             cwd=tmp_path, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while not started.exists() and time.monotonic() < deadline and child.poll() is None:
-        time.sleep(0.05)
-    assert started.exists(), child.stderr.read() if child.poll() is not None else "no worker started in 60 s"
-    time.sleep(0.3)
-    os.killpg(child.pid, signal.SIGINT)
-    try:
-        _, stderr = child.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(child.pid, signal.SIGKILL)
-        raise AssertionError("the lists went on 30 s after Ctrl-C")
-    assert child.returncode != 0
+    returncode, stderr = ctrl_c(SLOW_LISTS, what="worker")
+    assert returncode != 0
     assert "ForkPoolWorker" not in stderr and stderr.count("KeyboardInterrupt") == 1, stderr

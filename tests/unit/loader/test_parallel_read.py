@@ -105,32 +105,13 @@ read_files([Path(sys.argv[2]), Path(sys.argv[3])], workers=2)
 """
 
 
-def test_ctrl_c_during_a_read_stops_every_worker_without_their_tracebacks(tmp_path: Path) -> None:
+def test_ctrl_c_during_a_read_stops_every_worker_without_their_tracebacks(tmp_path: Path, ctrl_c) -> None:
     """A terminal's Ctrl-C reaches the whole process group: the readers must not each print
     ``Process ForkPoolWorker-N:`` and a traceback; the parent stops them and raises once."""
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-
     files = []
     for name in ("a.tsv", "b.tsv"):
         files.append(tmp_path / name)
         files[-1].write_text("".join(f"{i} {i + 1}\n" for i in range(2_000)))
-    started = tmp_path / "started"
-    child = subprocess.Popen([sys.executable, "-c", SLOW_READ, str(started), *map(str, files)],
-                             stderr=subprocess.PIPE, text=True, cwd=tmp_path, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while not started.exists() and time.monotonic() < deadline and child.poll() is None:
-        time.sleep(0.05)
-    assert started.exists(), child.stderr.read() if child.poll() is not None else "no reader started in 60 s"
-    time.sleep(0.3)
-    os.killpg(child.pid, signal.SIGINT)
-    try:
-        _, stderr = child.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(child.pid, signal.SIGKILL)
-        raise AssertionError("the read went on 30 s after Ctrl-C")
-    assert child.returncode != 0
+    returncode, stderr = ctrl_c(SLOW_READ, *map(str, files), what="reader")
+    assert returncode != 0
     assert "ForkPoolWorker" not in stderr and stderr.count("KeyboardInterrupt") == 1, stderr
