@@ -121,18 +121,18 @@ def convergence_section(conv: experiments.Convergence, dataset: str) -> Section:
     left.grid(True, alpha=0.3)
     for n, values in conv.overlap.items():
         right.plot(conv.iterations, values, "o-", markersize=3, label=f"top {n}")
-    right.set_title("Overlap of the top-n set with the converged ranking", fontsize=10)
+    right.set_title("Similarity |A∩B| / |A∪B| of the top n and the converged top n", fontsize=10)
     right.set_xlabel("iteration")
-    right.set_ylabel("overlap")
+    right.set_ylabel("top-n similarity")
     right.grid(True, alpha=0.3)
     right.legend(fontsize=8)
-    table = [["iteration", "residual"] + [f"top {n} overlap" for n in conv.overlap] + ["mean |Δposition| of top 100"]]
+    table = [["iteration", "residual"] + [f"top {n} similarity" for n in conv.overlap] + ["mean |Δposition| in either top 100"]]
     for i, it in enumerate(conv.iterations):
         if it in (1, 2, 3, 5, 10, 15, 20, 30, 40, 50, 60) or i == len(conv.iterations) - 1:
             table.append([str(it), f"{conv.residuals[i]:.2e}"] + [f"{v[i]:.3f}" for v in conv.overlap.values()]
                          + [f"{conv.rank_changes[i]:.2f}"])
     caption = (f"{dataset}: damping 0.85, uniform teleport, dangling pages spread uniformly, float32 iteration; "
-               "the converged ranking is float64 at tol 1e-12. Haveliwala 1999, Section 4.")
+               "the converged ranking is float64 at tol 1e-12. Haveliwala 1999, Section 5.")
     return Section("PageRank convergence", caption, _png(figure), table)
 
 

@@ -93,28 +93,24 @@ def tree_size_curves(graph: LinkGraph, length: int = 10, n_fingerprints: int = 1
 class Convergence:
     iterations: list[int]
     residuals: list[float]
-    overlap: dict[int, list[float]]  # top-n set overlap with the converged ranking, per iteration
-    rank_changes: list[float]  # mean |position change| of the final top 100, per iteration
+    overlap: dict[int, list[float]]  # |A∩B| / |A∪B| of the top-n sets and the converged ranking's, per iteration
+    rank_changes: list[float]  # mean |position change| of the pages either ranking puts in its top 100
 
 
 def pagerank_convergence(graph: LinkGraph, damping: float = 0.85, max_iter: int = 60,
                          top_n: tuple[int, ...] = (10, 100, 1000)) -> Convergence:
-    """Residual and induced-ordering quality per iteration (Haveliwala 1999, Section 4)."""
+    """Residual and the convergence of the induced ordering per iteration, by the measures of
+    Haveliwala 1999, Section 5 (:mod:`linksim.ordering`)."""
+    from linksim.ordering import position_differences, top_n_similarity
+
     final = pagerank(graph, damping=damping, tol=1e-12, max_iter=1000, dtype=np.float64).ranks
     run = pagerank(graph, damping=damping, tol=1e-300, max_iter=max_iter, check_every=1, snapshot_every=1)
-    final_order = np.argsort(-final, kind="stable")
-    final_position = np.empty(graph.n, dtype=np.int64)
-    final_position[final_order] = np.arange(graph.n)
     iterations = sorted(run.snapshots)
     overlap: dict[int, list[float]] = {n: [] for n in top_n}
     changes = []
     for it in iterations:
-        order = np.argsort(-run.snapshots[it], kind="stable")
-        position = np.empty(graph.n, dtype=np.int64)
-        position[order] = np.arange(graph.n)
-        for n in top_n:
-            overlap[n].append(len(np.intersect1d(order[:n], final_order[:n])) / n)
-        top = final_order[:100]
-        changes.append(float(np.abs(position[top] - final_position[top]).mean()))
+        for n, similarity in zip(top_n, top_n_similarity(run.snapshots[it], final, list(top_n))):
+            overlap[n].append(float(similarity))
+        changes.append(float(position_differences(run.snapshots[it], final, 100).mean()))
     residual_of = dict(run.residuals)
     return Convergence(iterations, [residual_of.get(it, float("nan")) for it in iterations], overlap, changes)
