@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from linksim.cores import leave_interrupts
 from linksim.errors import ConfigurationError, LinksimError
 from linksim.loader.graph import CrawlGraph, GraphPart
 from linksim.loader.online import WriteCounts, database_is_empty
@@ -115,7 +116,7 @@ def read_files(
             import multiprocessing
 
             tasks = [(path, fmt, on_error, normalize) for path in paths]
-            with multiprocessing.get_context("fork").Pool(workers, initializer=_leave_interrupts) as pool:
+            with multiprocessing.get_context("fork").Pool(workers, initializer=leave_interrupts) as pool:
                 for path, (used, part) in zip(paths, pool.imap(_read_part, tasks)):
                     graph.merge(part)
                     formats.append(used)
@@ -126,14 +127,6 @@ def read_files(
     finally:
         forget_resolved()
     return graph, formats
-
-
-def _leave_interrupts() -> None:
-    """A worker ignores SIGINT: Ctrl-C reaches the whole process group, and the parent alone stops
-    (leaving the pool terminates the workers), rather than each worker printing a traceback."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _log_read(path: Path, used: str, graph: CrawlGraph, began: float) -> None:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-import signal
 
 import numpy as np
 
-from linksim.cores import usable_cores
+from linksim.cores import leave_interrupts, usable_cores
 from linksim.errors import ConfigurationError
 from linksim.progress import Progress
 from linksim.ranking.reader import lists_reader
@@ -17,12 +16,6 @@ log = logging.getLogger(__name__)
 
 _SHARED: dict = {}  # the index, inherited by forked workers (copy-on-write, never pickled)
 _MADE = ()  # a chunk made and kept by the checkpoint only (top_k_all's hold=False)
-
-
-def _leave_interrupts() -> None:
-    """A worker's SIGINT ignored: Ctrl-C reaches the whole process group, and the parent alone
-    stops (leaving the pool terminates the workers), rather than each worker printing a traceback."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _run(task: tuple[int, np.ndarray, int, float, dict]):
@@ -141,7 +134,7 @@ def top_k_all(
     try:
         with Progress(len(pages) - resumed, "top related pages", "pages", enabled=show_progress) as progress:
             if workers > 1 and len(tasks) > 1 and "fork" in multiprocessing.get_all_start_methods():
-                with multiprocessing.get_context("fork").Pool(workers, initializer=_leave_interrupts) as pool:
+                with multiprocessing.get_context("fork").Pool(workers, initializer=leave_interrupts) as pool:
                     # Chunks as they finish (progress counts every finished chunk, also while an
                     # earlier, slower one runs), put back in their order.
                     for number, done, lists_sampled, *arrays in pool.imap_unordered(_run, tasks):
