@@ -13,15 +13,16 @@ from linksim.evaluation import (
     GammaReport, classes_of, sibling_gamma, text_quality, top_lists_from_matrix,
 )
 from linksim.methods import method as registered
+from linksim.procedures.runs import RUNS_OF_CURRENT, is_current
 from linksim.procedures.stream import stream_link_graph
 
 log = logging.getLogger(__name__)
 
-CURRENT_LISTS = """
-MATCH (current:LinksimCurrent {algorithm: $method})
-WITH coalesce(current.runs, [current.run]) AS runs
+CURRENT_LISTS = f"""
+MATCH (current:LinksimCurrent {{algorithm: $method}})
+WITH {RUNS_OF_CURRENT} AS runs
 MATCH (p:Page)-[s:SIMILAR_TO]->(q:Page)
-WHERE s.run IN runs AND NOT coalesce(s.until, 0) IN runs
+WHERE {is_current()}
 WITH p, s, q ORDER BY s.rank
 RETURN p.url AS url, collect(q.url) AS related, collect(s.score) AS scores
 """

@@ -20,7 +20,7 @@ id to ``runs``; after the grace period it deletes them. A relationship is curren
 ``run`` is in ``runs`` and its ``until`` is not::
 
     MATCH (current:LinksimCurrent {algorithm: $method})
-    WITH current.runs AS runs
+    WITH coalesce(current.runs, [current.run]) AS runs
     MATCH (p:Page {url: $url})-[s:SIMILAR_TO]->(q:Page)
     WHERE s.run IN runs AND NOT coalesce(s.until, 0) IN runs
 
@@ -51,6 +51,19 @@ log = logging.getLogger(__name__)
 RECORD_RUN = """
 CREATE (r:LinksimRun) SET r = $run
 """
+
+#: The one source of the rule of current lists (the module's docstring): a method's current runs,
+#: read once from its ``current`` node, and :func:`is_current` below. Every Python query is built
+#: from these; the shipped ``.cypher`` files, pasted into Browser as they are (Cypher has no
+#: include), spell them out and ``tests/unit/test_current_rule.py`` holds each spelling to them.
+RUNS_OF_CURRENT = "coalesce(current.runs, [current.run])"
+
+
+def is_current(runs: str = "runs", relationship: str = "s") -> str:
+    """The predicate of a current ``SIMILAR_TO`` relationship given the current runs ``runs`` (a
+    variable holding :data:`RUNS_OF_CURRENT`, or a parameter such as ``$runs``): written by one of
+    them and replaced by none of them."""
+    return f"{relationship}.run IN {runs} AND NOT coalesce({relationship}.until, 0) IN {runs}"
 
 
 @dataclass
@@ -157,10 +170,10 @@ RETURN previous, retiring
 # An update's switch: its run joins the current runs ($runs, those it was computed against, which
 # the lock keeps as they were), and the relationships it marked superseded (`until: <its id>`)
 # leave the lists in the same transaction.
-MAKE_UPDATE_CURRENT = """
-MATCH (lock:LinksimLock {name: $lock, owner: $owner})
-MATCH (current:LinksimCurrent {algorithm: $algorithm})
-WHERE coalesce(current.runs, [current.run]) = $runs
+MAKE_UPDATE_CURRENT = f"""
+MATCH (lock:LinksimLock {{name: $lock, owner: $owner}})
+MATCH (current:LinksimCurrent {{algorithm: $algorithm}})
+WHERE {RUNS_OF_CURRENT} = $runs
 CREATE (r:LinksimRun) SET r = $run
 SET current.run = $run.id, current.runs = $runs + [$run.id], current.since = datetime()
 RETURN coalesce(current.retiring, []) AS retiring
@@ -338,9 +351,9 @@ def retirement_log(method: str) -> Path:
     return folder / f"retire-{method}.log"
 
 
-CURRENT_AND_RETIRING = """
-MATCH (current:LinksimCurrent {algorithm: $algorithm})
-RETURN coalesce(current.runs, [current.run]) AS run, coalesce(current.retiring, []) AS retiring
+CURRENT_AND_RETIRING = f"""
+MATCH (current:LinksimCurrent {{algorithm: $algorithm}})
+RETURN {RUNS_OF_CURRENT} AS run, coalesce(current.retiring, []) AS retiring
 """
 
 

@@ -29,8 +29,8 @@ from linksim.parameters import SIMILAR_WRITE_BATCH
 from linksim.methods import check_sample, method as registered
 from linksim.procedures.graphs import graph_of, index_root_of, refuse_crawled_only, run_key
 from linksim.procedures.indexes import IndexHandle, answering, obtain_index
-from linksim.procedures.runs import (RETIRE_MODES, RunRecord, publish_run, publish_update, retire_leftovers,
-                                     retirement_log)
+from linksim.procedures.runs import (RETIRE_MODES, RUNS_OF_CURRENT, RunRecord, is_current, publish_run, publish_update,
+                                     retire_leftovers, retirement_log)
 from linksim.ranking.lists import CodedLists
 from linksim.ranking.reader import lists_reader
 from linksim.procedures.source_pages import parse_source_pages
@@ -75,9 +75,9 @@ DELETE s
 
 # An update (procedures.runs.publish_update) marks the current relationships of the lists it
 # replaces with its run id, and deletes them after its switch.
-MARK_SUPERSEDED = """
+MARK_SUPERSEDED = f"""
 UNWIND $sources AS source
-MATCH (a)-[s:SIMILAR_TO]->() WHERE id(a) = source AND s.run IN $runs AND NOT coalesce(s.until, 0) IN $runs
+MATCH (a)-[s:SIMILAR_TO]->() WHERE id(a) = source AND {is_current("$runs")}
 SET s.until = $run
 """
 DROP_SUPERSEDED = """
@@ -86,12 +86,12 @@ MATCH (a)-[s:SIMILAR_TO {until: $run}]->() WHERE id(a) = source
 DELETE s
 """
 SUPERSEDE_BATCH = 5_000
-CURRENT_RUNS = """
-MATCH (current:LinksimCurrent {algorithm: $algorithm})
-RETURN coalesce(current.runs, CASE WHEN current.run IS NULL THEN [] ELSE [current.run] END) AS runs
+CURRENT_RUNS = f"""
+MATCH (current:LinksimCurrent {{algorithm: $algorithm}})
+RETURN {RUNS_OF_CURRENT} AS runs
 """
-COUNT_CURRENT = """
-MATCH ()-[s:SIMILAR_TO]->() WHERE s.run IN $runs AND NOT coalesce(s.until, 0) IN $runs
+COUNT_CURRENT = f"""
+MATCH ()-[s:SIMILAR_TO]->() WHERE {is_current("$runs")}
 RETURN count(s) AS relationships
 """
 #: An update rewrites the lists that changed while they are at most this share of the pages; beyond,

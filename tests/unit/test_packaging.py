@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from linksim import cypher
+from linksim.procedures.runs import RUNS_OF_CURRENT, is_current
 
 
 def test_only_linksim_is_a_top_level_name() -> None:
@@ -50,8 +51,8 @@ def test_related_pages_queries_take_parameters_only_and_read_the_current_run_onc
         # could see the lists before and after a switch within one answer.
         head, rest = text.split("WITH ", 1)
         first, after = rest.split("\n", 1)
-        assert "coalesce(current.runs, [current.run]) AS runs" in first and "current." not in after
-        assert "WHERE s.run IN runs AND NOT coalesce(s.until, 0) IN runs" in after  # replaced lists left out
+        assert f"{RUNS_OF_CURRENT} AS runs" in first and "current." not in after
+        assert f"WHERE {is_current()}" in after  # replaced lists left out
         assert "{" not in text.replace("{algorithm: $method}", "").replace("{url: $url}", "")
 
 

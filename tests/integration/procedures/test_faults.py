@@ -131,7 +131,7 @@ def assert_intact(runner, run: str, urls: list[str], before: dict) -> None:
 
 
 def current_runs(runner, method: str) -> list:
-    rows = runner.run("MATCH (c:LinksimCurrent {algorithm: $m}) RETURN coalesce(c.runs, [c.run]) AS runs",
+    rows = runner.run(f"MATCH (current:LinksimCurrent {{algorithm: $m}}) RETURN {runs.RUNS_OF_CURRENT} AS runs",
                       {"m": method})
     return rows[0]["runs"] if rows else []
 

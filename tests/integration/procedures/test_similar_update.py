@@ -13,15 +13,16 @@ from linksim.methods import DEFAULT_METHOD
 from linksim.procedures import QueryRunner
 from linksim.procedures.indexes import obtain_index
 from linksim.procedures.load import load
+from linksim.procedures.runs import RUNS_OF_CURRENT, is_current
 from linksim.procedures.similarity import similar
 from linksim.ranking.topk import top_k_all
 
-# The rule of cypher/related_pages.cypher: a relationship of the current runs no update replaced.
-CURRENT = """
-MATCH (current:LinksimCurrent {algorithm: $method})
-WITH coalesce(current.runs, [current.run]) AS runs
+# The rule of the current lists: a relationship of the current runs no update replaced.
+CURRENT = f"""
+MATCH (current:LinksimCurrent {{algorithm: $method}})
+WITH {RUNS_OF_CURRENT} AS runs
 MATCH (p:Page)-[s:SIMILAR_TO]->(q:Page)
-WHERE s.run IN runs AND NOT coalesce(s.until, 0) IN runs
+WHERE {is_current()}
 WITH p, s, q ORDER BY s.rank
 RETURN p.url AS url, collect(s.rank) AS ranks, collect(q.url) AS related, collect(s.score) AS scores
 """

@@ -15,7 +15,7 @@ from linksim.methods import fingerprint_index
 from linksim.procedures.load import load
 from linksim.procedures import QueryRunner
 from linksim.procedures.indexes import obtain_index
-from linksim.procedures.runs import retire
+from linksim.procedures.runs import RUNS_OF_CURRENT, is_current, retire
 from linksim.procedures import similarity
 from linksim.procedures.similarity import write_similar
 from linksim.procedures.stream import stream_link_graph
@@ -467,8 +467,8 @@ def test_an_index_over_the_budget_is_built_on_disk_with_the_same_results(runner,
     into memory-mapped files and writes the same SIMILAR_TO lists as a run with the index in memory."""
     load([DATA / "webkb" / "texas.cites"], runner, show_progress=False)
     monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
-    query = ("MATCH (c:LinksimCurrent {algorithm: 'psimrank'}) WITH c.runs AS runs MATCH (p)-[s:SIMILAR_TO]->(q) "
-             "WHERE s.run IN runs AND NOT coalesce(s.until, 0) IN runs "
+    query = (f"MATCH (current:LinksimCurrent {{algorithm: 'psimrank'}}) WITH {RUNS_OF_CURRENT} AS runs "
+             f"MATCH (p)-[s:SIMILAR_TO]->(q) WHERE {is_current()} "
              "RETURN p.url AS p, q.url AS q, s.score AS score, s.rank AS rank ORDER BY p, rank")
     assert main(["-q", "similar", "psimrank", "--top-k", "5"]) == 0
     capsys.readouterr()
@@ -543,8 +543,8 @@ def test_lists_written_for_chosen_source_pages_only(runner, cli_env, tmp_path, c
     load([DATA / "webkb" / "cornell.cites"], runner, show_progress=False)
     monkeypatch.setenv("LINKSIM_INDEX_DIR", str(tmp_path / "indexes"))
     # The current lists (a rerun that changes some lists is an update: the rule of related_pages.cypher).
-    lists_query = ("MATCH (c:LinksimCurrent {algorithm: 'psimrank'}) WITH c.runs AS runs "
-                   "MATCH (p:Page)-[s:SIMILAR_TO]->(q:Page) WHERE s.run IN runs AND NOT coalesce(s.until, 0) IN runs "
+    lists_query = (f"MATCH (current:LinksimCurrent {{algorithm: 'psimrank'}}) WITH {RUNS_OF_CURRENT} AS runs "
+                   f"MATCH (p:Page)-[s:SIMILAR_TO]->(q:Page) WHERE {is_current()} "
                    "WITH p, s, q ORDER BY s.rank RETURN p.url AS url, collect([q.url, s.score]) AS list")
 
     def lists():

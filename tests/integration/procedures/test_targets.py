@@ -13,14 +13,15 @@ import numpy as np
 from linksim import cypher
 from linksim.cli.main import main
 from linksim.procedures.load import load
+from linksim.procedures.runs import RUNS_OF_CURRENT, is_current
 
 DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data"
 TOP_K = 5
 
 
 def current_lists(runner, key: str) -> dict[str, list[str]]:
-    query = ("MATCH (c:LinksimCurrent {algorithm: $key}) WITH coalesce(c.runs, [c.run]) AS runs "
-             "MATCH (p:Page)-[s:SIMILAR_TO]->(q:Page) WHERE s.run IN runs AND NOT coalesce(s.until, 0) IN runs "
+    query = (f"MATCH (current:LinksimCurrent {{algorithm: $key}}) WITH {RUNS_OF_CURRENT} AS runs "
+             f"MATCH (p:Page)-[s:SIMILAR_TO]->(q:Page) WHERE {is_current()} "
              "WITH p, s, q ORDER BY s.rank RETURN p.url AS url, collect(q.url) AS list")
     return {row["url"]: row["list"] for row in runner.run(query, {"key": key})}
 
