@@ -54,7 +54,7 @@ unit: install
 # server/jars.lock, after a change of the Neo4j or Browser version (linksim.server.settings): the
 # jars Maven resolves for the local server, which a first start downloads side by side.
 jars-lock: install
-	$(VENV)/bin/python -P -c "from pathlib import Path; from linksim.server.local import write_jar_lock; \
+	$(VENV)/bin/python -P -c "from pathlib import Path; from linksim.server.artifacts import write_jar_lock; \
 	print(write_jar_lock(Path('server/jars.lock')), 'jars in server/jars.lock')"
 
 clean:

@@ -16,6 +16,7 @@ import pytest
 
 from linksim.cli.main import main
 from linksim.server import LocalServer, ServerError, ServerSettings, provision
+from linksim.server import artifacts as artifacts_module
 from linksim.server import local as local_module
 from linksim.server.settings import BROWSER_VERSION, NEO4J_VERSION
 provision_module = importlib.import_module("linksim.server.provision")
@@ -121,7 +122,7 @@ def repository(tmp_path: Path):
     with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
         threading.Thread(target=server.serve_forever, daemon=True).start()
         lock = tmp_path / "jars.lock"
-        header = local_module._lock_header(ServerSettings(home=tmp_path))
+        header = artifacts_module._lock_header(ServerSettings(home=tmp_path))
         lock.write_text(f"# a lock\n{header}\n" + "".join(
             f"{hashlib.sha1((root / p).read_bytes()).hexdigest()} {p}\n" for p in paths))
         yield f"http://127.0.0.1:{server.server_address[1]}/", lock, root, paths
@@ -130,7 +131,7 @@ def repository(tmp_path: Path):
 
 def test_the_locked_jars_are_downloaded_and_checked_without_maven(settings, repository, monkeypatch) -> None:
     url, lock, root, paths = repository
-    monkeypatch.setattr(local_module, "_JAR_LOCK", lock)
+    monkeypatch.setattr(artifacts_module, "_JAR_LOCK", lock)
     monkeypatch.setattr(local_module.shutil, "which", lambda name: None)  # no Maven to fall back on
     server = LocalServer(dataclasses.replace(settings, maven_repository=url))
     assert server.ensure_jars() == settings.lib_dir
@@ -143,7 +144,7 @@ def test_the_locked_jars_are_downloaded_and_checked_without_maven(settings, repo
 def test_a_jar_that_is_not_the_locked_one_installs_nothing(settings, repository, monkeypatch) -> None:
     url, lock, root, paths = repository
     (root / paths[1]).write_bytes(b"not the jar of the lock")
-    monkeypatch.setattr(local_module, "_JAR_LOCK", lock)
+    monkeypatch.setattr(artifacts_module, "_JAR_LOCK", lock)
     with pytest.raises(ServerError, match=f"(?s){paths[1]} has SHA-1 .* says [0-9a-f]{{40}}; no jar was installed"):
         LocalServer(dataclasses.replace(settings, maven_repository=url)).ensure_jars()
     assert not settings.lib_dir.exists() and not (settings.dist_dir / "lib.partial").exists()
@@ -152,16 +153,16 @@ def test_a_jar_that_is_not_the_locked_one_installs_nothing(settings, repository,
 def test_the_lock_of_the_release_is_of_its_neo4j_and_browser(tmp_path, repository) -> None:
     """The shipped lock names the default versions' jars (a version bump without ``make
     jars-lock`` would send every first start to Maven); a lock of other versions is not used."""
-    jars = local_module._locked_jars(ServerSettings(home=tmp_path))
+    jars = artifacts_module._locked_jars(ServerSettings(home=tmp_path))
     names = {path.rsplit("/", 1)[-1] for _, path in jars}
     assert len(jars) > 100 and len(names) == len(jars)
     assert {f"neo4j-kernel-{NEO4J_VERSION}.jar", f"neo4j-browser-{BROWSER_VERSION}.jar"} <= names
     _, lock, _, _ = repository
-    assert len(local_module._locked_jars(ServerSettings(home=tmp_path), lock)) == 2
-    assert local_module._locked_jars(ServerSettings(home=tmp_path, neo4j_version="5.26.0"), lock) == []
+    assert len(artifacts_module._locked_jars(ServerSettings(home=tmp_path), lock)) == 2
+    assert artifacts_module._locked_jars(ServerSettings(home=tmp_path, neo4j_version="5.26.0"), lock) == []
     lock.write_text(lock.read_text() + "0123 ../../etc/passwd.jar\n")
     with pytest.raises(ServerError, match="not a line of a jar lock: '0123 ../../etc/passwd.jar'"):
-        local_module._locked_jars(ServerSettings(home=tmp_path), lock)
+        artifacts_module._locked_jars(ServerSettings(home=tmp_path), lock)
 
 
 def test_server_dying_at_start_names_the_log(settings, tmp_path, monkeypatch, capsys) -> None:
@@ -241,7 +242,7 @@ def test_help_explains(argv, capsys) -> None:
 
 
 def test_gds_plugin_jars_skip_what_neo4j_has() -> None:
-    from linksim.server.local import plugin_jars
+    from linksim.server.artifacts import plugin_jars
 
     resolved = ["proc-2.13.9.jar", "neo4j-values-2.13.9.jar", "caffeine-3.1.8.jar",
                 "jackson-core-2.18.6.jar", "agrona-1.23.0.jar", "cypher-javacc-parser-9.0-9.0.20210312.jar"]
