@@ -112,7 +112,7 @@ def copy_with(index, **attributes):
 def page_major_ab(index) -> list:
     """The index without and with its page-major rows (two views of the same arrays), each twice,
     interleaved: [(label, index)]."""
-    from linksim.ranking.treescan import NO_PAGE_MAJOR
+    from linksim.fingerprints.treescan import NO_PAGE_MAJOR
 
     rows = copy_with(index, use_page_major=False, _page_major=NO_PAGE_MAJOR)
     return [("fingerprint rows", rows), ("page-major rows", index)] * 2
@@ -166,7 +166,7 @@ def reading_label(knobs: dict) -> str:
 
 def twins_ab(index) -> list:
     """The index read with every twin its own candidate and with a twin class one candidate
-    (:func:`linksim.ranking.treescan._top_k_sampled`), each twice, interleaved: [(label, index)]."""
+    (:func:`linksim.fingerprints.treescan._top_k_sampled`), each twice, interleaved: [(label, index)]."""
     apart = copy_with(index, _twin_candidates=False)
     return [("twins apart", apart), ("a twin class one candidate", index)] * 2
 
@@ -277,7 +277,7 @@ def main() -> None:
     from linksim.ranking.topk import top_k_all
     from linksim.methods import METHODS
 
-    from linksim.ranking.treescan import warm_up
+    from linksim.fingerprints.treescan import warm_up
 
     warm_up()  # the compiled queries, before any is timed
     name, graph = crawl(args)

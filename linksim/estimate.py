@@ -20,7 +20,7 @@ from linksim.errors import ConfigurationError, LinksimError
 
 MIB = 1 << 20
 #: The interpreter with numpy, scipy, pandas and the Neo4j driver loaded and the compiled kernels
-#: read from numba's cache (measured: 214-220 MiB after ``linksim.ranking.treescan.warm_up``).
+#: read from numba's cache (measured: 214-220 MiB after ``linksim.fingerprints.treescan.warm_up``).
 #: Freed arrays go back to the system (:mod:`linksim.allocator`), so the stages' peaks add up
 #: from the arrays they hold.
 BASE_BYTES = 224 * MIB
@@ -287,7 +287,7 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
                 bands = 12 * (n_fingerprints // ROWS) * pages
                 kept += bands
                 parts["first-step bands"] = bands
-        from linksim.ranking.treescan import PATH_BITS, TRANSPOSE_PAGES, page_major_bytes
+        from linksim.fingerprints.treescan import PATH_BITS, TRANSPOSE_PAGES, page_major_bytes
 
         page_major = page_major and entry.page_major_rows and length <= PATH_BITS
         rows_on_disk = page_major and (rows_on_disk or on_disk)
@@ -302,7 +302,7 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
         if on_disk:
             # A similar run reads an index built on disk from the store, memory-mapped
             # (obtain_index(reopen=True)): its top-k stage holds none of it, only the block maxima of
-            # the preorder labels (linksim.ranking.treescan.label_blocks). What it reads of the
+            # the preorder labels (linksim.fingerprints.treescan.label_blocks). What it reads of the
             # files, at random, is page cache: the random reads below, beside the memory.
             from linksim.methods.fingerprints import ONE_FINGERPRINT
 
@@ -315,7 +315,7 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
             # A similar run reads its index from the store, memory-mapped (obtain_index(reopen=True)):
             # its top-k and write stages hold the pages they read, the fingerprints (parent, label)
             # once for the twin classes (the fingerprint-tree methods'; spectral's lists have none),
-            # the bands and the page-major rows, and what the queries read (linksim.ranking.treescan:
+            # the bands and the page-major rows, and what the queries read (linksim.fingerprints.treescan:
             # the preorder, its labels and the positions, those of the page-major rows where they are
             # made); not the subtree sizes, the roots or the walk state. Beyond the trees, the whole
             # of the rest (spectral: the embedding, the neighbour and nearest lists each list reads).
@@ -323,7 +323,7 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
             parents = 5 if entry.fingerprint_trees else 0
             # Making the page-major rows (treescan.page_major) reads every fingerprint's parents,
             # labels and positions once: mapped pages the process holds until the index goes.
-            from linksim.ranking.treescan import QUERY_POSITION_BYTES
+            from linksim.fingerprints.treescan import QUERY_POSITION_BYTES
 
             prepared = (5 - parents + QUERY_POSITION_BYTES) * n_fingerprints * pages if page_major else 0
             index = (parents + _query_bytes(page_major)) * n_fingerprints * pages + kept + beyond + prepared
@@ -361,8 +361,8 @@ TREE_PARTS = ("fingerprints (parent, label)", "tree layout", "walk state (for up
 
 
 def label_block_bytes(n_fingerprints: int, pages: int) -> int:
-    """The block maxima of the preorder labels (:func:`linksim.ranking.treescan.label_blocks`)."""
-    from linksim.ranking.treescan import BLOCK, SUPER
+    """The block maxima of the preorder labels (:func:`linksim.fingerprints.treescan.label_blocks`)."""
+    from linksim.fingerprints.treescan import BLOCK, SUPER
 
     width = -(-pages // SUPER) * SUPER
     return n_fingerprints * (width // BLOCK + width // SUPER)
@@ -372,7 +372,7 @@ def _query_bytes(page_major: bool, member_scans: bool = True) -> int:
     """What the compiled queries read of the index, a page and fingerprint: the preorder (the scans
     of a tree's members; not spectral's lists, which score given candidates), its labels and the
     positions, which they read from the page-major rows instead where those are made."""
-    from linksim.ranking.treescan import QUERY_BYTES, QUERY_ORDER_BYTES, QUERY_POSITION_BYTES
+    from linksim.fingerprints.treescan import QUERY_BYTES, QUERY_ORDER_BYTES, QUERY_POSITION_BYTES
 
     return QUERY_BYTES - (QUERY_POSITION_BYTES if page_major else 0) - (0 if member_scans else QUERY_ORDER_BYTES)
 

@@ -35,7 +35,8 @@ from linksim.errors import ConfigurationError
 from linksim.graph import LinkGraph
 from linksim.parameters import check_page, check_query
 from linksim.ranking.reader import ListsOfAllPages
-from linksim.ranking.treescan import spread
+from linksim.arrays import read_only
+from linksim.ranking.colinked import spread
 
 
 FORMULAS = ("minmax", "sum")
@@ -366,6 +367,40 @@ def _filled_path_sums(graph: LinkGraph, radius: int, decay: float) -> sp.csr_mat
 
 
 @njit(cache=True, nogil=True)
+def pagesim_scores(sources, mine, source_indptr, source_indices, source_data, minmax, acc, touched):
+    """PageSim of one page u with every page sharing a source: (pages, scores).
+
+    ``sources`` / ``mine``: u's feature vector (source i, PG(i, u)) in increasing i; every page v
+    of row i gains min(PG(i,u), PG(i,v))^2 / max(...) (``minmax``) or the min (the sum formula),
+    added in increasing i as numpy's gather-and-bincount adds them, so the floats are the same.
+    ``acc`` (float64) and ``touched`` (int32) of length V are scratch, zero on entry and return.
+    """
+    n_touched = 0
+    for s in range(len(sources)):
+        i = sources[s]
+        a = mine[s]
+        for e in range(source_indptr[i], source_indptr[i + 1]):
+            v = source_indices[e]
+            b = source_data[e]
+            low, high = (a, b) if a < b else (b, a)
+            if minmax:
+                value = low * low / high if high > 0 else 0.0
+            else:
+                value = low
+            if acc[v] == 0.0 and value != 0.0:
+                touched[n_touched] = v
+                n_touched += 1
+            acc[v] += value
+    pages = np.empty(n_touched, dtype=np.int64)
+    scores = np.empty(n_touched, dtype=np.float64)
+    for r in range(n_touched):
+        pages[r] = touched[r]
+        scores[r] = acc[touched[r]]
+        acc[touched[r]] = 0.0
+    return pages, scores
+
+
+@njit(cache=True, nogil=True)
 def _scale_rows(indptr, data, ranks):
     for i in range(len(indptr) - 1):
         for k in range(indptr[i], indptr[i + 1]):
@@ -484,9 +519,7 @@ class PageSimIndex(ListsOfAllPages):
         return top_pairs(pages, scores, u, top_k, similarity_cutoff)
 
     def _scan(self, sources: np.ndarray, mine: np.ndarray, formula: str) -> tuple[np.ndarray, np.ndarray]:
-        """The compiled gather (:func:`linksim.ranking.treescan.pagesim_scores`): the same sums as numpy's."""
-        from linksim.ranking.treescan import pagesim_scores, read_only
-
+        """The compiled gather (:func:`pagesim_scores`): the same sums as numpy's."""
         scratch = self._scratch
         if getattr(scratch, "n", None) != self.n:
             scratch.acc, scratch.touched, scratch.n = np.zeros(self.n), np.zeros(self.n, dtype=np.int32), self.n
@@ -571,3 +604,10 @@ def pagesim_brute_force(graph: LinkGraph, ranks: np.ndarray, radius: int, decay:
             ps[u, v] = _combine(pg[:, u], pg[:, v], formula).sum()
     return pg, ps
 
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the query's gather for the argument types an index
+    passes."""
+    sources, values = read_only(np.array([0], dtype=np.int64)), read_only(np.array([0.5]))
+    indptr, indices = read_only(np.array([0, 1], dtype=np.int64)), read_only(np.array([1], dtype=np.int32))
+    pagesim_scores(sources, values, indptr, indices, values, True, np.zeros(2), np.zeros(2, dtype=np.int32))

@@ -137,7 +137,7 @@ def colink_weights(indptr: np.ndarray) -> np.ndarray:
 def colinked(indptr: np.ndarray, indices: np.ndarray, weights: np.ndarray, u: int) -> tuple[np.ndarray, np.ndarray]:
     """(pages, Adamic-Adar scores) of every page sharing a counted neighbour with u (u aside): each
     neighbour's row read once, ``deg(u) · HUB_DEGREE`` entries at most. (The reference of
-    :func:`linksim.ranking.treescan.colinked_scores`, which the index's queries call.)"""
+    :func:`linksim.ranking.colinked.colinked_scores`, which the index's queries call.)"""
     row = indices[indptr[u]:indptr[u + 1]]
     row = row[weights[row] > 0]
     if not len(row):
@@ -426,7 +426,7 @@ class SpectralIndex(ListsOfAllPages):
     pairs_scored = 0  # candidates whose P-PSimRank score the lists computed (this process)
 
     def __post_init__(self) -> None:
-        from linksim.ranking.treescan import read_only
+        from linksim.arrays import read_only
 
         self._weights = colink_weights(self.neighbour_indptr)
         self._neighbours = tuple(read_only(a) for a in (self.neighbour_indptr, self.neighbour_indices, self._weights))
@@ -533,8 +533,8 @@ class SpectralIndex(ListsOfAllPages):
         return np.array(sorted(v for v, _ in found), dtype=np.int64)
 
     def _colinked(self, u: int) -> tuple[np.ndarray, np.ndarray]:
-        """:func:`colinked`, compiled (:func:`linksim.ranking.treescan.colinked_scores`): the same floats."""
-        from linksim.ranking.treescan import colinked_scores
+        """:func:`colinked`, compiled (:func:`linksim.ranking.colinked.colinked_scores`): the same floats."""
+        from linksim.ranking.colinked import colinked_scores
 
         scratch = self._colinked_scratch()
         return colinked_scores(int(u), *self._neighbours, scratch.acc, scratch.touched)

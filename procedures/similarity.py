@@ -258,7 +258,7 @@ def similar(
     source_pages = parse_source_pages(source_pages)
     fits = check_memory(runner, "similar", memory_budget, method, top_k=top_k, graph=of.name, **given)
     on_disk = fits.on_disk
-    from linksim.ranking import treescan
+    from linksim.fingerprints import treescan
 
     treescan.warm_up()  # a first compilation of the queries happens here, not while the lock is held
     if registered(method).warm_up is not None:

@@ -82,7 +82,7 @@ _FETCH_JARS = ("from linksim.server import LocalServer, ServerSettings; server =
                "server.ensure_jars(); server.ensure_gds()")
 _RESOLVE_CONNECTOR = "from linksim.procedures.spark import session; session('local[1]', 1).stop()"
 _WARM_UP = ("from filelock import FileLock; held = FileLock({lock!r}); held.acquire(); "  # until it exits
-            "from linksim.ranking import treescan; treescan.warm_up(); "
+            "from linksim.fingerprints import treescan; treescan.warm_up(); "
             "from linksim.fingerprints import update; update.warm_up()")
 _BACKGROUND: dict[str, subprocess.Popen] = {}
 
@@ -90,7 +90,7 @@ _BACKGROUND: dict[str, subprocess.Popen] = {}
 def _kernels() -> tuple[Path, bool]:
     """The file lock the numba warm-up holds while it fills the cache, and whether the cache is
     filled (one kernel file is enough: a warm-up that was cut short leaves the rest to the tests)."""
-    from linksim.ranking import treescan
+    from linksim.fingerprints import treescan
 
     cache = Path(treescan.__file__).parent / "__pycache__"
     cache.mkdir(exist_ok=True)

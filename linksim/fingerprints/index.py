@@ -33,9 +33,9 @@ from linksim.parameters import (
 )
 from linksim.ranking import top_pairs, top_scores
 from linksim.ranking.reader import ListsOfAllPages
-from linksim.ranking.treescan import (NO_PAGE_MAJOR, NO_TWINS, _trees_of, label_blocks, page_major, read_only,
-                                      query_of, scores_with, top_k_many, top_k_one, top_k_sampled,
-                                      twin_arrays)
+from linksim.arrays import read_only
+from linksim.fingerprints.treescan import (NO_PAGE_MAJOR, NO_TWINS, _trees_of, label_blocks, page_major, query_of,
+                                           scores_with, top_k_many, top_k_one, top_k_sampled, twin_arrays)
 
 NO_PARENT = -1
 _NO_BANDS = read_only(np.zeros((0, 0), dtype=np.int32))  # a query without first-step bands
@@ -206,7 +206,7 @@ class FingerprintIndex(ListsOfAllPages):
 
     def sims(self, u: int, pages: np.ndarray, n_fingerprints: int | None = None) -> np.ndarray:
         """:meth:`sim` of u with each of ``pages`` at once (float64, equal to :meth:`sim` bit for bit:
-        the same terms in the same order; compiled, :func:`linksim.ranking.treescan.scores_with`)."""
+        the same terms in the same order; compiled, :func:`linksim.fingerprints.treescan.scores_with`)."""
         count = check_fingerprints_asked(n_fingerprints, self.n_fingerprints)
         check_page(u, self.n)
         pages = self._checked_pages(pages)
@@ -471,7 +471,7 @@ class FingerprintIndex(ListsOfAllPages):
     ) -> list[tuple[int, float]]:
         """Pages most similar to ``u`` (u excluded), best first: [(page, score)], ties by page.
 
-        A top-k query reads a **sample** of u's large trees (:func:`linksim.ranking.treescan.top_k_sampled`):
+        A top-k query reads a **sample** of u's large trees (:func:`linksim.fingerprints.treescan.top_k_sampled`):
         each range of u's members that meets u from step t on is read whole if it holds at most
         ``ceil(sample · c^(t-1))`` members, else at that many positions of a systematic sample (a
         member of a range of P is read with probability q / P, independently between ranges); the
@@ -489,7 +489,7 @@ class FingerprintIndex(ListsOfAllPages):
         (that costs less than the sample). ``sample`` None: the index's (16; PSimRank's 8); 0: the
         **exact** reading, u's trees
         in increasing meeting time until a bound proves the answer
-        (:func:`linksim.ranking.treescan.top_k_one`). Without ``top_k`` every member is read.
+        (:func:`linksim.fingerprints.treescan.top_k_one`). Without ``top_k`` every member is read.
         ``similarity_cutoff`` drops scores at or below it. A top-k query for a page with twins (see
         :meth:`twin_classes`) is answered from its class.
         """
@@ -513,7 +513,7 @@ class FingerprintIndex(ListsOfAllPages):
                      sample: int | None = None) -> list[list[tuple[int, float]]]:
         """:meth:`related` of each of ``pages`` (all fingerprints, the index's decay): the same
         lists, the pages outside twin classes answered in one compiled call
-        (:func:`linksim.ranking.treescan.top_k_many`) rather than one call a page."""
+        (:func:`linksim.fingerprints.treescan.top_k_many`) rather than one call a page."""
         check_query(top_k, similarity_cutoff, None)
         sample = self.sample if sample is None else check_parameters(sample=sample)["sample"]
         pages = self._checked_pages(pages)
@@ -578,12 +578,12 @@ class FingerprintIndex(ListsOfAllPages):
 
     def tree_members(self, u: int, count: int | None = None) -> int:
         """Members of u's trees in the first ``count`` fingerprints (u excluded), found as the
-        compiled queries find them (:func:`linksim.ranking.treescan._tree_chain`): no subtree size is read."""
+        compiled queries find them (:func:`linksim.fingerprints.treescan._tree_chain`): no subtree size is read."""
         count = self.n_fingerprints if count is None else count
         return int(_trees_of(int(u), count, self.length, *self._tree())[4])
 
     def query_arrays(self) -> tuple:
-        """What a compiled score of page pairs reads (:func:`linksim.ranking.treescan.scores_with`):
+        """What a compiled score of page pairs reads (:func:`linksim.fingerprints.treescan.scores_with`):
         (tree, by_page, page-major rows), after :meth:`prepare_exact_scores` the rows :meth:`sims` reads."""
         return (*self._tree(), self._page_major)
 
@@ -612,7 +612,7 @@ class FingerprintIndex(ListsOfAllPages):
         return scratch
 
     def _top_k_scan(self, u: int, top_k: int, powers: np.ndarray, similarity_cutoff: float, count: int):
-        """The exact level-by-level query (:func:`linksim.ranking.treescan.top_k_one`): pages, scores
+        """The exact level-by-level query (:func:`linksim.fingerprints.treescan.top_k_one`): pages, scores
         and the level that proved them."""
         return top_k_one(int(u), query_of(top_k, count, self.length, powers, similarity_cutoff),
                          int(self._candidate_limit), float(self._rescore_cost), *self._tree(), self._scratch_arrays(),
@@ -693,7 +693,7 @@ class FingerprintIndex(ListsOfAllPages):
 
     def _top_k_sample(self, u: int, top_k: int, powers: np.ndarray, similarity_cutoff: float, count: int,
                       sample: int):
-        """The sampled query (:func:`linksim.ranking.treescan.top_k_sampled`): pages, scores and
+        """The sampled query (:func:`linksim.fingerprints.treescan.top_k_sampled`): pages, scores and
         whether a range was sampled. The bands are those of all the fingerprints, also when a query
         asks for fewer (a band is a hash of the walks, not a score)."""
         return top_k_sampled(int(u), query_of(top_k, count, self.length, powers, similarity_cutoff),
@@ -703,7 +703,7 @@ class FingerprintIndex(ListsOfAllPages):
     def _sample_twins(self) -> tuple:
         """What a sampled query reads of the twin classes of all the fingerprints (valid for a
         query of fewer: pages that meet at step 1 in every fingerprint do in the first few), so
-        that a class is one candidate (:func:`linksim.ranking.treescan._top_k_sampled`)."""
+        that a class is one candidate (:func:`linksim.fingerprints.treescan._top_k_sampled`)."""
         if not self._twin_candidates:
             return NO_TWINS
         if not self._twin_reads:

@@ -45,7 +45,7 @@ from linksim.fingerprints.state import WalkState
 from linksim.fingerprints.randomness import _first, _order_key, inward, page_stream, stream_key
 from linksim.graph import LinkGraph
 from linksim.progress import Progress
-from linksim.ranking.treescan import read_only
+from linksim.arrays import read_only
 
 
 def changed_pages(old: np.ndarray, old_indices: np.ndarray, new: np.ndarray, new_indices: np.ndarray,

@@ -64,6 +64,12 @@ def _restore(meta: dict, arrays: dict):
     return PageSimIndex.from_store(meta, arrays)
 
 
+def _warm_up() -> None:
+    from linksim import pagesim
+
+    pagesim.warm_up()
+
+
 def _method():
     return Method(
         name="pagesim",
@@ -79,6 +85,7 @@ def _method():
         estimate=_estimate,
         shrink=("radius", "prune"),  # its index is its reach: no fingerprints to drop
         measure=_measure,
+        warm_up=_warm_up,
     )
 
 

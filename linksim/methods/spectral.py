@@ -78,9 +78,10 @@ def _spark_index(rows, parameters: dict, n: int):
 
 
 def _warm_up() -> None:
-    from linksim.ranking import combined
+    from linksim.ranking import colinked, combined
 
     combined.warm_up()
+    colinked.warm_up()
 
 
 SPECTRAL = Method(

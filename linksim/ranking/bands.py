@@ -10,7 +10,7 @@ min-hash), for SimRank ``|I(u) ∩ I(v)| / (|I(u)| |I(v)|)``. Banding, as LSH do
 (Broder 1997; Indyk & Motwani 1998), joins ``rows`` fingerprints into one key: two pages fall
 in the same bucket of a band with probability about ``p^rows``, so a page that shares most of
 u's first steps shares most of its buckets, while the thousands of pages that met u once on a
-hub seldom share a bucket twice. A sampled top-k query (:func:`linksim.ranking.treescan.top_k_sampled`)
+hub seldom share a bucket twice. A sampled top-k query (:func:`linksim.fingerprints.treescan.top_k_sampled`)
 adds the pages sharing the most buckets with u to its candidates.
 """
 
@@ -32,9 +32,9 @@ def first_step_bands(parent: np.ndarray, label: np.ndarray, rows: int = ROWS, re
     ``sample`` pages (at most ``cap``; by default ``cap``), those at positions ``⌊k · size / sample⌋``
     (k < sample) of the sorted bucket, then the others: a query reads a large bucket's sample as
     neighbouring entries rather than entries spread over the whole bucket
-    (:func:`linksim.ranking.treescan._band_frequent`).
+    (:func:`linksim.fingerprints.treescan._band_frequent`).
 
-    With ``rep`` (each page's twin class representative, or -1: :func:`linksim.ranking.treescan.twin_arrays`),
+    With ``rep`` (each page's twin class representative, or -1: :func:`linksim.fingerprints.treescan.twin_arrays`),
     the entry of a twin other than its class's representative is ``-(representative + 1)``:
     twins meet at step 1 in every fingerprint, so a class shares every bucket, and a query that
     counts a class once a band reads a bucket whole by its non-negative entries alone."""

@@ -15,7 +15,8 @@ import numpy as np
 from numba import njit
 
 from linksim.ranking.targets import passing
-from linksim.ranking.treescan import _exact_scores, _trees_of, colinked_scores
+from linksim.fingerprints.treescan import _exact_scores, _trees_of
+from linksim.ranking.colinked import colinked_scores
 
 TIE_DECIMALS = 1e12  #: scores ranked on 12 decimals, ties by page (linksim.ranking.top_pages)
 TIE_SLACK = 1e-12  #: pages within this of the k-th score are ranked, not cut (linksim.ranking.top_pages)
@@ -176,9 +177,10 @@ def combined_lists(us, top_k, cutoff, share, margin, candidates, neighbours, scr
 
 def warm_up() -> None:
     """Compile (or load from numba's cache) the lists for the argument types an index passes, on a
-    two-page index (see :func:`linksim.ranking.treescan.warm_up`), its arrays writable or read
+    two-page index (see :func:`linksim.fingerprints.treescan.warm_up`), its arrays writable or read
     from the store's maps."""
-    from linksim.ranking.treescan import NO_PAGE_MAJOR, label_blocks, page_major, read_only
+    from linksim.arrays import read_only
+    from linksim.fingerprints.treescan import NO_PAGE_MAJOR, label_blocks, page_major
 
     parent = read_only(np.array([[-1, 0]], dtype=np.int32))
     label = read_only(np.array([[0, 1]], dtype=np.int8))

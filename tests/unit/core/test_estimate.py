@@ -15,7 +15,7 @@ from linksim.estimate import (
     BASE_BYTES, MemoryBudgetExceeded, estimate_index, estimate_pagerank, parse_bytes,
 )
 from linksim.graph import LinkGraph
-from linksim.ranking.treescan import QUERY_POSITION_BYTES
+from linksim.fingerprints.treescan import QUERY_POSITION_BYTES
 from linksim.methods import method
 
 

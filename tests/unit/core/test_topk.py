@@ -206,7 +206,7 @@ def test_band_candidates_are_the_pages_sharing_most_buckets_counted_on_the_sampl
     them, whole or (a bucket above ``cap``) in its systematic sample of ``sample``, counted here
     from the buckets in page order."""
     from linksim.ranking.bands import first_step_bands
-    from linksim.ranking.treescan import NO_TWINS, _band_frequent
+    from linksim.fingerprints.treescan import NO_TWINS, _band_frequent
 
     graph = graph_with_twins(5)
     index = fingerprint_index(graph, "psimrank", 40, seed=2)
@@ -240,7 +240,7 @@ def test_bands_by_twin_class_give_a_twin_entry_its_representative_negated(kind: 
     than its representative's is -(representative + 1): a bucket's non-negative entries hold
     each class once."""
     from linksim.ranking.bands import first_step_bands
-    from linksim.ranking.treescan import twin_arrays
+    from linksim.fingerprints.treescan import twin_arrays
 
     graph = graph_with_twins(7)
     index = fingerprint_index(graph, kind, 12, seed=3)
@@ -276,7 +276,7 @@ def test_page_major_rows_give_the_same_scores_and_lists_as_the_fingerprint_rows(
     float: the exact reading, the sampled one and sims agree bit for bit with an index without,
     and so do copies written to memory-mapped files (page_major_folder), built step by step. Walks
     of up to 7 steps (the default's 3) keep their path labels in one byte."""
-    from linksim.ranking import treescan
+    from linksim.fingerprints import treescan
 
     rng = np.random.default_rng(11)
     graph = LinkGraph.from_edges(rng.integers(0, 300, 2_000), rng.integers(0, 300, 2_000) ** 2 % 300, 300)
@@ -346,7 +346,7 @@ def test_ancestors_and_subtrees_found_from_the_preorder_labels_are_the_parents_a
     ranges and the label by which a page's path enters an ancestor come from the preorder labels
     and their block maxima. On trees of up to thousands of members (many blocks of 64 and 4,096
     positions skipped), each equals a walk up the parent pointers."""
-    from linksim.ranking import treescan
+    from linksim.fingerprints import treescan
 
     rng = np.random.default_rng(13)
     n = 9_000  # 8 hubs link to every page: walks meet within a few steps, trees span many blocks

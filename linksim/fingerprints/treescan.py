@@ -25,19 +25,10 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
+from linksim.arrays import read_only
 from linksim.fingerprints.randomness import GAMMA, _mix
 
 MARGIN = 1e-11  # float slack of the bounds (scores differ in the last bits only if summed apart)
-
-
-def read_only(array: np.ndarray) -> np.ndarray:
-    """A plain, read-only view, as every index array is passed here: indexes built in memory and
-    indexes opened from the store (read-only memory maps) then call with the same argument types,
-    so that numba compiles each function once per installation (its cache), not once per kind of
-    array, each compilation holding the interpreter for 20 s or more."""
-    view = np.asarray(array).view()
-    view.flags.writeable = False
-    return view
 
 
 QUERY_BYTES = 9  #: what the compiled queries read of an index, a page and fingerprint: preorder, labels, position
@@ -853,77 +844,6 @@ def _best(pages, scores, top_k, similarity_cutoff):
     return pages, scores
 
 
-@njit(cache=True, nogil=True)
-def pagesim_scores(sources, mine, source_indptr, source_indices, source_data, minmax, acc, touched):
-    """PageSim of one page u with every page sharing a source: (pages, scores).
-
-    ``sources`` / ``mine``: u's feature vector (source i, PG(i, u)) in increasing i; every page v
-    of row i gains min(PG(i,u), PG(i,v))^2 / max(...) (``minmax``) or the min (the sum formula),
-    added in increasing i as numpy's gather-and-bincount adds them, so the floats are the same.
-    ``acc`` (float64) and ``touched`` (int32) of length V are scratch, zero on entry and return.
-    """
-    n_touched = 0
-    for s in range(len(sources)):
-        i = sources[s]
-        a = mine[s]
-        for e in range(source_indptr[i], source_indptr[i + 1]):
-            v = source_indices[e]
-            b = source_data[e]
-            low, high = (a, b) if a < b else (b, a)
-            if minmax:
-                value = low * low / high if high > 0 else 0.0
-            else:
-                value = low
-            if acc[v] == 0.0 and value != 0.0:
-                touched[n_touched] = v
-                n_touched += 1
-            acc[v] += value
-    pages = np.empty(n_touched, dtype=np.int64)
-    scores = np.empty(n_touched, dtype=np.float64)
-    for r in range(n_touched):
-        pages[r] = touched[r]
-        scores[r] = acc[touched[r]]
-        acc[touched[r]] = 0.0
-    return pages, scores
-
-
-@njit(cache=True, nogil=True)
-def spread(begin, end, indices, source, carried, into, seen, n_seen):
-    """Add ``carried`` to ``into`` at the links ``indices[begin:end]`` other than ``source``,
-    listing in ``seen`` the pages ``into`` held nothing for; returns how many ``seen`` holds."""
-    for f in range(begin, end):
-        page = indices[f]
-        if page == source:
-            continue
-        if into[page] == 0.0:
-            seen[n_seen] = page
-            n_seen += 1
-        into[page] += carried
-    return n_seen
-
-
-@njit(cache=True, nogil=True)
-def colinked_scores(u, indptr, indices, weights, acc, touched):
-    """Adamic-Adar of u with every page sharing a counted neighbour (:func:`linksim.spectral.colinked`):
-    (pages in increasing order, scores). Each neighbour w of u with a weight above 0 adds
-    ``weights[w]`` to every other neighbour of w, in the order numpy's gather-and-bincount adds,
-    so the floats are the same. ``acc`` (float64) and ``touched`` (int32) of length V are
-    scratch, zero on entry and return."""
-    n_touched = 0
-    for e in range(indptr[u], indptr[u + 1]):
-        w = indices[e]
-        weight = weights[w]
-        if weight <= 0.0:
-            continue
-        n_touched = spread(indptr[w], indptr[w + 1], indices, u, weight, acc, touched, n_touched)
-    pages = np.sort(touched[:n_touched]).astype(np.int64)
-    scores = np.empty(n_touched, dtype=np.float64)
-    for r in range(n_touched):
-        scores[r] = acc[pages[r]]
-        acc[pages[r]] = 0.0
-    return pages, scores
-
-
 def warm_up() -> None:
     """Compile (or load from numba's cache) the queries for the argument types every index passes,
     on a two-page index: a run calls this before it takes a writer lock, so that a first
@@ -948,8 +868,3 @@ def warm_up() -> None:
         for sampled in (0, 1):
             top_k_many(read_only(np.array([0, 1], dtype=np.int64)), query, (sampled, 4, 2), 0, 10, 5.0, tree, by_page,
                        scratch, banded, rows, NO_TWINS)
-    sources, values = read_only(np.array([0], dtype=np.int64)), read_only(np.array([0.5]))
-    indptr, indices = read_only(np.array([0, 1], dtype=np.int64)), read_only(np.array([1], dtype=np.int32))
-    pagesim_scores(sources, values, indptr, indices, values, True, np.zeros(2), np.zeros(2, dtype=np.int32))
-    both_ways = read_only(np.array([0, 1, 2], dtype=np.int64)), read_only(np.array([1, 0], dtype=np.int32))
-    colinked_scores(0, *both_ways, read_only(np.array([0.5, 0.5])), np.zeros(2), np.zeros(2, dtype=np.int32))
