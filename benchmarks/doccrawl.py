@@ -117,12 +117,13 @@ def paired(runner, method: str, root: Path, pairs: int, errors: list, given: dic
     their ratio, so that neither meets a store the other left warmer (the first writes of a run
     after the load met colder pages than the later ones)."""
     from linksim.procedures.similarity import similar
+    from linksim.parameters import Query
 
     rounds = []
     for number in range(pairs):
         def ours() -> tuple[float, list]:
             errors.clear()
-            record = similar(runner, method, root, top_k=10, show_progress=False, rewrite=True, **given)
+            record = similar(runner, method, root, query=Query(10), show_progress=False, rewrite=True, **given)
             return record.written / max(record.write_millis / 1000, 1e-3), list(errors)
 
         if number % 2 == 0:
@@ -172,6 +173,7 @@ def main() -> None:
     from linksim.procedures import QueryRunner
     from linksim.procedures.load import load
     from linksim.procedures.similarity import similar
+    from linksim.parameters import Query
 
     server, connection = bench_server(args.instance, gds=not args.no_gds)
     try:
@@ -208,7 +210,7 @@ def main() -> None:
                 for number in range(args.runs):
                     errors.clear()
                     began = time.perf_counter()
-                    record = similar(runner, method, root, top_k=10, show_progress=False, rewrite=True,
+                    record = similar(runner, method, root, query=Query(10), show_progress=False, rewrite=True,
                                      rebuild=number == 0, **given.get(method, {}))
                     runs.append({"seconds": round(time.perf_counter() - began, 1), "transient_errors": list(errors),
                                  "written": record.written, "stream_s": record.stream_millis / 1000,

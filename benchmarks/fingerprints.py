@@ -143,6 +143,7 @@ def run_neo4j(args, path: Path, n: int, queries: np.ndarray) -> None:
     from linksim.procedures import QueryRunner
     from linksim.procedures.indexes import obtain_index
     from linksim.procedures.similarity import write_similar
+    from linksim.parameters import Query
 
     server, connection = bench_server(args.instance, gds=True)
     root = Path(tempfile.mkdtemp(prefix="linksim-bench-indexes-"))
@@ -151,7 +152,7 @@ def run_neo4j(args, path: Path, n: int, queries: np.ndarray) -> None:
         runner.run("MATCH ()-[s:SIMILAR_TO]->() WITH s LIMIT 1 RETURN count(s)")  # warm the store
         began = time.perf_counter()
         handle = obtain_index(runner, "simrank", root, show_progress=False)
-        record = write_similar(runner, handle, top_k=10, show_progress=False)
+        record = write_similar(runner, handle, query=Query(10), show_progress=False)
         total = time.perf_counter() - began
         print(f"linksim similar simrank --top-k 10 (all {record.pages:,} pages, index built): {total:.0f} s "
               f"(target 300 s): stream {record.stream_millis / 1000:.1f} s, build {handle.build_seconds:.1f} s, "

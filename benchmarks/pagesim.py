@@ -192,6 +192,7 @@ def run_neo4j(args, path: Path) -> None:
     from linksim.procedures import QueryRunner
     from linksim.procedures.indexes import obtain_index
     from linksim.procedures.similarity import write_similar
+    from linksim.parameters import Query
 
     server, connection = bench_server(args.instance)
     root = Path(tempfile.mkdtemp(prefix="linksim-bench-indexes-"))
@@ -199,7 +200,7 @@ def run_neo4j(args, path: Path) -> None:
         ensure_cnr(runner, server, path)
         began = time.perf_counter()
         handle = obtain_index(runner, "pagesim", root, radius=args.radius, show_progress=False)
-        record = write_similar(runner, handle, top_k=10, show_progress=False)
+        record = write_similar(runner, handle, query=Query(10), show_progress=False)
         total = time.perf_counter() - began
         print(f"\nlinksim similar pagesim --radius {args.radius} --top-k 10 (all {record.pages:,} pages): {total:.0f} s "
               f"(target 900 s): stream {record.stream_millis / 1000:.1f} s, PageRank + propagation "

@@ -90,16 +90,17 @@ def similar_update(runner, similar, method: str, work: Path):
     pages), and how many of them differ in their pages, not only in their scores."""
     from dataclasses import replace
 
+    from linksim.parameters import Query
     from linksim.ranking.lists import changed_lists
     from linksim.store.lists import open_lists
 
     before, _ = open_lists(work / "indexes", method)
     began = time.perf_counter()
-    update = similar(runner, method, work / "indexes", top_k=10, show_progress=False)
+    update = similar(runner, method, work / "indexes", query=Query(10), show_progress=False)
     update_seconds = time.perf_counter() - began
     updated, _ = open_lists(work / "indexes", method)
     began = time.perf_counter()
-    full = similar(runner, method, work / "indexes", top_k=10, show_progress=False, rewrite=True)
+    full = similar(runner, method, work / "indexes", query=Query(10), show_progress=False, rewrite=True)
     full_seconds = time.perf_counter() - began
     rewritten, _ = open_lists(work / "indexes", method)
     same = all(np.array_equal(getattr(updated, name), getattr(rewritten, name))
@@ -133,6 +134,7 @@ def main() -> None:
     from linksim.procedures.maintenance import clear_database
     from linksim.procedures.pagerank import run_pagerank
     from linksim.procedures.similarity import similar
+    from linksim.parameters import Query
     from linksim.procedures.stream import stream_link_graph
 
     from linksim.fingerprints.update import warm_up
@@ -169,7 +171,7 @@ def main() -> None:
                 print(f"  {method} index built in {time.perf_counter() - began:.1f} s", flush=True)
             for method in args.similar:
                 began = time.perf_counter()
-                first = similar(runner, method, work / "indexes", top_k=10, show_progress=False)
+                first = similar(runner, method, work / "indexes", query=Query(10), show_progress=False)
                 print(f"  {method} SIMILAR_TO written in {time.perf_counter() - began:.1f} s "
                       f"({first.written:,} relationships)", flush=True)
             for share in args.shares:

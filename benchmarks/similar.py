@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def one_run(runner, root: Path, label: str, retire: str = "wait", rewrite: bool = False) -> tuple[float, float]:
     from linksim.procedures import runs, similarity
+    from linksim.parameters import Query
 
     retired = {}
     real_retire = runs.retire
@@ -43,7 +44,7 @@ def one_run(runner, root: Path, label: str, retire: str = "wait", rewrite: bool 
     runs.retire = timed_retire
     try:
         began = time.perf_counter()
-        record = similarity.similar(runner, "simrank", root, top_k=10, show_progress=False, retire=retire,
+        record = similarity.similar(runner, "simrank", root, query=Query(10), show_progress=False, retire=retire,
                                     rewrite=rewrite)
         total = time.perf_counter() - began
     finally:

@@ -33,7 +33,7 @@ from numba import njit
 
 from linksim.errors import ConfigurationError
 from linksim.graph import LinkGraph
-from linksim.parameters import check_page, check_query
+from linksim.parameters import Query, check_page
 from linksim.ranking.reader import ListsOfAllPages
 from linksim.arrays import read_only
 from linksim.ranking.colinked import spread
@@ -504,10 +504,16 @@ class PageSimIndex(ListsOfAllPages):
         """Pages most similar to ``u`` (u excluded), best first, ties by page: the paper's online
         query over the pages reached from the sources of u's feature vector (every entry of
         those sources' rows is read: time linear in their total size)."""
+        return self.related_one(u, Query.checked(top_k, similarity_cutoff), formula=formula,
+                                n_fingerprints=n_fingerprints)
+
+    def related_one(self, u: int, query: Query, formula: str | None = None,
+                    n_fingerprints: int | None = None) -> list[tuple[int, float]]:
+        """:meth:`related` of a checked ``query``."""
         from linksim.ranking import top_pairs, top_scores
 
+        top_k, similarity_cutoff = query.top_k, query.similarity_cutoff
         _no_fingerprints(n_fingerprints)
-        check_query(top_k, similarity_cutoff)
         check_page(u, self.n)
         formula = self.formula if formula is None else formula
         start, stop = self.by_page.indptr[u], self.by_page.indptr[u + 1]

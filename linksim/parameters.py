@@ -3,6 +3,13 @@
 Every value a user gives is checked here where it enters (the command line's option types, the
 procedures' entry points, the indexes' query methods), before any graph is read, with a message
 naming the value, the option and the range: no numpy error reaches a user.
+
+A list's length and cutoff are checked once, by the facade they enter through (the Python API's
+methods, an index's ``related`` / ``related_many``, :func:`linksim.ranking.topk.top_k_all`,
+:func:`linksim.ranking.sets.combined`), which turns them into a :class:`Query`; the layers below
+take the query and check nothing again. The command line checks its options as it parses them,
+before it connects to a server, so that a typo is refused without one; it then calls the API,
+whose check is the one of every other caller.
 """
 
 from __future__ import annotations
@@ -158,9 +165,20 @@ def check_fingerprints_asked(asked: int | None, built: int) -> int:
     return value
 
 
-def check_query(top_k: int | None = None, similarity_cutoff: float = 0.0, decay: float | None = None) -> None:
-    """Check the arguments of an index query (``top_k`` None: every page)."""
-    check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, decay=decay)
+@dataclass(frozen=True)
+class Query:
+    """What a list asks for, checked: ``top_k`` pages (None: every page that scores) with a score
+    above ``similarity_cutoff``. Made by :meth:`checked` where the values enter; the layers below a
+    facade take it as it is (a query made directly, as those layers make deeper ones, is trusted)."""
+
+    top_k: int | None = 10
+    similarity_cutoff: float = 0.0
+
+    @classmethod
+    def checked(cls, top_k: int | None = 10, similarity_cutoff: float = 0.0) -> "Query":
+        """The query of these values, checked (:class:`ConfigurationError` naming the option and range)."""
+        values = check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff)
+        return cls(values.get("top_k"), values["similarity_cutoff"])
 
 
 def check_page(u: int, n: int) -> None:

@@ -539,24 +539,30 @@ def top_k_lists(spark, index_path: str, n: int, top_k: int = 10, similarity_cuto
                 partitions: int = 4):
     """Every page's top-k as a DataFrame ``(source, target, score, rank)``, from the index stored
     in ``index_path`` (a folder every executor reads: local disk in local mode, a shared file
-    system on a cluster). Each task opens the index (memory-mapped) and answers a contiguous range
-    of pages with :func:`linksim.ranking.topk.top_k_all` (one worker per task)."""
+    system on a cluster): the values checked, then :func:`lists_on_spark`."""
+    from linksim.parameters import Query, check_parameters
+
+    check_parameters(sample=sample)
+    return lists_on_spark(spark, index_path, n, Query.checked(top_k, similarity_cutoff), sample, partitions)
+
+
+def lists_on_spark(spark, index_path: str, n: int, query, sample: int | None = None, partitions: int = 4):
+    """:func:`top_k_lists` of a checked ``query`` (:class:`linksim.parameters.Query`). Each task
+    opens the index (memory-mapped) and answers a contiguous range of pages with
+    :func:`linksim.ranking.topk.lists_of_all` (one worker per task)."""
     from pyspark.sql import types as T
 
-    from linksim.parameters import check_parameters
-
-    check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, sample=sample)
     bounds = np.linspace(0, n, partitions + 1).astype(np.int64).tolist()
     spans = [(bounds[i], bounds[i + 1]) for i in range(partitions) if bounds[i + 1] > bounds[i]]
 
     def answer(rows):
         from linksim.store import open_path
-        from linksim.ranking.topk import top_k_all
+        from linksim.ranking.topk import lists_of_all
 
         index = open_path(index_path)
         for first, last in rows:
-            source, target, score, rank = top_k_all(
-                index, top_k=top_k, similarity_cutoff=similarity_cutoff, pages=np.arange(first, last, dtype=np.int64),
+            source, target, score, rank = lists_of_all(
+                index, query, pages=np.arange(first, last, dtype=np.int64),
                 workers=1, show_progress=False, sample=sample,
             )
             for row in zip(source.tolist(), target.tolist(), score.tolist(), rank.tolist()):

@@ -66,7 +66,7 @@ from linksim.embedding import (FLOOR, IDF_POWER, RANK, embedding_and_share, link
 from linksim.fingerprints.index import FingerprintIndex
 from linksim.fingerprints.kinds import BOTH
 from linksim.graph import LinkGraph
-from linksim.parameters import check_fingerprints_asked, check_page
+from linksim.parameters import Query, check_fingerprints_asked, check_page
 from linksim.ranking import top_pages, top_pairs
 from linksim.ranking.combined import exact_nearest, nearest_rows
 from linksim.ranking.reader import ListsOfAllPages
@@ -524,12 +524,12 @@ class SpectralIndex(ListsOfAllPages):
     def _walk_candidates(self, u: int, n_fingerprints: int | None, targets=None) -> np.ndarray:
         """P-PSimRank's :data:`CANDIDATES` best pages (of those that pass ``targets``), in increasing order."""
         if targets is None:
-            found = self.fingerprints.related(u, top_k=CANDIDATES, n_fingerprints=n_fingerprints)
+            found = self.fingerprints.related_one(u, Query(CANDIDATES), n_fingerprints=n_fingerprints)
         else:
             from linksim.ranking.targets import ranked_within
 
             options = {} if n_fingerprints is None else {"n_fingerprints": n_fingerprints}
-            found = ranked_within(self.fingerprints, np.array([u]), CANDIDATES, 0.0, targets, **options)[0]
+            found = ranked_within(self.fingerprints, np.array([u]), Query(CANDIDATES), targets, **options)[0]
         return np.array(sorted(v for v, _ in found), dtype=np.int64)
 
     def _colinked(self, u: int) -> tuple[np.ndarray, np.ndarray]:
@@ -563,23 +563,27 @@ class SpectralIndex(ListsOfAllPages):
         walks), P-PSimRank's best pages are the candidates, so that a page whose walks meet
         another's gets a list.
 
-        A top-k list is :meth:`related_many`'s, compiled; :meth:`related_by_steps` makes the same
+        A top-k list is :meth:`lists`', compiled; :meth:`related_by_steps` makes the same
         list step by step. ``targets``: only the pages that pass are candidates
         (:meth:`candidates`)."""
-        check_page(u, self.n)
-        if top_k is not None and top_k >= 1:
-            return self.related_many(np.array([u]), top_k, similarity_cutoff, n_fingerprints, targets)[0]
-        return self.related_by_steps(u, top_k, similarity_cutoff, n_fingerprints, targets)
+        return self.related_one(u, Query.checked(top_k, similarity_cutoff), n_fingerprints, targets)
 
-    def related_many(self, pages: np.ndarray, top_k: int = 10, similarity_cutoff: float = 0.0,
-                     n_fingerprints: int | None = None, targets=None) -> list[list[tuple[int, float]]]:
-        """:meth:`related` of each of ``pages`` (``top_k`` >= 1), the same lists, in one compiled call
-        (:func:`linksim.ranking.combined.combined_lists`) but for a page whose candidates give
+    def related_one(self, u: int, query: Query, n_fingerprints: int | None = None,
+                    targets=None) -> list[tuple[int, float]]:
+        """:meth:`related` of a checked ``query``."""
+        check_page(u, self.n)
+        if query.top_k is not None:
+            return self.lists(np.array([u]), query, n_fingerprints, targets)[0]
+        return self.related_by_steps(u, None, query.similarity_cutoff, n_fingerprints, targets)
+
+    def lists(self, pages: np.ndarray, query: Query, n_fingerprints: int | None = None,
+              targets=None) -> list[list[tuple[int, float]]]:
+        """:meth:`related` of each of ``pages`` (``query.top_k`` >= 1), the same lists, in one compiled
+        call (:func:`linksim.ranking.combined.combined_lists`) but for a page whose candidates give
         nothing (its list then is the walks' best pages', :meth:`related_by_steps`)."""
         from linksim.ranking.combined import NO_TARGETS, combined_lists
 
-        if top_k < 1:
-            raise ValueError(f"top_k must be at least 1, got {top_k}")
+        top_k, similarity_cutoff = query.top_k, query.similarity_cutoff
         pages = self.fingerprints._checked_pages(pages)
         scratch = self._colinked_scratch()
         lengths, found, scores, pairs = combined_lists(

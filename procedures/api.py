@@ -42,6 +42,7 @@ import pandas as pd
 from linksim.errors import ConfigurationError
 from linksim.loader.urls import stored_key
 from linksim.methods import DEFAULT_METHOD, method as registered
+from linksim.parameters import Query
 from linksim.procedures.results import IndexResult, SimilarStatsResult, SimilarWriteResult
 
 
@@ -269,8 +270,9 @@ class Similar:
         from linksim.procedures.similarity import similar
 
         client = self._client
+        query = Query.checked(top_k, similarity_cutoff)  # the one check of every path below
         return SimilarWriteResult(similar(
-            client.runner, self.method, client.index_root, top_k=top_k, similarity_cutoff=similarity_cutoff,
+            client.runner, self.method, client.index_root, query,
             batch_size=batch_size, wait=wait, rebuild=rebuild, crawled_only=crawled_only,
             show_progress=client.show_progress, memory_budget=memory_budget, retire=retire,
             source_pages=source_pages, sample=sample, graph=self.graph, rewrite=rewrite, targets=targets,
@@ -299,16 +301,17 @@ class Similar:
         from linksim.methods import check_sample
         from linksim.parameters import check_parameters
         from linksim.procedures.indexes import obtain_index
-        from linksim.ranking.topk import top_k_all
+        from linksim.ranking.topk import lists_of_all
 
-        check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, sample=sample)
+        query = Query.checked(top_k, similarity_cutoff)
+        check_parameters(sample=sample)
         check_sample(self.method, sample)
         client = self._client
         handle = obtain_index(client.runner, self.method, client.index_root, rebuild=rebuild,
                               crawled_only=crawled_only, show_progress=client.show_progress, graph=self.graph,
                               **parameters)
-        source, target, score, rank = top_k_all(handle.index, top_k=top_k, similarity_cutoff=similarity_cutoff,
-                                                show_progress=client.show_progress, sample=sample)
+        source, target, score, rank = lists_of_all(handle.index, query, show_progress=client.show_progress,
+                                                   sample=sample)
         urls = np.asarray(handle.streamed.urls, dtype=object)
         return pd.DataFrame({"source": urls[source], "target": urls[target], "score": score, "rank": rank})
 
@@ -442,8 +445,8 @@ class Spark:
 
         c = self._client
         return SimilarWriteResult(spark_similar(
-            c.runner, c.connection, c.index_root, method, self.master, self.partitions, top_k, similarity_cutoff,
-            sample, write_partitions, wait=wait, retire=retire, spark=self.session, rebuild=rebuild,
+            c.runner, c.connection, c.index_root, method, self.master, self.partitions,
+            Query.checked(top_k, similarity_cutoff), sample, write_partitions, wait=wait, retire=retire, spark=self.session, rebuild=rebuild,
             **parameters), engine="spark")
 
 
@@ -699,21 +702,21 @@ class Linksim:
         from linksim.procedures.similarity import related_pages, related_to_set
         from linksim.procedures.targets import parse_targets
 
-        check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, n_fingerprints=n_fingerprints, pool=pool)
+        query = Query.checked(top_k, similarity_cutoff)
+        check_parameters(n_fingerprints=n_fingerprints, pool=pool)
         targets = parse_targets(targets)  # a bad filter is refused before an index is opened
         if isinstance(url, str):
             if pool is not None:
                 raise ConfigurationError("pool applies to a set of pages (a list of URLs), not to one URL")
             key = _key(url, graph)  # a bad URL is the caller's error, whatever the store holds
             handle = self._handle(method, n_fingerprints, crawled_only, graph)
-            return related_pages(handle, self.runner, key, top_k=top_k, similarity_cutoff=similarity_cutoff,
-                                 n_fingerprints=n_fingerprints, targets=targets)
+            return related_pages(handle, self.runner, key, query, n_fingerprints=n_fingerprints, targets=targets)
         keys = [_key(one, graph) for one in url]
         if not keys:
             raise ConfigurationError("give at least one URL")
         handle = self._handle(method, n_fingerprints, crawled_only, graph)
-        return related_to_set(handle, self.runner, keys, top_k=top_k, similarity_cutoff=similarity_cutoff,
-                              n_fingerprints=n_fingerprints, pool=pool, targets=targets)
+        return related_to_set(handle, self.runner, keys, query, n_fingerprints=n_fingerprints, pool=pool,
+                              targets=targets)
 
     def sim(self, url: str, other: str, method: str = DEFAULT_METHOD, n_fingerprints: int | None = None,
             crawled_only: bool = False, graph: str = "pages") -> float:

@@ -25,7 +25,7 @@ import pandas as pd
 from linksim import store
 from linksim.errors import ConfigurationError, LinksimError
 from linksim.inflight import in_flight
-from linksim.parameters import SIMILAR_WRITE_BATCH
+from linksim.parameters import SIMILAR_WRITE_BATCH, Query
 from linksim.methods import check_sample, method as registered
 from linksim.procedures.graphs import graph_of, index_root_of, refuse_crawled_only, run_key
 from linksim.procedures.indexes import IndexHandle, answering, obtain_index
@@ -112,20 +112,21 @@ RETURN h.name AS url, COUNT { (h)<-[:ON_HOST]-() } AS pages, h.pagerank AS pager
 """
 
 
-def related_pages(handle: IndexHandle, runner, url: str, top_k: int = 10, similarity_cutoff: float = 0.0,
-                  n_fingerprints: int | None = None, targets=None) -> pd.DataFrame:
-    """The pages most similar to ``url``: rank, url, title, score, pagerank. ``targets``
-    (:mod:`linksim.procedures.targets`): only the pages that pass, chosen while the list is ranked."""
+def related_pages(handle: IndexHandle, runner, url: str, query: Query = Query(), n_fingerprints: int | None = None,
+                  targets=None) -> pd.DataFrame:
+    """The pages most similar to ``url`` for a checked ``query``: rank, url, title, score, pagerank.
+    ``targets`` (:mod:`linksim.procedures.targets`): only the pages that pass, chosen while the list
+    is ranked."""
     u = handle.page(url)
     kwargs = {"n_fingerprints": n_fingerprints} if n_fingerprints is not None else {}
     chosen = _targets_of(runner, handle, targets)
     with answering(handle):
         if chosen is None:
-            found = handle.index.related(u, top_k=top_k, similarity_cutoff=similarity_cutoff, **kwargs)
+            found = lists_reader(handle.index).related_one(u, query, **kwargs)
         else:
             from linksim.ranking.targets import ranked_within
 
-            found = ranked_within(handle.index, np.array([u]), top_k, similarity_cutoff, chosen, **kwargs)[0]
+            found = ranked_within(handle.index, np.array([u]), query, chosen, **kwargs)[0]
     return _related_frame(handle, runner, [v for v, _ in found], [score for _, score in found])
 
 
@@ -154,17 +155,18 @@ def _urls_of(handle: IndexHandle) -> list[str]:
     return handle.pages.urls(range(len(handle.pages)))
 
 
-def related_to_set(handle: IndexHandle, runner, urls: list[str], top_k: int = 10, similarity_cutoff: float = 0.0,
+def related_to_set(handle: IndexHandle, runner, urls: list[str], query: Query = Query(),
                    n_fingerprints: int | None = None, pool: int | None = None, targets=None) -> pd.DataFrame:
-    """The pages most similar to ``urls`` together (:mod:`linksim.ranking.sets`): rank, url, title,
-    score, lists (how many of the given pages' lists hold the page), pagerank."""
-    from linksim.ranking.sets import related_to_set as combined
+    """The pages most similar to ``urls`` together (:mod:`linksim.ranking.sets`) for a checked
+    ``query`` and ``pool``: rank, url, title, score, lists (how many of the given pages' lists hold
+    the page), pagerank."""
+    from linksim.ranking.sets import set_list
 
     members = [handle.page(url) for url in urls]
     kwargs = {"n_fingerprints": n_fingerprints} if n_fingerprints is not None else {}
     with answering(handle):
-        pages, scores, counts = combined(handle.index, members, top_k=top_k, similarity_cutoff=similarity_cutoff,
-                                         pool=pool, targets=_targets_of(runner, handle, targets), **kwargs)
+        pages, scores, counts = set_list(handle.index, members, query, pool,
+                                         targets=_targets_of(runner, handle, targets), **kwargs)
     frame = _related_frame(handle, runner, pages.tolist(), scores.tolist())
     frame.insert(4, "lists", pd.Series(counts, dtype="int64"))
     return frame
@@ -205,8 +207,7 @@ def similar(
     runner,
     method: str,
     root: Path,
-    top_k: int = 10,
-    similarity_cutoff: float = 0.0,
+    query: Query = Query(),
     batch_size: int | None = None,
     wait: float = 0.0,
     rebuild: bool = False,
@@ -222,7 +223,7 @@ def similar(
     **given,
 ) -> RunRecord:
     """``linksim similar``: take the method's writer lock, obtain its index (built or updated if
-    needed), write every page's top-k as SIMILAR_TO of a new current run, retire the old one
+    needed), write every page's list of the checked ``query`` as SIMILAR_TO of a new current run, retire the old one
     (``retire``: ``wait`` for it, or ``background``: a process of its own deletes the old run's
     relationships after this returns, see :func:`retire_in_background`).
 
@@ -241,8 +242,7 @@ def similar(
     from linksim.procedures.locks import acquire
 
     registered(method).parameters_for(**given)  # the method's own parameters, checked by the registry
-    check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, batch_size=batch_size, wait=wait,
-                     sample=sample)
+    check_parameters(batch_size=batch_size, wait=wait, sample=sample)
     check_sample(method, sample)
     if retire not in RETIRE_MODES:
         raise ConfigurationError(f"retire must be one of {', '.join(RETIRE_MODES)}, got {retire!r}")
@@ -256,7 +256,7 @@ def similar(
     if retire == "background":
         retirement_log(key)
     source_pages = parse_source_pages(source_pages)
-    fits = check_memory(runner, "similar", memory_budget, method, top_k=top_k, graph=of.name, **given)
+    fits = check_memory(runner, "similar", memory_budget, method, top_k=query.top_k, graph=of.name, **given)
     on_disk = fits.on_disk
     from linksim.fingerprints import treescan
 
@@ -274,7 +274,7 @@ def similar(
     with acquire(runner, f"similar:{key}", wait=wait) as lock:
         # The runs a retirement cut short go first: their room in the store is this run's.
         retire_leftovers(runner, key, batch_size or RETIRE_BATCH)
-        _check_disk(runner, fits, index_root_of(root, of), method, top_k)
+        _check_disk(runner, fits, index_root_of(root, of), method, query.top_k)
         handle = obtain_index(runner, method, root, rebuild=rebuild, crawled_only=crawled_only,
                               show_progress=show_progress, memory_budget=memory_budget, counted=True,
                               on_disk=on_disk, graph=of, reopen=True, **given)
@@ -286,7 +286,7 @@ def similar(
             lists_reader(handle.index).read_lists_as(page_major=fits.page_major, folder=folder, bands=not on_disk)
             # A run whose index does not fit in memory writes every list and keeps none (the
             # comparison would hold two sets of lists).
-            return _write_similar(runner, handle, top_k, similarity_cutoff, batch_size, workers=None,
+            return _write_similar(runner, handle, query, batch_size, workers=None,
                                   show_progress=show_progress, lock=lock, grace=None, retire_mode=retire,
                                   source_pages=source_pages, sample=sample, rewrite=rewrite or on_disk,
                                   keep_lists=not on_disk, let_go=True, targets=targets)
@@ -295,8 +295,7 @@ def similar(
 def write_similar(
     runner,
     handle: IndexHandle,
-    top_k: int = 10,
-    similarity_cutoff: float = 0.0,
+    query: Query = Query(),
     batch_size: int | None = None,
     workers: int | None = None,
     show_progress: bool = True,
@@ -309,7 +308,7 @@ def write_similar(
     keep_lists: bool = True,
     targets=None,
 ) -> RunRecord:
-    """Write every page's top-k related pages as SIMILAR_TO of a new current run (see module), or
+    """Write every page's list of the checked ``query`` as SIMILAR_TO of a new current run (see module), or
     only the lists that changed since the current run (see :func:`similar`; ``rewrite``: all).
     ``keep_lists``: keep the lists for the next run's comparison (False: write every list, keep none).
 
@@ -320,25 +319,25 @@ def write_similar(
     from linksim.parameters import check_parameters
     from linksim.procedures.locks import acquire
 
-    check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, batch_size=batch_size, sample=sample)
+    check_parameters(batch_size=batch_size, sample=sample)
     targets = parse_targets(targets)
     refuse_on_hosts(handle.of, targets)
     if lock is None:
         with acquire(runner, f"similar:{run_key(handle.method, handle.of, targets.name if targets else None)}") as own:
-            return write_similar(runner, handle, top_k, similarity_cutoff, batch_size, workers, show_progress, own,
+            return write_similar(runner, handle, query, batch_size, workers, show_progress, own,
                                  grace, retire, source_pages, sample, rewrite, keep_lists, targets)
-    return _write_similar(runner, handle, top_k, similarity_cutoff, batch_size, workers, show_progress, lock, grace,
+    return _write_similar(runner, handle, query, batch_size, workers, show_progress, lock, grace,
                           retire, parse_source_pages(source_pages), sample, rewrite or not keep_lists, keep_lists,
                           targets=targets)
 
 
-def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, workers, show_progress, lock, grace,
+def _write_similar(runner, handle, query, given_batch, workers, show_progress, lock, grace,
                    retire_mode="wait", source_pages=None, sample=None, rewrite=False, keep_lists=True,
                    let_go=False, targets=None) -> RunRecord:
     """``let_go`` (the handle is this run's own, :func:`similar`): the URLs are let go once the
     source pages are found, and the index once the lists are made; at 10^7 pages they are a few
     GB that the lists and the write do not read."""
-    from linksim.ranking.topk import top_k_all
+    from linksim.ranking.topk import lists_of_all
     from linksim.procedures.schema import apply_schema
 
     apply_schema(runner)  # the indexes the write and the related-pages query use (idempotent)
@@ -352,7 +351,7 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, worker
     key = run_key(method, handle.of, targets.name if targets else None)
     record = RunRecord(
         algorithm=method, mode="write", key=key,
-        parameters=dict(store.parameters_of(handle.index), topK=top_k, similarityCutoff=similarity_cutoff,
+        parameters=dict(store.parameters_of(handle.index), topK=query.top_k, similarityCutoff=query.similarity_cutoff,
                         **({"sourcePages": source_pages.describe()} if source_pages else {}),
                         **({"targets": targets.describe()} if targets else {}),
                         **({"sample": sample} if sample is not None else {}),
@@ -377,8 +376,8 @@ def _write_similar(runner, handle, top_k, similarity_cutoff, given_batch, worker
     counts: dict = {}
     checkpoint = _checkpoint(handle, record, chosen.digest() if chosen is not None else None)
     with answering(handle):
-        source, target, score, rank = top_k_all(
-            handle.index, top_k=top_k, similarity_cutoff=similarity_cutoff, pages=pages, workers=workers,
+        source, target, score, rank = lists_of_all(
+            handle.index, query, pages=pages, workers=workers,
             show_progress=show_progress, sample=sample, report=counts, checkpoint=checkpoint,
             hold=keep_lists,  # a run that keeps none: its index on disk needs that memory as page cache
             targets=chosen,

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from linksim.errors import ConfigurationError, LinksimError
 from linksim.methods import method as registered
+from linksim.parameters import Query
 
 log = logging.getLogger(__name__)
 
@@ -295,10 +296,11 @@ def _write(frame, connection, query: str, partitions: int) -> None:
 
 
 def spark_similar(runner, connection, root, method: str, master: str = "local[2]", partitions: int = 4,
-                  top_k: int = 10, similarity_cutoff: float = 0.0, sample: int | None = None, write_partitions: int = 1,
+                  query: Query = Query(), sample: int | None = None, write_partitions: int = 1,
                   wait: float = 0.0, retire: str = "wait", spark=None, rebuild: bool = False, **given):
     """``linksim spark similar``: the method's index (built on Spark unless a matching one is
-    stored for the graph), every page's top-k on Spark (:func:`linksim.spark.top_k_lists`), the
+    stored for the graph), every page's list of the checked ``query`` on Spark
+    (:func:`linksim.spark.lists_on_spark`), the
     relationships written through the connector as a new run, made current in one transaction."""
     from pyspark.sql import functions as F
 
@@ -313,7 +315,7 @@ def spark_similar(runner, connection, root, method: str, master: str = "local[2]
     from linksim.procedures.stream import graph_state, refuse_half_written
 
     _check_method(method)
-    check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff, sample=sample)
+    check_parameters(sample=sample)
     parameters = registered(method).parameters_for(**given)
     refuse_half_written(runner, graph_state(runner))  # before Spark starts; again once the lock is held
     spark = spark or session(master, partitions)
@@ -332,7 +334,7 @@ def spark_similar(runner, connection, root, method: str, master: str = "local[2]
             log.info("using the stored %s index in %s", method, path)
         meta = store.describe_path(path, method)
         apply_schema(runner)
-        lists = jobs.top_k_lists(spark, path, graph.n, top_k, similarity_cutoff, sample, partitions)
+        lists = jobs.lists_on_spark(spark, path, graph.n, query, sample, partitions)
         lists = lists.localCheckpoint(eager=True)
         compute_seconds = time.monotonic() - began
         rows = (lists.join(graph.pages.select(F.col("page").alias("source"), F.col("id").alias("source_id")), "source")
@@ -341,7 +343,7 @@ def spark_similar(runner, connection, root, method: str, master: str = "local[2]
                         F.round("score", 12).alias("score"), "rank", F.lit(method).alias("method")))
         expected = lists.count()
         record = RunRecord(algorithm=method, mode="write",
-                           parameters=dict(meta["parameters"], topK=top_k, similarityCutoff=similarity_cutoff,
+                           parameters=dict(meta["parameters"], topK=query.top_k, similarityCutoff=query.similarity_cutoff,
                                            engine=f"spark {master}",
                                            **({"sample": sample} if sample is not None else {})))
         record.pages, record.links = meta["graph"]["pages"], meta["graph"]["links"]

@@ -29,7 +29,7 @@ import numpy as np
 from linksim.errors import ConfigurationError
 from linksim.allocator import new_array
 from linksim.parameters import (
-    check_fingerprints_asked, check_page, check_parameters, check_query, sampled_parameters,
+    Query, check_fingerprints_asked, check_page, check_parameters, sampled_parameters,
 )
 from linksim.ranking import top_pairs, top_scores
 from linksim.ranking.reader import ListsOfAllPages
@@ -199,7 +199,7 @@ class FingerprintIndex(ListsOfAllPages):
 
     def sim(self, u: int, v: int, decay: float | None = None, n_fingerprints: int | None = None) -> float:
         """The estimate of ``E[c^τ(u,v)]`` from (the first ``n_fingerprints``) fingerprints."""
-        check_query(decay=decay)
+        check_parameters(decay=decay)
         decay = self.decay if decay is None else decay
         times = self.meeting_times(u, v, n_fingerprints)
         return score_of_times(np.sort(times), self.powers(decay))
@@ -493,7 +493,14 @@ class FingerprintIndex(ListsOfAllPages):
         ``similarity_cutoff`` drops scores at or below it. A top-k query for a page with twins (see
         :meth:`twin_classes`) is answered from its class.
         """
-        check_query(top_k, similarity_cutoff, decay)
+        return self.related_one(u, Query.checked(top_k, similarity_cutoff), decay=decay,
+                                n_fingerprints=n_fingerprints, sample=sample)
+
+    def related_one(self, u: int, query: Query, decay: float | None = None, n_fingerprints: int | None = None,
+                    sample: int | None = None) -> list[tuple[int, float]]:
+        """:meth:`related` of a checked ``query``."""
+        top_k, similarity_cutoff = query.top_k, query.similarity_cutoff
+        check_parameters(decay=decay)
         sample = self.sample if sample is None else check_parameters(sample=sample)["sample"]
         count = check_fingerprints_asked(n_fingerprints, self.n_fingerprints)
         check_page(u, self.n)
@@ -509,12 +516,11 @@ class FingerprintIndex(ListsOfAllPages):
         self.lists_sampled += sampled
         return found
 
-    def related_many(self, pages: np.ndarray, top_k: int, similarity_cutoff: float = 0.0,
-                     sample: int | None = None) -> list[list[tuple[int, float]]]:
-        """:meth:`related` of each of ``pages`` (all fingerprints, the index's decay): the same
-        lists, the pages outside twin classes answered in one compiled call
+    def lists(self, pages: np.ndarray, query: Query, sample: int | None = None) -> list[list[tuple[int, float]]]:
+        """:meth:`related` of each of ``pages`` (``query.top_k`` >= 1, all fingerprints, the index's
+        decay): the same lists, the pages outside twin classes answered in one compiled call
         (:func:`linksim.fingerprints.treescan.top_k_many`) rather than one call a page."""
-        check_query(top_k, similarity_cutoff, None)
+        top_k, similarity_cutoff = query.top_k, query.similarity_cutoff
         sample = self.sample if sample is None else check_parameters(sample=sample)["sample"]
         pages = self._checked_pages(pages)
         count = self.n_fingerprints
@@ -523,7 +529,7 @@ class FingerprintIndex(ListsOfAllPages):
             alone = self.twin_classes(count)[0][pages] < 0
         lists: list = [None] * len(pages)
         for r in np.flatnonzero(~alone).tolist():
-            lists[r] = self.related(int(pages[r]), top_k=top_k, similarity_cutoff=similarity_cutoff, sample=sample)
+            lists[r] = self.related_one(int(pages[r]), query, sample=sample)
         if alone.any():
             lengths, found, scores, sampled = top_k_many(
                 read_only(pages[alone]), query_of(top_k, count, self.length, self.powers(self.decay), similarity_cutoff),
@@ -564,7 +570,7 @@ class FingerprintIndex(ListsOfAllPages):
         (u excluded; int64, increasing): the pages among which an exact top-k list chooses by page
         number. ``(None, [])`` when the list has no choice to make (no page outside it scores its k-th
         best score, or at most ``top_k`` pages score above 0)."""
-        check_query(top_k, 0.0, None)
+        top_k = Query.checked(top_k).top_k
         count = check_fingerprints_asked(n_fingerprints, self.n_fingerprints)
         check_page(u, self.n)
         pages, scores, _ = self._top_k_scan(u, top_k, self.powers(self.decay), 0.0, count)

@@ -11,7 +11,7 @@ from linksim.digest import graph_fingerprint
 from linksim.graph import LinkGraph
 from linksim.progress import Progress
 from linksim.fingerprints.randomness import order_keys, spread_min, stream_key
-from linksim.parameters import check_fingerprints_asked, check_page, check_parameters, check_query, sampled_parameters
+from linksim.parameters import Query, check_fingerprints_asked, check_page, check_parameters, sampled_parameters
 from linksim.ranking import top_pages, top_scores
 from linksim.ranking.reader import ListsOfAllPages
 
@@ -110,7 +110,7 @@ class MinHashIndex(ListsOfAllPages):
         return c ** np.arange(1, self.length + 1) * (1.0 - c)
 
     def sim(self, u: int, v: int, decay: float | None = None, n_fingerprints: int | None = None) -> float:
-        check_query(decay=decay)
+        check_parameters(decay=decay)
         count = check_fingerprints_asked(n_fingerprints, self.n_fingerprints)
         check_page(u, self.n), check_page(v, self.n)
         equal = self.values[:count, :, u] == self.values[:count, :, v]
@@ -127,8 +127,15 @@ class MinHashIndex(ListsOfAllPages):
         counts the list in ``lists_sampled`` unless no page left out can reach its k-th score
         (then it is the exact list). ``sample`` None: the index's (16); 0: every member read.
         """
-        check_query(top_k, similarity_cutoff, decay)
+        query = Query.checked(top_k, similarity_cutoff)
+        return self.related_one(u, query, decay=decay, n_fingerprints=n_fingerprints, sample=sample)
+
+    def related_one(self, u: int, query: Query, decay: float | None = None, n_fingerprints: int | None = None,
+                    sample: int | None = None) -> list[tuple[int, float]]:
+        """:meth:`related` of a checked ``query``: u's buckets read whole, or the large ones sampled."""
+        check_parameters(decay=decay)
         count = check_fingerprints_asked(n_fingerprints, self.n_fingerprints)
+        top_k, similarity_cutoff = query.top_k, query.similarity_cutoff
         check_page(u, self.n)
         sample = self.sample if sample is None else check_parameters(sample=sample)["sample"]
         order, indptr = self.inverted()

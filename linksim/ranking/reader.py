@@ -4,11 +4,17 @@ the plain thing by default. An index class says what it does better by deriving 
 overriding; an index that does not derive from it (a plug-in method's) is read page by page
 through :func:`lists_reader`. The lists (:mod:`linksim.ranking.topk`, :mod:`linksim.ranking.targets`)
 and the run that makes them (:mod:`linksim.procedures.similarity`) call the hooks, never ask
-whether an index has one."""
+whether an index has one.
+
+The lists take a checked :class:`linksim.parameters.Query`: :meth:`ListsOfAllPages.related_many`
+is the facade that checks, :meth:`~ListsOfAllPages.lists` and :meth:`~ListsOfAllPages.related_one`
+the hooks below it that trust."""
 
 from __future__ import annotations
 
 import numpy as np
+
+from linksim.parameters import Query
 
 
 class ListsOfAllPages:
@@ -21,11 +27,19 @@ class ListsOfAllPages:
     #: :meth:`related_many` takes ``targets`` and filters while it ranks (:mod:`linksim.ranking.targets`).
     filters_targets = False
 
-    def related_many(self, pages: np.ndarray, top_k: int | None, similarity_cutoff: float = 0.0,
+    def related_many(self, pages: np.ndarray, top_k: int | None = 10, similarity_cutoff: float = 0.0,
                      **options) -> list[list[tuple[int, float]]]:
-        """The lists of ``pages``, as ``related`` answers each."""
-        return [self.related(u, top_k=top_k, similarity_cutoff=similarity_cutoff, **options)
-                for u in np.asarray(pages).tolist()]
+        """The lists of ``pages``, as ``related`` answers each: :meth:`lists` of the checked query."""
+        return self.lists(pages, Query.checked(top_k, similarity_cutoff), **options)
+
+    def lists(self, pages: np.ndarray, query: Query, **options) -> list[list[tuple[int, float]]]:
+        """The lists of ``pages`` for a checked ``query``, as :meth:`related_one` answers each."""
+        return [self.related_one(u, query, **options) for u in np.asarray(pages).tolist()]
+
+    def related_one(self, u: int, query: Query, **options) -> list[tuple[int, float]]:
+        """``related(u)`` for a checked ``query``; an index of the protocol alone (a plug-in's)
+        is asked through its ``related``, which checks what it takes."""
+        return self.related(u, top_k=query.top_k, similarity_cutoff=query.similarity_cutoff, **options)
 
     def read_lists_as(self, page_major: bool, folder, bands: bool) -> None:
         """How a run that makes every page's list reads the index, as its memory budget allows:

@@ -19,8 +19,9 @@ from typing import Sequence
 import numpy as np
 
 from linksim.errors import ConfigurationError
-from linksim.parameters import check_parameters
+from linksim.parameters import Query, check_parameters
 from linksim.ranking import top_pages
+from linksim.ranking.reader import lists_reader
 
 #: How many of each member's related pages are combined (``pool``) by default.
 POOL = 100
@@ -43,8 +44,15 @@ def related_to_set(index, pages: Sequence[int] | np.ndarray, top_k: int = 10, si
     ConfigurationError
         No page given, or a parameter out of range.
     """
-    check_parameters(top_k=top_k, similarity_cutoff=similarity_cutoff)
-    pool = max(POOL, top_k) if pool is None else check_parameters(pool=pool)["pool"]
+    pool = None if pool is None else check_parameters(pool=pool)["pool"]
+    return set_list(index, pages, Query.checked(top_k, similarity_cutoff), pool, targets, **options)
+
+
+def set_list(index, pages: Sequence[int] | np.ndarray, query: Query, pool: int | None = None, targets=None,
+             **options) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`related_to_set` of a checked ``query`` (and ``pool``)."""
+    top_k, similarity_cutoff = query.top_k, query.similarity_cutoff
+    pool = max(POOL, top_k) if pool is None else pool
     if pool < top_k:
         raise ConfigurationError(f"pool must be at least top_k ({top_k}), got {pool}")
     members = np.unique(np.asarray(pages, dtype=np.int64))
@@ -53,11 +61,11 @@ def related_to_set(index, pages: Sequence[int] | np.ndarray, top_k: int = 10, si
     found, scores = [], []
     for s in members.tolist():
         if targets is None:
-            listed = index.related(s, top_k=pool, **options)
+            listed = lists_reader(index).related_one(s, Query(pool), **options)
         else:
             from linksim.ranking.targets import ranked_within
 
-            listed = ranked_within(index, np.array([s]), pool, 0.0, targets, **options)[0]
+            listed = ranked_within(index, np.array([s]), Query(pool), targets, **options)[0]
         found.append(np.fromiter((v for v, _ in listed), dtype=np.int64, count=len(listed)))
         scores.append(np.fromiter((score for _, score in listed), dtype=np.float64, count=len(listed)))
     candidates, inverse = np.unique(np.concatenate(found), return_inverse=True)

@@ -15,6 +15,7 @@ it holds every page that scores (the best ``top_k`` passing pages of that rankin
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from linksim.parameters import Query
 from linksim.ranking.reader import lists_reader
 
 PAGES, OTHER_HOSTS, SAME_HOST = 0, 1, 2  #: the kinds of filter, as the compiled lists read them
@@ -124,30 +126,28 @@ def filtered_lists(targets: Targets, lists: dict, top: int) -> dict:
     return {u: filtered(targets, u, ranked)[:top] for u, ranked in lists.items()}
 
 
-def ranked_within(index, pages: np.ndarray, top_k: int, similarity_cutoff: float, targets: Targets,
+def ranked_within(index, pages: np.ndarray, query: Query, targets: Targets,
                   **options) -> list[list[tuple[int, float]]]:
-    """The lists of ``pages`` (``top_k`` >= 1) of the pages that pass ``targets`` (see the module):
-    for each page, the best ``top_k`` passing pages of the ranking ``index.related`` reads."""
+    """The lists of ``pages`` (``query.top_k`` >= 1) of the pages that pass ``targets`` (see the
+    module): for each page, the best ``top_k`` passing pages of the ranking ``index.related`` reads."""
     pages = np.asarray(pages, dtype=np.int64)
     index = lists_reader(index)
     if index.filters_targets:
-        return index.related_many(pages, top_k, similarity_cutoff, targets=targets, **options)
-    depth = DEEPER * top_k
-    first = index.related_many(pages, depth, similarity_cutoff, **options)
-    lists = []
-    for u, found in zip(pages.tolist(), first):
-        lists.append(_deepened(index, u, found, depth, top_k, similarity_cutoff, targets, options))
-    return lists
+        return index.lists(pages, query, targets=targets, **options)
+    deeper = dataclasses.replace(query, top_k=DEEPER * query.top_k)
+    first = index.lists(pages, deeper, **options)
+    return [_deepened(index, u, found, deeper, query.top_k, targets, options) for u, found in zip(pages.tolist(), first)]
 
 
-def _deepened(index, u: int, found: list, depth: int, top_k: int, similarity_cutoff: float, targets: Targets,
+def _deepened(index, u: int, found: list, query: Query, top_k: int, targets: Targets,
               options: dict) -> list[tuple[int, float]]:
-    """u's filtered list from ``found`` (its list ``depth`` deep), read deeper while too few pass
-    and the list read is full (pages below it may pass)."""
+    """u's filtered list from ``found`` (its list ``query.top_k`` deep), read deeper while too few
+    pass and the list read is full (pages below it may pass)."""
     kept = filtered(targets, u, found)
+    depth = query.top_k
     while len(kept) < top_k and len(found) >= depth:
         depth = None if depth * DEEPER > DEEPEST else depth * DEEPER
-        found = index.related(u, top_k=depth, similarity_cutoff=similarity_cutoff, **options)
+        found = index.related_one(u, dataclasses.replace(query, top_k=depth), **options)
         kept = filtered(targets, u, found)
         if depth is None:
             break

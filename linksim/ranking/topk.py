@@ -9,6 +9,7 @@ import numpy as np
 
 from linksim.cores import leave_interrupts, usable_cores
 from linksim.errors import ConfigurationError
+from linksim.parameters import Query
 from linksim.progress import Progress
 from linksim.ranking.reader import lists_reader
 
@@ -18,17 +19,17 @@ _SHARED: dict = {}  # the index, inherited by forked workers (copy-on-write, nev
 _MADE = ()  # a chunk made and kept by the checkpoint only (top_k_all's hold=False)
 
 
-def _run(task: tuple[int, np.ndarray, int, float, dict]):
-    number, pages, top_k, similarity_cutoff, options = task
+def _run(task: tuple[int, np.ndarray, Query, dict]):
+    number, pages, query, options = task
     index = _SHARED["index"]
     sources, targets, scores = [], [], []
     sampled_before = index.lists_sampled
     if _SHARED.get("targets") is not None:
         from linksim.ranking.targets import ranked_within
 
-        lists = ranked_within(index, pages, top_k, similarity_cutoff, _SHARED["targets"], **options)
+        lists = ranked_within(index, pages, query, _SHARED["targets"], **options)
     else:  # a chunk in one call (a compiled one, where the index has it)
-        lists = index.related_many(pages, top_k=top_k, similarity_cutoff=similarity_cutoff, **options)
+        lists = index.lists(pages, query, **options)
     for u, found in zip(pages.tolist(), lists):
         for v, score in found:
             sources.append(u)
@@ -46,10 +47,16 @@ def page_dtype(n: int) -> type:
     return np.int32 if n <= np.iinfo(np.int32).max else np.int64
 
 
-def top_k_all(
+def top_k_all(index, top_k: int = 10, similarity_cutoff: float = 0.0,
+              **options) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every page's ``top_k`` related pages with a score above ``similarity_cutoff``: the values
+    checked, then :func:`lists_of_all` (``options`` are its)."""
+    return lists_of_all(index, Query.checked(top_k, similarity_cutoff), **options)
+
+
+def lists_of_all(
     index,
-    top_k: int = 10,
-    similarity_cutoff: float = 0.0,
+    query: Query,
     pages: np.ndarray | None = None,
     workers: int | None = None,
     chunk: int = 1_000,
@@ -60,7 +67,8 @@ def top_k_all(
     hold: bool = True,
     targets=None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Every page's ``top_k`` related pages with a score above ``similarity_cutoff``.
+    """Every page's list of a checked ``query`` (``query.top_k`` >= 1 pages with a score above
+    ``query.similarity_cutoff``).
 
     Returns parallel arrays ``(source, target, score, rank)``, rank 1 = most similar, in the
     order of ``pages`` (default: all); pages and ranks as int32 where the graph's pages fit
@@ -87,8 +95,6 @@ def top_k_all(
     ``targets`` (a :class:`linksim.ranking.targets.Targets`): each list holds only the pages that
     pass, chosen while it is ranked (:func:`linksim.ranking.targets.ranked_within`).
     """
-    if top_k < 1:
-        raise ValueError(f"top_k must be at least 1, got {top_k}")
     index = lists_reader(index)
     options = {}
     if sample is not None:
@@ -104,7 +110,7 @@ def top_k_all(
     if targets is not None:
         index.prepare_targets(targets)
     queue = index.list_order(pages)
-    tasks = [(number, queue[start : start + chunk], top_k, similarity_cutoff, options)
+    tasks = [(number, queue[start : start + chunk], query, options)
              for number, start in enumerate(range(0, len(queue), chunk))]
     parts: list = [None] * len(tasks)
     hold = hold or checkpoint is None
@@ -153,11 +159,11 @@ def top_k_all(
         report["lists_sampled"] = sampled
         report["lists_resumed"] = resumed
     if not hold:
-        _read_back(index, parts, checkpoint, top_k, similarity_cutoff, options, queue, chunk, targets)
+        _read_back(index, parts, checkpoint, query, options, queue, chunk, targets)
     return _joined(parts, pages, queue, page_dtype(index.n))
 
 
-def _read_back(index, parts: list, checkpoint, top_k: int, similarity_cutoff: float, options: dict,
+def _read_back(index, parts: list, checkpoint, query: Query, options: dict,
                queue: np.ndarray, chunk: int, targets=None) -> None:
     """The chunks of a run that held none, read back from ``checkpoint`` into ``parts``; one whose
     part cannot be read (its file damaged since) is computed again, here."""
@@ -169,8 +175,7 @@ def _read_back(index, parts: list, checkpoint, top_k: int, similarity_cutoff: fl
             if number in chunks:
                 parts[number] = list(chunks.pop(number)[1:])
             else:
-                _, done, _, *arrays = _run((number, queue[number * chunk : (number + 1) * chunk], top_k,
-                                            similarity_cutoff, options))
+                _, done, _, *arrays = _run((number, queue[number * chunk : (number + 1) * chunk], query, options))
                 parts[number] = arrays
                 again += done
     finally:

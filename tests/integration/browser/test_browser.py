@@ -18,6 +18,7 @@ import pytest
 
 from importlib import resources
 
+from linksim.parameters import Query
 from linksim import cypher
 from linksim.procedures.load import load
 from linksim.procedures.browser import label_pagerank_tiers
@@ -45,7 +46,7 @@ def test_neo4j_browser_shows_the_related_pages(runner, neo4j_server, chrome, tmp
     tiers = label_pagerank_tiers(runner)
     assert sum(tiers.labelled.values()) == sum(n for _, _, n in _sizes(tiers.ranked))
     handle = obtain_index(runner, "psimrank", tmp_path / "indexes", n_fingerprints=50, show_progress=False)
-    write_similar(runner, handle, top_k=5, show_progress=False)
+    write_similar(runner, handle, query=Query(5), show_progress=False)
     rows = runner.run(
         "MATCH (current:LinksimCurrent {algorithm: 'psimrank'}) WITH current.run AS run "
         "MATCH (p:Page {url: $url})-[s:SIMILAR_TO {run: run}]->(q:Page) "

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from linksim.parameters import Query
 from linksim import cypher, store
 from linksim.cli.main import main
 from linksim.procedures import runs
@@ -84,7 +85,7 @@ def crawl(runner, tmp_path):
 def indexed(crawl, env):
     """The crawl with a current SimRank run (top 10) and its index stored."""
     root = Path(env["LINKSIM_INDEX_DIR"])
-    old = similar(crawl, "simrank", root, top_k=10, show_progress=False)
+    old = similar(crawl, "simrank", root, query=Query(10), show_progress=False)
     return crawl, root, old
 
 
@@ -141,7 +142,7 @@ def assert_clean_rerun(runner, root: Path) -> None:
     lists, which retires the dead writer's run) leaves only the relationships of the current runs,
     as many as it recorded."""
     began = time.monotonic()
-    new = similar(runner, "simrank", root, top_k=10, show_progress=False)
+    new = similar(runner, "simrank", root, query=Query(10), show_progress=False)
     assert time.monotonic() - began < 60
     assert current(runner, "simrank") == new.id
     held = relationships(runner)
@@ -342,7 +343,7 @@ def test_readers_never_see_nothing_or_a_mix_while_runs_switch(indexed, monkeypat
 
     def rerun_five_times() -> None:
         for rerun in range(5):
-            write_similar(runner, handle, top_k=(6, 10)[rerun % 2], show_progress=False)
+            write_similar(runner, handle, query=Query((6, 10)[rerun % 2]), show_progress=False)
             if rerun == 0:  # the top 6 lists, whole, once the first rerun is current
                 for url, rows in answers(runner, "simrank", urls).items():
                     expected[url].append(rows)
@@ -465,7 +466,7 @@ def test_readers_never_see_nothing_or_a_mix_while_updates_switch(indexed, monkey
 
     def update_four_times() -> None:
         for rerun in range(4):
-            record = write_similar(runner, handle, top_k=10, similarity_cutoff=(cutoff, 0.0)[rerun % 2],
+            record = write_similar(runner, handle, query=Query(10, (cutoff, 0.0)[rerun % 2]),
                                    show_progress=False)
             rewritten.append(record.lists_rewritten)
             if rerun == 0:  # the lists under the cutoff, once the first update is current

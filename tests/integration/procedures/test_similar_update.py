@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from linksim.parameters import Query
 from linksim.methods import DEFAULT_METHOD
 from linksim.procedures import QueryRunner
 from linksim.procedures.indexes import obtain_index
@@ -61,13 +62,13 @@ def test_similar_to_updated_after_recrawls_is_a_full_rerun(wikispeedia: QueryRun
     method: from the lists, whatever computed them.)"""
     root = tmp_path / "indexes"
     for method, parameters in PARAMETERS.items():
-        first = similar(wikispeedia, method, root, top_k=TOP, show_progress=False, **parameters)
+        first = similar(wikispeedia, method, root, query=Query(TOP), show_progress=False, **parameters)
         assert first.lists_rewritten is None  # nothing kept yet: every list written
     for round_, share in enumerate((0.01, 0.02)):
         load([recrawl_file(wikispeedia, tmp_path / f"week{round_}.jsonl", share, round_)], wikispeedia,
              show_progress=False, recrawl=True)
         for method, parameters in PARAMETERS.items():
-            update = similar(wikispeedia, method, root, top_k=TOP, show_progress=False, **parameters)
+            update = similar(wikispeedia, method, root, query=Query(TOP), show_progress=False, **parameters)
             if method == DEFAULT_METHOD:  # a change of links moves every score of its lists: all written
                 assert update.lists_rewritten is None
             else:
@@ -84,12 +85,12 @@ def test_similar_to_updated_after_recrawls_is_a_full_rerun(wikispeedia: QueryRun
         updated = current_lists(wikispeedia, method)
         if method == "psimrank":
             updated_psimrank = updated
-        full = similar(wikispeedia, method, root, top_k=TOP, show_progress=False, rewrite=True, **parameters)
+        full = similar(wikispeedia, method, root, query=Query(TOP), show_progress=False, rewrite=True, **parameters)
         assert full.lists_rewritten is None
         assert current_lists(wikispeedia, method) == updated, method
         assert wikispeedia.run(EVERY, {"method": method})[0]["n"] == full.written
     # A rerun on the same graph changes no list: it writes none.
-    again = similar(wikispeedia, "psimrank", root, top_k=TOP, show_progress=False, **PARAMETERS["psimrank"])
+    again = similar(wikispeedia, "psimrank", root, query=Query(TOP), show_progress=False, **PARAMETERS["psimrank"])
     assert again.lists_rewritten == 0 and again.written == wikispeedia.run(EVERY, {"method": "psimrank"})[0]["n"]
     assert current_lists(wikispeedia, "psimrank") == updated_psimrank
 
@@ -99,9 +100,9 @@ def test_lists_deleted_outside_linksim_are_written_again(wikispeedia: QueryRunne
     trusted: the next run writes every list."""
     root = tmp_path / "indexes"
     parameters = PARAMETERS["psimrank"]
-    similar(wikispeedia, "psimrank", root, top_k=TOP, show_progress=False, **parameters)
+    similar(wikispeedia, "psimrank", root, query=Query(TOP), show_progress=False, **parameters)
     before = current_lists(wikispeedia, "psimrank")
     wikispeedia.write("MATCH ()-[s:SIMILAR_TO]->() WITH s LIMIT 7 DELETE s")
-    again = similar(wikispeedia, "psimrank", root, top_k=TOP, show_progress=False, **parameters)
+    again = similar(wikispeedia, "psimrank", root, query=Query(TOP), show_progress=False, **parameters)
     assert again.lists_rewritten is None
     assert current_lists(wikispeedia, "psimrank") == before

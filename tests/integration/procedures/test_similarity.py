@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from linksim.parameters import Query
 from linksim import cypher, store
 from linksim.cli.main import main
 from linksim.methods import fingerprint_index
@@ -78,7 +79,7 @@ def test_the_short_query_refuses_what_it_cannot_answer(runner, tmp_path) -> None
     path = tmp_path / "crawl.tsv"
     path.write_text("".join(f"http://e.org/{i}\thttp://e.org/{(i * 7 + j) % 40}\n" for i in range(40) for j in range(1, 4)))
     load([path], runner, show_progress=False)
-    similarity.similar(runner, "psimrank", tmp_path / "indexes", top_k=5, show_progress=False)
+    similarity.similar(runner, "psimrank", tmp_path / "indexes", query=Query(5), show_progress=False)
     short = cypher.query("related_pages", "related_pages_procedure")
     rows = runner.run(short, {"url": "http://e.org/1", "method": "psimrank", "limit": 10})
     assert [row["rank"] for row in rows] == list(range(1, len(rows) + 1)) and 0 < len(rows) <= 5
@@ -99,7 +100,7 @@ def test_a_rerun_replaces_that_method_only_and_never_shows_a_mix(runner, tmp_pat
     assert simrank.written > 0 and psimrank.written > 0
 
     again = write_similar(
-        runner, obtain_index(runner, "simrank", root, seed=7, show_progress=False), top_k=3, show_progress=False,
+        runner, obtain_index(runner, "simrank", root, seed=7, show_progress=False), query=Query(3), show_progress=False,
         rewrite=True,  # a full run (an update: tests/integration/procedures/test_similar_update.py)
     )
     after = relationships(runner)
@@ -692,14 +693,14 @@ def test_a_retirement_cut_short_leaves_the_new_run_current_and_the_next_run_fini
         pytest.skip(f"needs the local server to stop it; this one was provisioned by {neo4j_server.kind}")
     load([DATA / "webkb" / "texas.cites"], runner, show_progress=False)
     root = tmp_path / "indexes"
-    first = similarity.similar(runner, "psimrank", root, top_k=5, show_progress=False)
+    first = similarity.similar(runner, "psimrank", root, query=Query(5), show_progress=False)
     monkeypatch.setenv("LINKSIM_RETRY_SECONDS", "3")  # the runner's retries once the server is gone
     conn = neo4j_server.connection
     driver = GraphDatabase.driver(conn.uri, auth=(conn.user, conn.password))
     try:
         with caplog.at_level("WARNING", logger="linksim"):
             second = similarity.similar(StopServerAtRetirement(driver, conn.database, server), "psimrank", root,
-                                        top_k=5, show_progress=False, rewrite=True)
+                                        query=Query(5), show_progress=False, rewrite=True)
     finally:
         driver.close()
         server.start()
@@ -711,7 +712,7 @@ def test_a_retirement_cut_short_leaves_the_new_run_current_and_the_next_run_fini
     check_write_disk, seen = similarity._check_write_disk, []
     monkeypatch.setattr(similarity, "_check_write_disk", lambda *args: (seen.append(relationships(runner)),
                                                                          check_write_disk(*args)))
-    third = similarity.similar(runner, "psimrank", root, top_k=5, show_progress=False, rewrite=True, wait=60)
+    third = similarity.similar(runner, "psimrank", root, query=Query(5), show_progress=False, rewrite=True, wait=60)
     assert seen == [{("psimrank", second.id): second.written}]
     assert current_runs(runner) == {"psimrank": [third.id]}
     assert relationships(runner) == {("psimrank", third.id): third.written}

@@ -12,6 +12,7 @@ import numpy as np
 
 from linksim import cypher
 from linksim.cli.main import main
+from linksim.parameters import Query
 from linksim.procedures.load import load
 from linksim.procedures.runs import RUNS_OF_CURRENT, is_current
 
@@ -48,7 +49,7 @@ def test_other_hosts_lists_are_full_lists_of_other_hosts_pages(runner, cli_env, 
         urls = handle.pages.urls(range(len(handle.pages)))
         targets = Targets.of_hosts("other-hosts", host_numbers([host.get(url) for url in urls]), same=False)
         index = handle.index
-        expected = ranked_within(index, np.arange(index.n), TOP_K, 0.0, targets)
+        expected = ranked_within(index, np.arange(index.n), Query(TOP_K), targets)
     enough = full_beyond_plain = 0
     for u, found in enumerate(expected):
         assert other.get(urls[u], []) == [urls[v] for v, _ in found]

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from linksim.graph import LinkGraph
+from linksim.parameters import Query
 from linksim.methods import METHODS
 from linksim.ranking.sets import related_to_set
 from linksim.ranking.targets import DEEPER, NO_HOST, Targets, host_numbers, ranked_within
@@ -66,7 +67,7 @@ def test_spectral_chooses_its_candidates_among_the_passing_pages() -> None:
     graph, site = hosts_graph(2)
     index = built("spectral", graph)
     for targets in filters(site):
-        lists = ranked_within(index, np.arange(graph.n), TOP_K, 0.0, targets)
+        lists = ranked_within(index, np.arange(graph.n), Query(TOP_K), targets)
         for u, listed in enumerate(lists):
             assert all(targets.passes(u, np.array([v for v, _ in listed])))
             # The compiled lists are the step-by-step numpy lists of the filtered candidates.
@@ -80,7 +81,7 @@ def test_spectral_chooses_its_candidates_among_the_passing_pages() -> None:
     other = filters(site)[0]
     plain = index.related_many(np.arange(60), TOP_K)
     crossed = sum(other.passes(u, np.array([v for v, _ in lst])).sum() for u, lst in enumerate(plain))
-    filled = sum(len(lst) for lst in ranked_within(index, np.arange(60), TOP_K, 0.0, other))
+    filled = sum(len(lst) for lst in ranked_within(index, np.arange(60), Query(TOP_K), other))
     assert filled > crossed
 
 

@@ -393,22 +393,22 @@ def test_a_run_cut_short_resumes_from_its_finished_chunks_and_gives_the_same_lis
     assert counted["lists_sampled"] > 0
     chunks = -(-graph.n // 9)
     folder = tmp_path / "partial"
-    compute = index.related_many
+    compute = index.lists
     calls = []
 
-    def cut_short(pages, **options):
+    def cut_short(pages, query, **options):
         if len(calls) >= 4:
             raise RuntimeError("killed")
         calls.append(len(pages))
-        return compute(pages, **options)
+        return compute(pages, query, **options)
 
-    index.related_many = cut_short
+    index.lists = cut_short
     with pytest.raises(RuntimeError, match="killed"):
         top_k_all(index, top_k=4, workers=1, chunk=9, show_progress=False, sample=2,
                   checkpoint=Checkpoint(folder, {"run": 1}, flush_seconds=3600))
     assert len(list(folder.glob("part-*.npz"))) == 1  # what was finished, written as the run ended
 
-    del index.related_many
+    del index.lists
     report: dict = {}
     resumed = top_k_all(index, top_k=4, workers=2, chunk=9, show_progress=False, sample=2, report=report,
                         checkpoint=Checkpoint(folder, {"run": 1}))
@@ -418,12 +418,12 @@ def test_a_run_cut_short_resumes_from_its_finished_chunks_and_gives_the_same_lis
     assert len(list(folder.glob("part-*.npz"))) == 2  # the resumed run kept the chunks it computed
 
     # Every chunk finished (a run whose write was cut short): nothing is computed again.
-    index.related_many = cut_short
+    index.lists = cut_short
     report = {}
     resumed = top_k_all(index, top_k=4, workers=1, chunk=9, show_progress=False, sample=2, report=report,
                         checkpoint=Checkpoint(folder, {"run": 1}))
     assert report["lists_resumed"] == graph.n and all((a == b).all() for a, b in zip(resumed, reference))
-    del index.related_many
+    del index.lists
 
     # A part that cannot be read: its chunks are computed again, the lists are the same.
     sorted(folder.glob("part-*.npz"))[1].write_bytes(b"not a part")

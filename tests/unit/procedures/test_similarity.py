@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from linksim.parameters import Query
 from linksim import store
 from linksim.graph import LinkGraph
 
@@ -23,7 +24,7 @@ def test_similar_writes_then_switches_then_retires(fake, recording, tmp_path, mo
     answers["MATCH (r:LinksimRun {id: $previous})"] = [{"written": 4}]
     answers["CALL (s) { DELETE s }"] = {"relationships_deleted": 4}
     runner = recording(answers)
-    record = similar(runner, "psimrank", tmp_path, top_k=2, batch_size=2, show_progress=False, n_fingerprints=20)
+    record = similar(runner, "psimrank", tmp_path, query=Query(2), batch_size=2, show_progress=False, n_fingerprints=20)
     order = [q for _, q, _ in runner.sent]
     first = lambda text: next(i for i, q in enumerate(order) if text in q)  # noqa: E731
     assert first("MERGE (l:LinksimLock") < first("collect(id) AS ids") < first("CREATE (a)-[:SIMILAR_TO")
