@@ -53,6 +53,13 @@ def passing(u, pages, kind, allowed, hosts):
     return out
 
 
+@njit(cache=True, nogil=True)
+def passing_into(u, pages, kind, allowed, hosts, out):
+    """:func:`passing` into ``out``, a boolean array numpy made: the one numba makes failed to
+    reach Python ("'descr' is NULL") in a test process after the report's experiments had run."""
+    out[:] = passing(u, pages, kind, allowed, hosts)
+
+
 @dataclass(frozen=True, eq=False)
 class Targets:
     """A target filter resolved for a graph of ``n`` pages. ``name`` is how runs are keyed
@@ -79,7 +86,10 @@ class Targets:
         return self.kind, self.allowed, self.hosts
 
     def passes(self, u: int, pages: np.ndarray) -> np.ndarray:
-        return passing(int(u), np.asarray(pages, dtype=np.int64), *self.arrays)
+        pages = np.asarray(pages, dtype=np.int64)
+        out = np.empty(len(pages), dtype=np.bool_)
+        passing_into(int(u), pages, *self.arrays, out)
+        return out
 
     def passes_set(self, members: np.ndarray, pages: np.ndarray) -> np.ndarray:
         """For a set of pages: on none of the members' hosts (``other-hosts``), on one of them
