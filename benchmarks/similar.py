@@ -8,7 +8,8 @@ relationships from a query with no parameters (what Cypher writes cost here with
 with ``--gds``, also GDS's own batched writer: ``gds.knn.write`` top 10 on the PageRank of the
 pages (a cheap computation, so that its ``writeMillis`` measures the writer), relationships/s, once
 right before linksim's first run and once after its reruns, and the ratios of the writers on a
-store in the same state.
+store in the same state. The figures go to ``benchmarks/results/similar.json`` with the commit,
+the machine and the command.
 
     .venv/bin/python benchmarks/similar.py [--data ../shared/data] [--instance bench] [--gds]
 """
@@ -16,6 +17,7 @@ store in the same state.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 import time
@@ -23,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import bench_server, ensure_cnr, gds_anchor, peak_mib  # noqa: E402
+from _common import bench_server, ensure_cnr, gds_anchor, peak_mib, results_header  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -58,11 +60,12 @@ def one_run(runner, root: Path, label: str, retire: str = "wait", rewrite: bool 
     return total, record.written / write
 
 
-def anchor(runner, relationships: int) -> None:
+def anchor(runner, relationships: int) -> dict:
     """The server creating and deleting ``relationships`` SIMILAR_TO-shaped relationships on its own:
     one transaction stream, and transactions of 500 two at once (what linksim's writer asks of the
     server: the ceiling of any Cypher writer here, with no client)."""
     pages = runner.run("MATCH (p:Page) RETURN count(p) AS n")[0]["n"]
+    rates = {}
     for label, batching in (("one transaction stream", "IN TRANSACTIONS OF 50000 ROWS"),
                             ("two concurrent transactions of 500", "IN 2 CONCURRENT TRANSACTIONS OF 500 ROWS")):
         from neo4j.exceptions import TransientError
@@ -88,6 +91,8 @@ def anchor(runner, relationships: int) -> None:
         deleted = time.perf_counter() - began
         print(f"anchor, the server alone ({label}, no client): create {relationships / created:,.0f}/s, "
               f"delete {relationships / deleted:,.0f}/s")
+        rates[label] = {"create_rate": round(relationships / created), "delete_rate": round(relationships / deleted)}
+    return rates
 
 
 def main() -> None:
@@ -97,6 +102,7 @@ def main() -> None:
     parser.add_argument("--no-anchor", action="store_true")
     parser.add_argument("--gds", action="store_true", help="also the GDS writer anchor (installs GDS)")
     parser.add_argument("--only-anchors", action="store_true", help="skip the linksim runs")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "similar.json")
     args = parser.parse_args()
 
     from linksim.procedures import QueryRunner
@@ -136,16 +142,26 @@ def main() -> None:
             while runner.run("MATCH (c:LinksimCurrent {algorithm: 'simrank'}) RETURN size(c.retiring) AS n")[0]["n"]:
                 time.sleep(1)
             print(f"  background retirement finished {time.perf_counter() - began:.0f} s after the command returned")
+            figures = {"first_seconds": round(first, 1), "rerun_seconds": round(rerun, 1),
+                       "background_seconds": round(background, 1), "write_rate_first": round(first_rate),
+                       "write_rate_rerun": round(rerun_rate), "write_rate_background": round(background_rate)}
             if not args.no_anchor:
-                anchor(runner, 3_255_491)
+                figures["server_alone"] = anchor(runner, 3_255_491)
             if args.gds:
                 gds_after = gds_anchor(runner, " after the reruns")
                 print(f"write rate against GDS's writer: first run {first_rate / gds_before:.2f}x (GDS before it), "
                       f"rerun {rerun_rate / gds_after:.2f}x and {background_rate / gds_after:.2f}x in the background "
                       f"(GDS after them)")
+                figures.update(gds_rate_before=round(gds_before), gds_rate_after=round(gds_after),
+                               write_vs_gds_first=round(first_rate / gds_before, 3),
+                               write_vs_gds_rerun=round(rerun_rate / gds_after, 3),
+                               write_vs_gds_background=round(background_rate / gds_after, 3))
             print(f"estimate of similar simrank --top-k 10: {estimate.bytes_min / 2**20:,.0f} to "
                   f"{estimate.bytes_max / 2**20:,.0f} MiB (peak stage {estimate.peak_stage}); measured peak "
                   f"RSS of this process: {peak_mib():,.0f} MiB")
+            args.out.write_text(json.dumps({**results_header(sys.argv), "crawl": "cnr-2000", "method": "simrank",
+                                            "top_k": 10, **figures}, indent=2) + "\n")
+            print(f"written to {args.out}")
     finally:
         print(f"peak RSS of this process: {peak_mib():,.0f} MiB")
         server.stop()
