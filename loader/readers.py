@@ -45,7 +45,7 @@ from linksim.loader.urls import IDENTIFIER, INVALID, NON_WEB, classify, resolve
 BOM = b"\xef\xbb\xbf"  # UTF-8 byte-order mark: editors on Windows begin text files with it
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: no line of a link file is longer; a JSON page may be
 MAX_JSON_LINE_BYTES = 64 << 20
-FORMATS = ("edges", "cites", "csv", "jsonl", "pajek", "warc", "wikispeedia")
+FORMATS = ("edges", "cites", "csv", "jsonl", "pajek", "warc", "wikispeedia", "ccgraph")
 
 
 class InputError(LinksimError):
@@ -573,7 +573,14 @@ def _read_warc(path: Path, graph: CrawlGraph, policy: ErrorPolicy, normalize: bo
     read_warc(path, graph, policy, normalize)
 
 
-READERS: dict[str, Callable[[Path, CrawlGraph, ErrorPolicy, bool], None]] = {
+def _read_ccgraph(path: Path, graph: CrawlGraph, policy: ErrorPolicy, normalize: bool) -> str:
+    from linksim.loader.ccgraph import read_ccgraph
+
+    return read_ccgraph(path, graph, policy, normalize)
+
+
+#: Each format's reader; one that returns a string says what it found (the summary shows it).
+READERS: dict[str, Callable[[Path, CrawlGraph, ErrorPolicy, bool], str | None]] = {
     "edges": read_edges,
     "cites": read_cites,
     "csv": read_csv,
@@ -581,17 +588,22 @@ READERS: dict[str, Callable[[Path, CrawlGraph, ErrorPolicy, bool], None]] = {
     "pajek": read_pajek,
     "warc": _read_warc,
     "wikispeedia": read_wikispeedia,
+    "ccgraph": _read_ccgraph,
 }
 
 
 def detect_format(path: Path) -> str:
     """The format of ``path`` from its name (``.gz`` ignored), or a clear error."""
+    from linksim.loader.ccgraph import graph_files
+
     if path.is_dir():
         if (path / "articles.tsv").exists() and (path / "links.tsv").exists():
             return "wikispeedia"
+        if graph_files(path) is not None:
+            return "ccgraph"
         raise ConfigurationError(
-            f"{path} is a folder but not a Wikispeedia data set (no articles.tsv and links.tsv); "
-            "give the files inside it instead"
+            f"{path} is a folder but neither a Wikispeedia data set (articles.tsv and links.tsv) nor a "
+            "Common Crawl graph (*vertices.txt.gz and *edges.txt.gz); give the files inside it instead"
         )
     name = path.name.lower()
     if name.endswith(".gz"):
@@ -599,6 +611,8 @@ def detect_format(path: Path) -> str:
     suffix = Path(name).suffix
     if name.endswith((".warc", ".arc")):
         return "warc"
+    if name.endswith("vertices.txt") and graph_files(path) is not None:
+        return "ccgraph"
     if suffix == ".net":
         return "pajek"
     if suffix in (".jsonl", ".ndjson"):
@@ -625,10 +639,10 @@ def read_input(
     if fmt not in READERS:
         raise ConfigurationError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     try:
-        READERS[fmt](path, graph, policy, normalize)
+        found = READERS[fmt](path, graph, policy, normalize)
     except OSError as exc:  # readers report what is wrong inside a file; this is the file itself
         raise UnreadableInput(exc.filename or path, exc.strerror or str(exc)) from None
-    return fmt
+    return fmt if found is None else f"{fmt}: {found}"
 
 
 __all__ = [
