@@ -45,7 +45,7 @@ from linksim.loader.urls import IDENTIFIER, INVALID, NON_WEB, classify, resolve
 BOM = b"\xef\xbb\xbf"  # UTF-8 byte-order mark: editors on Windows begin text files with it
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: no line of a link file is longer; a JSON page may be
 MAX_JSON_LINE_BYTES = 64 << 20
-FORMATS = ("edges", "cites", "csv", "jsonl", "pajek", "warc", "wikispeedia", "ccgraph")
+FORMATS = ("edges", "cites", "csv", "jsonl", "pajek", "warc", "wacz", "wikispeedia", "ccgraph")
 
 
 class InputError(LinksimError):
@@ -573,6 +573,12 @@ def _read_warc(path: Path, graph: CrawlGraph, policy: ErrorPolicy, normalize: bo
     read_warc(path, graph, policy, normalize)
 
 
+def _read_wacz(path: Path, graph: CrawlGraph, policy: ErrorPolicy, normalize: bool) -> None:
+    from linksim.loader.wacz import read_wacz
+
+    read_wacz(path, graph, policy, normalize)
+
+
 def _read_ccgraph(path: Path, graph: CrawlGraph, policy: ErrorPolicy, normalize: bool) -> str:
     from linksim.loader.ccgraph import read_ccgraph
 
@@ -587,6 +593,7 @@ READERS: dict[str, Callable[[Path, CrawlGraph, ErrorPolicy, bool], str | None]] 
     "jsonl": read_jsonl,
     "pajek": read_pajek,
     "warc": _read_warc,
+    "wacz": _read_wacz,
     "wikispeedia": read_wikispeedia,
     "ccgraph": _read_ccgraph,
 }
@@ -611,6 +618,8 @@ def detect_format(path: Path) -> str:
     suffix = Path(name).suffix
     if name.endswith((".warc", ".arc")):
         return "warc"
+    if suffix == ".wacz":
+        return "wacz"
     if name.endswith("vertices.txt") and graph_files(path) is not None:
         return "ccgraph"
     if suffix == ".net":

@@ -309,45 +309,51 @@ def read_warc(path: Path, graph: CrawlGraph, policy, normalize: bool) -> None:
     if path.stat().st_size == 0:
         policy.bad(path, None, "the file is empty: nothing to load", "empty file")
         return
-    bad = "truncated or corrupt WARC"
     with open(path, "rb") as handle:  # an unreadable file is not a corrupt one: raised as it is
-        gzipped = handle.read(2) == b"\x1f\x8b"
-        handle.seek(0)
-        raw = _Members(handle) if gzipped else _Plain(handle)
-        reader = _Reader(raw)
-        number = 0
-        while True:
-            start, where = reader.position, None
-            try:
-                start, header = reader.header_block()
-                if header is None:
-                    return
+        read_warc_from(handle, path, graph, policy, normalize)
+
+
+def read_warc_from(handle, path: Path, graph: CrawlGraph, policy, normalize: bool) -> None:
+    """:func:`read_warc` of an open, seekable binary ``handle`` (a file, a member of a WACZ
+    package), named ``path`` in messages."""
+    bad = "truncated or corrupt WARC"
+    gzipped = handle.read(2) == b"\x1f\x8b"
+    handle.seek(0)
+    raw = _Members(handle) if gzipped else _Plain(handle)
+    reader = _Reader(raw)
+    number = 0
+    while True:
+        start, where = reader.position, None
+        try:
+            start, header = reader.header_block()
+            if header is None:
+                return
+            number += 1
+            where = f"record {number} (offset {raw.offset_of(start):,})"
+            page = _framed_record(reader, header, where, path, policy, normalize)
+        except _Framing as framing:
+            if framing.start is not None:  # the headers were not read whole
                 number += 1
+                start = framing.start
                 where = f"record {number} (offset {raw.offset_of(start):,})"
-                page = _framed_record(reader, header, where, path, policy, normalize)
-            except _Framing as framing:
-                if framing.start is not None:  # the headers were not read whole
-                    number += 1
-                    start = framing.start
-                    where = f"record {number} (offset {raw.offset_of(start):,})"
-                    if framing.truncated and number > 1:
-                        policy.bad(path, None, f"the file is truncated after record {number - 1}: {where} "
-                                   f"{framing}", bad)
-                        return
-                policy.bad(path, None, f"{where} {framing}", bad)
-            except (EOFError, OSError, zlib.error) as exc:  # a gzip member cut short or corrupt
-                reason = _gzip_reason(exc)
-                policy.bad(path, None, f"{where} is truncated or corrupt ({reason})" if where else
-                           f"the file is truncated after record {number}: record {number + 1} (offset "
-                           f"{raw.offset_of(start):,}) is cut inside its headers (a gzip member is cut "
-                           f"short or corrupt: {reason})", bad)
-                return
-            else:
-                if page is not None:
-                    _add_page(graph, page)
-                continue
-            if not reader.resynchronise(start):
-                return
+                if framing.truncated and number > 1:
+                    policy.bad(path, None, f"the file is truncated after record {number - 1}: {where} "
+                               f"{framing}", bad)
+                    return
+            policy.bad(path, None, f"{where} {framing}", bad)
+        except (EOFError, OSError, zlib.error) as exc:  # a gzip member cut short or corrupt
+            reason = _gzip_reason(exc)
+            policy.bad(path, None, f"{where} is truncated or corrupt ({reason})" if where else
+                       f"the file is truncated after record {number}: record {number + 1} (offset "
+                       f"{raw.offset_of(start):,}) is cut inside its headers (a gzip member is cut "
+                       f"short or corrupt: {reason})", bad)
+            return
+        else:
+            if page is not None:
+                _add_page(graph, page)
+            continue
+        if not reader.resynchronise(start):
+            return
 
 
 def _gzip_reason(exc: BaseException) -> str:

@@ -5,6 +5,7 @@ reading resumes at the next record."""
 from __future__ import annotations
 
 import gzip
+import json
 import io
 import re
 from pathlib import Path
@@ -247,3 +248,58 @@ def test_a_response_read_without_warcio_is_what_warcio_reads(case: str) -> None:
     assert got is not None and expected is not None
     assert (got.target, got.status, got.content_type, got.location, got.body()) == \
         (expected.target, expected.status, expected.content_type, expected.location, expected.body())
+
+
+def wacz_of(path: Path, members: dict[str, bytes]) -> Path:
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as package:  # WACZ stores its WARC files as they are
+        for name, data in members.items():
+            package.writestr(name, data)
+    return path
+
+
+def test_a_wacz_package_loads_its_warcs_and_its_pages_list(tmp_path: Path) -> None:
+    """The WARC files of a WACZ read from the package give what the same files give; its pages
+    list titles the pages without one and adds the pages the archive has no response for."""
+    from linksim.loader import read_files
+
+    parts = records(6)
+    first, second = file_of(parts[:3], gz=True), file_of(parts[3:], gz=False)
+    (tmp_path / "a.warc.gz").write_bytes(first)
+    (tmp_path / "b.warc").write_bytes(second)
+    pages = "\n".join(json.dumps(line) for line in (
+        {"format": "json-pages-1.0", "id": "pages", "title": "All Pages"},
+        {"url": "http://e.org/p1", "title": "Listed title", "ts": "2026-01-01T00:00:00Z"},
+        {"url": "http://e.org/elsewhere", "title": "Not archived"},
+    )) + "\n"
+    package = wacz_of(tmp_path / "crawl.wacz", {"archive/a.warc.gz": first, "archive/b.warc": second,
+                                                 "pages/pages.jsonl": pages.encode(), "datapackage.json": b"{}"})
+    warcs, formats = read_files([tmp_path / "a.warc.gz", tmp_path / "b.warc"])
+    wacz, wacz_formats = read_files([package])
+    assert formats == ["warc", "warc"] and wacz_formats == ["wacz"]
+    assert wacz.urls == warcs.urls + ["http://e.org/elsewhere"]
+    assert (wacz.links().source.tolist(), wacz.links().target.tolist()) == \
+        (warcs.links().source.tolist(), warcs.links().target.tolist())
+    assert wacz.titles == {**warcs.titles, len(warcs.urls): "Not archived"}  # the records' titles kept
+    assert list(wacz.crawled) == list(warcs.crawled) + [0]
+
+
+def test_a_bad_record_in_a_wacz_is_named_by_package_and_member(tmp_path: Path) -> None:
+    parts = records()
+    parts[2] = with_length(parts[2], 40)
+    package = wacz_of(tmp_path / "crawl.wacz", {"archive/data.warc": file_of(parts, gz=False)})
+    with pytest.raises(InputError, match=r"crawl\.wacz!archive/data\.warc.*record 3 \(offset"):
+        read_input(package, CrawlGraph(), ErrorPolicy("stop", CrawlGraph()), True)
+    graph = CrawlGraph()
+    read_input(package, graph, ErrorPolicy("skip", graph), True)
+    assert titles(graph) == {f"Page {i}" for i in range(PAGES) if i != 2}
+
+
+def test_a_file_that_is_not_a_zip_is_not_a_wacz(tmp_path: Path) -> None:
+    from linksim.loader.readers import UnreadableInput
+
+    path = tmp_path / "crawl.wacz"
+    path.write_bytes(b"WARC/1.0\r\n")
+    with pytest.raises(UnreadableInput, match="not a WACZ package"):
+        read_input(path, CrawlGraph(), ErrorPolicy("stop", CrawlGraph()), True)
