@@ -45,7 +45,7 @@ from linksim.loader.urls import IDENTIFIER, INVALID, NON_WEB, classify, resolve
 BOM = b"\xef\xbb\xbf"  # UTF-8 byte-order mark: editors on Windows begin text files with it
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: no line of a link file is longer; a JSON page may be
 MAX_JSON_LINE_BYTES = 64 << 20
-FORMATS = ("edges", "cites", "csv", "jsonl", "pajek", "warc", "wacz", "wikispeedia", "ccgraph")
+FORMATS = ("edges", "cites", "csv", "jsonl", "pajek", "warc", "wat", "wacz", "wikispeedia", "ccgraph")
 
 
 class InputError(LinksimError):
@@ -573,6 +573,12 @@ def _read_warc(path: Path, graph: CrawlGraph, policy: ErrorPolicy, normalize: bo
     read_warc(path, graph, policy, normalize)
 
 
+def _read_wat(path: Path, graph: CrawlGraph, policy: ErrorPolicy, normalize: bool) -> None:
+    from linksim.loader.warc import read_warc
+
+    read_warc(path, graph, policy, normalize, wat=True)
+
+
 def _read_wacz(path: Path, graph: CrawlGraph, policy: ErrorPolicy, normalize: bool) -> None:
     from linksim.loader.wacz import read_wacz
 
@@ -593,6 +599,7 @@ READERS: dict[str, Callable[[Path, CrawlGraph, ErrorPolicy, bool], str | None]] 
     "jsonl": read_jsonl,
     "pajek": read_pajek,
     "warc": _read_warc,
+    "wat": _read_wat,
     "wacz": _read_wacz,
     "wikispeedia": read_wikispeedia,
     "ccgraph": _read_ccgraph,
@@ -616,6 +623,8 @@ def detect_format(path: Path) -> str:
     if name.endswith(".gz"):
         name = name[:-3]
     suffix = Path(name).suffix
+    if name.endswith(".wat"):  # Common Crawl's x.warc.wat.gz
+        return "wat"
     if name.endswith((".warc", ".arc")):
         return "warc"
     if suffix == ".wacz":

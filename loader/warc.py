@@ -297,8 +297,9 @@ def _one_record(header: bytes, block: bytes):
     return next(iter(ArchiveIterator(io.BytesIO(header + block))))
 
 
-def read_warc(path: Path, graph: CrawlGraph, policy, normalize: bool) -> None:
-    """Add the HTML pages and links of one WARC (or WARC.gz) file to ``graph``.
+def read_warc(path: Path, graph: CrawlGraph, policy, normalize: bool, wat: bool = False) -> None:
+    """Add the HTML pages and links of one WARC (or WARC.gz) file to ``graph``; ``wat``: of a WAT
+    file, Common Crawl's link metadata of a WARC file (:func:`_wat_page`).
 
     A record is added only once its whole block, and the CRLF CRLF that ends it, have been read:
     a record whose framing is broken (its ``Content-Length`` overstates or understates its block,
@@ -310,10 +311,10 @@ def read_warc(path: Path, graph: CrawlGraph, policy, normalize: bool) -> None:
         policy.bad(path, None, "the file is empty: nothing to load", "empty file")
         return
     with open(path, "rb") as handle:  # an unreadable file is not a corrupt one: raised as it is
-        read_warc_from(handle, path, graph, policy, normalize)
+        read_warc_from(handle, path, graph, policy, normalize, wat)
 
 
-def read_warc_from(handle, path: Path, graph: CrawlGraph, policy, normalize: bool) -> None:
+def read_warc_from(handle, path: Path, graph: CrawlGraph, policy, normalize: bool, wat: bool = False) -> None:
     """:func:`read_warc` of an open, seekable binary ``handle`` (a file, a member of a WACZ
     package), named ``path`` in messages."""
     bad = "truncated or corrupt WARC"
@@ -330,7 +331,7 @@ def read_warc_from(handle, path: Path, graph: CrawlGraph, policy, normalize: boo
                 return
             number += 1
             where = f"record {number} (offset {raw.offset_of(start):,})"
-            page = _framed_record(reader, header, where, path, policy, normalize)
+            page = _framed_record(reader, header, where, path, policy, normalize, wat)
         except _Framing as framing:
             if framing.start is not None:  # the headers were not read whole
                 number += 1
@@ -361,10 +362,10 @@ def _gzip_reason(exc: BaseException) -> str:
 
 
 def _framed_record(reader: _Reader, header: bytes, where: str, path: Path, policy,
-                   normalize: bool) -> "_Page | None":
+                   normalize: bool, wat: bool = False) -> "_Page | None":
     """Read one record's block and its end; its page, or None for a record that is no page."""
     kind, length = _fields(header)
-    keep = kind == "response"
+    keep = kind == ("metadata" if wat else "response")
     if keep and length <= MAX_HTML_BYTES + MAX_HEADER_BYTES:
         block = reader.read(length)
         got = len(block)
@@ -388,6 +389,8 @@ def _framed_record(reader: _Reader, header: bytes, where: str, path: Path, polic
                        f"be: its Content-Length ({length:,} bytes) understates its block")
     if not keep:
         return None
+    if wat:
+        return _wat_page(header, block, where, path, policy, normalize) if len(block) == length else None
     if len(block) < length:  # the head of a response too large to hold
         record = _one_record(header, block)
         if _is_html_page(record):
@@ -519,6 +522,12 @@ def _read_response(response: "_Response | None", where: str, path: Path, policy,
         policy.bad(path, None, f"{where}: HTML of {target} exceeds {MAX_HTML_BYTES:,} bytes", "page too large")
         return None
     title, base, links = _html_links(body, page_key, content_type)
+    return _linked_page(page_key, title, base, links, where, path, normalize)
+
+
+def _linked_page(page_key: str, title: str | None, base: str, links, where: str, path: Path,
+                 normalize: bool) -> _Page:
+    """The page ``page_key`` with its ``links`` (href, anchor text) resolved against ``base``."""
     page = _Page(page_key, title=title)
     for href, anchor in links:
         kind, key = resolve(href, base, normalize)
@@ -529,6 +538,49 @@ def _read_response(response: "_Response | None", where: str, path: Path, policy,
         else:  # a broken href is the page's fault, not the file's: count, go on
             page.malformed.append(f"{path}:{where}")
     return page
+
+
+#: The links of a WAT record that are the HTML reader's (``a[href]``); the others are resources.
+WAT_LINKS = ("A@/href",)
+
+
+def _wat_page(header: bytes, block: bytes, where: str, path: Path, policy, normalize: bool) -> _Page | None:
+    """The page of one WAT metadata record (Common Crawl's ``Envelope -> Payload-Metadata ->
+    HTTP-Response-Metadata -> HTML-Metadata -> Links``): that of an HTML response, its title and
+    its ``<a href>`` links resolved against its ``<base>``, or a redirect; None for the metadata of
+    anything else (requests, other content, the WARC's own metadata)."""
+    import json
+
+    try:
+        envelope = json.loads(block[block.index(b"{"):] if b"{" in block else block)["Envelope"]
+        warc = envelope["WARC-Header-Metadata"]
+    except (ValueError, KeyError, TypeError):
+        policy.bad(path, None, f"{where} is not a WAT record (no JSON Envelope with WARC-Header-Metadata)",
+                   "malformed WAT record")
+        return None
+    if warc.get("WARC-Type") != "response" or not isinstance(warc.get("WARC-Target-URI"), str):
+        return None
+    kind, page_key = resolve(warc["WARC-Target-URI"], None, normalize)
+    http = (envelope.get("Payload-Metadata") or {}).get("HTTP-Response-Metadata") or {}
+    if kind != WEB or not isinstance(http, dict):
+        return None
+    status = str((http.get("Response-Message") or {}).get("Status", ""))
+    headers = {str(k).lower(): v for k, v in (http.get("Headers") or {}).items()}
+    if status.startswith("3"):
+        kind, target_key = resolve(str(headers.get("location") or ""), page_key, normalize)
+        return _Page(page_key, redirect=target_key) if kind == WEB and headers.get("location") else None
+    html = http.get("HTML-Metadata")
+    if not status.startswith("2") or not isinstance(html, dict):
+        return None
+    head = html.get("Head") or {}
+    title = head.get("Title") if isinstance(head.get("Title"), str) else None
+    base = page_key
+    if isinstance(head.get("Base"), str):
+        kind, key = resolve(head["Base"], page_key, normalize)
+        base = key if kind == WEB else page_key
+    links = [(link["url"], link.get("text")) for link in html.get("Links") or []
+             if isinstance(link, dict) and link.get("path") in WAT_LINKS and isinstance(link.get("url"), str)]
+    return _linked_page(page_key, title.strip() or None if title else None, base, links, where, path, normalize)
 
 
 def _add_page(graph: CrawlGraph, page: _Page) -> None:

@@ -303,3 +303,53 @@ def test_a_file_that_is_not_a_zip_is_not_a_wacz(tmp_path: Path) -> None:
     path.write_bytes(b"WARC/1.0\r\n")
     with pytest.raises(UnreadableInput, match="not a WACZ package"):
         read_input(path, CrawlGraph(), ErrorPolicy("stop", CrawlGraph()), True)
+
+
+def wat_record(url: str, warc_type: str, status: int = 200, title: str | None = None, links=(), location=None,
+               base: str | None = None) -> bytes:
+    """One WAT metadata record as Common Crawl writes it: the JSON envelope of a WARC record."""
+    head = {**({"Title": title} if title else {}), **({"Base": base} if base else {})}
+    http = {"Response-Message": {"Status": str(status)},
+            "Headers": {"Content-Type": "text/html", **({"Location": location} if location else {})},
+            **({"HTML-Metadata": {"Head": head, "Links": list(links)}} if status == 200 else {})}
+    envelope = {"Envelope": {"WARC-Header-Metadata": {"WARC-Type": warc_type, "WARC-Target-URI": url},
+                             "Payload-Metadata": {"HTTP-Response-Metadata": http}}}
+    return one_record(url, "metadata", json.dumps(envelope).encode(), None)
+
+
+def test_a_wat_file_gives_the_graph_of_its_warc(tmp_path: Path) -> None:
+    """Common Crawl's WAT: each HTML response's title and <a href> links (not its images or
+    stylesheets), a redirect as a link to its target; the metadata of requests is no page."""
+    from warcio.statusandheaders import StatusAndHeaders
+
+    from linksim.loader import detect_format
+
+    moved = StatusAndHeaders("301 Moved", [("Location", "/p0")], protocol="HTTP/1.1")
+    warc = records() + [one_record("http://e.org/old", "response", b"", moved)]
+    wat = [wat_record("http://e.org/p0", "request")]
+    for i in range(PAGES):
+        wat.append(wat_record(f"http://e.org/p{i}", "response", title=f"Page {i}", links=[
+            {"path": "A@/href", "url": f"/p{i + 1}", "text": "next"},
+            {"path": "IMG@/src", "url": "/logo.png"}, {"path": "LINK@/href", "url": "/style.css"}]))
+    wat.append(wat_record("http://e.org/old", "response", status=301, location="/p0"))
+    (tmp_path / "crawl.warc.gz").write_bytes(file_of(warc, gz=True))
+    (tmp_path / "crawl.warc.wat.gz").write_bytes(file_of(wat, gz=True))
+    assert detect_format(tmp_path / "crawl.warc.wat.gz") == "wat"
+    from_warc, from_wat = read(tmp_path / "crawl.warc.gz"), CrawlGraph()
+    read_input(tmp_path / "crawl.warc.wat.gz", from_wat, ErrorPolicy("stop", from_wat), True)
+    assert from_wat.urls == from_warc.urls and from_wat.titles == from_warc.titles
+    assert from_wat.links().source.tolist() == from_warc.links().source.tolist()
+    assert from_wat.links().target.tolist() == from_warc.links().target.tolist()
+    assert list(from_wat.crawled) == list(from_warc.crawled)
+
+
+def test_a_wat_record_that_is_not_json_is_one_bad_record(tmp_path: Path) -> None:
+    parts = [wat_record("http://e.org/a", "response", title="A", links=[{"path": "A@/href", "url": "/b"}]),
+             one_record("http://e.org/b", "metadata", b"not json", None)]
+    path = tmp_path / "crawl.wat"
+    path.write_bytes(file_of(parts, gz=False))
+    with pytest.raises(InputError, match=r"record 2 \(offset .*is not a WAT record"):
+        read_input(path, CrawlGraph(), ErrorPolicy("stop", CrawlGraph()), True)
+    graph = CrawlGraph()
+    read_input(path, graph, ErrorPolicy("skip", graph), True)
+    assert graph.urls == ["http://e.org/a", "http://e.org/b"] and graph.skipped.total == 1
