@@ -180,3 +180,34 @@ def test_bulk_refuses_a_database_with_data(runner: QueryRunner, neo4j_server) ->
     with pytest.raises(LinksimError, match="only for an empty one|needs the local server"):
         load([FIXTURES / "site.jsonl"], runner, mode="bulk", local_server=neo4j_server.local, show_progress=False)
     assert graph_counts(runner)["pages"] == 5
+
+
+def test_a_common_crawl_host_graph_loads_twice_to_the_same_graph_and_recrawls(runner: QueryRunner,
+                                                                               tmp_path: Path) -> None:
+    """A Common Crawl host graph (format ccgraph) in Neo4j: host pages with their links, the same
+    graph after a second load, and a recrawl of a newer release replaces the links of the hosts
+    it gives (a host with a link out is crawled, its links given in full by an edge list's rule)."""
+    import gzip
+
+    def release(name: str, hosts: list[str], edges: list[tuple[int, int]]) -> Path:
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "cc-main-host-vertices.txt.gz").write_bytes(
+            gzip.compress("".join(f"{i}\t{h}\n" for i, h in enumerate(hosts)).encode()))
+        (folder / "cc-main-host-edges.txt.gz").write_bytes(
+            gzip.compress("".join(f"{a}\t{b}\n" for a, b in edges).encode()))
+        return folder
+
+    hosts = ["com.example.www", "org.wikipedia.en", "net.other"]
+    first = release("first", hosts, [(0, 1), (0, 2), (1, 0)])
+    summary = load([first], runner, show_progress=False)
+    assert summary.formats == ["ccgraph: www kept"]
+    counts = graph_counts(runner)
+    assert (counts["pages"], counts["crawled"], counts["links"]) == (3, 2, 3)
+    again = load([first], runner, show_progress=False)
+    assert graph_counts(runner) == counts and (again.pages_created, again.links_created) == (0, 0)
+    newer = release("newer", hosts, [(0, 1), (1, 2)])
+    load([newer], runner, show_progress=False, recrawl=True)
+    links = runner.run("MATCH (a:Page)-[:LINKS_TO]->(b:Page) RETURN a.url AS a, b.url AS b ORDER BY a, b")
+    assert [(row["a"], row["b"]) for row in links] == [("https://en.wikipedia.org/", "https://other.net/"),
+                                                      ("https://www.example.com/", "https://en.wikipedia.org/")]
