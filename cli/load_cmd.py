@@ -53,8 +53,9 @@ def _load(args: argparse.Namespace) -> int:
     """Import crawl files into Neo4j as (:Page {url, title, host, crawled})-[:LINKS_TO
     {count}]->(:Page). The format comes from each file name (.gz read transparently):
     .tsv/.txt/.edges edge lists, .cites (WebKB), .csv (pages file with url,title,... or links file
-    with source,target,anchor), .jsonl ({url,title,links}), .net (Pajek), .warc/.warc.gz, or a
-    Wikispeedia folder. URLs are normalised (scheme and host lower-cased, default port and fragment
+    with source,target,anchor), .jsonl ({url,title,links}), .net (Pajek), .warc/.warc.gz, .wacz
+    (WACZ packages), .warc.wat.gz (Common Crawl's WAT), a Wikispeedia folder, or a folder of
+    Common Crawl's host or domain graph (*vertices.txt.gz, *edges.txt.gz). URLs are normalised (scheme and host lower-cased, default port and fragment
     dropped, dot segments and relative links resolved, percent-encoding normalised); mailto:,
     javascript: and other non-web links are skipped and counted. Loading the same input again leaves
     the same graph; a later crawl adds and updates, and with --recrawl replaces the links of the pages
