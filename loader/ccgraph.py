@@ -86,32 +86,26 @@ def read_ccgraph(path: Path, graph: CrawlGraph, policy: ErrorPolicy, normalize: 
 
 def _read_vertices(path: Path, graph: CrawlGraph, policy: ErrorPolicy) -> tuple[np.ndarray, int]:
     """Each vertex's page (-1 for a vertex refused), by id; how many names keep ``www.``."""
-    keys: list[str] = []
-    good: list[bool] = []
+    pages: list[int] = []
     www = 0
     for number, text in read_lines(path, policy):
         fields = text.split("\t")
         if len(fields) not in (2, 3) or not fields[0].isdigit():
             policy.bad(path, number, "expected `id<TAB>reversed host name[<TAB>hosts]`", "malformed vertex")
             continue
-        if int(fields[0]) != len(keys):
+        if int(fields[0]) != len(pages):
             # Ids are the line order: a gap means lines were lost, and every later edge would be misread.
-            raise InputError(path, number, f"vertex id {fields[0]} where {len(keys)} was expected (ids count up "
+            raise InputError(path, number, f"vertex id {fields[0]} where {len(pages)} was expected (ids count up "
                                            "from 0, one a line)")
         host = host_of(fields[1].strip())
         if host is None:
             policy.bad(path, number, f"{fields[1][:200]!r} is not a reversed host name", "malformed vertex")
-            keys.append("")
-            good.append(False)
+            pages.append(-1)
             continue
         www += host.startswith("www.")
-        keys.append(f"https://{host}/")
-        good.append(True)
-    pages = np.full(len(keys), -1, dtype=np.int64)
-    chosen = np.flatnonzero(good)
-    if len(chosen):
-        pages[chosen] = graph.add_pages([keys[i] for i in chosen.tolist()])
-    return pages, www
+        # graph.page, not add_pages: a host may be a page of another input of the load already.
+        pages.append(graph.page(f"https://{host}/"))
+    return np.array(pages, dtype=np.int64), www
 
 
 def _read_edges(path: Path, pages: np.ndarray, graph: CrawlGraph, policy: ErrorPolicy) -> None:

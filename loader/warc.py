@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import io
+import json
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -390,7 +391,7 @@ def _framed_record(reader: _Reader, header: bytes, where: str, path: Path, polic
     if not keep:
         return None
     if wat:
-        return _wat_page(header, block, where, path, policy, normalize) if len(block) == length else None
+        return _wat_page(block, where, path, policy, normalize) if len(block) == length else None
     if len(block) < length:  # the head of a response too large to hold
         record = _one_record(header, block)
         if _is_html_page(record):
@@ -544,15 +545,13 @@ def _linked_page(page_key: str, title: str | None, base: str, links, where: str,
 WAT_LINKS = ("A@/href",)
 
 
-def _wat_page(header: bytes, block: bytes, where: str, path: Path, policy, normalize: bool) -> _Page | None:
+def _wat_page(block: bytes, where: str, path: Path, policy, normalize: bool) -> _Page | None:
     """The page of one WAT metadata record (Common Crawl's ``Envelope -> Payload-Metadata ->
     HTTP-Response-Metadata -> HTML-Metadata -> Links``): that of an HTML response, its title and
     its ``<a href>`` links resolved against its ``<base>``, or a redirect; None for the metadata of
     anything else (requests, other content, the WARC's own metadata)."""
-    import json
-
     try:
-        envelope = json.loads(block[block.index(b"{"):] if b"{" in block else block)["Envelope"]
+        envelope = json.loads(block)["Envelope"]
         warc = envelope["WARC-Header-Metadata"]
     except (ValueError, KeyError, TypeError):
         policy.bad(path, None, f"{where} is not a WAT record (no JSON Envelope with WARC-Header-Metadata)",

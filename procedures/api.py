@@ -446,8 +446,8 @@ class Spark:
         c = self._client
         return SimilarWriteResult(spark_similar(
             c.runner, c.connection, c.index_root, method, self.master, self.partitions,
-            Query.checked(top_k, similarity_cutoff), sample, write_partitions, wait=wait, retire=retire, spark=self.session, rebuild=rebuild,
-            **parameters), engine="spark")
+            Query.checked(top_k, similarity_cutoff), sample, write_partitions, wait=wait, retire=retire,
+            spark=self.session, rebuild=rebuild, **parameters), engine="spark")
 
 
 class Linksim:

@@ -36,13 +36,14 @@ DEEPEST = 4_096
 
 
 @njit(cache=True, nogil=True)
-def passing(u, pages, kind, allowed, hosts):
-    """Which of ``pages`` may be in u's list (see the module), as a boolean array."""
-    out = np.empty(len(pages), dtype=np.bool_)
+def passing_into(u, pages, kind, allowed, hosts, out):
+    """Which of ``pages`` may be in u's list (see the module), into the boolean array ``out``.
+    Python passes an array numpy made: one numba made failed to reach Python ("'descr' is NULL")
+    in a test process after the report's experiments had run."""
     if kind == PAGES:
         for i in range(len(pages)):
             out[i] = allowed[pages[i]] != 0
-        return out
+        return
     mine = hosts[u]
     for i in range(len(pages)):
         theirs = hosts[pages[i]]
@@ -50,14 +51,14 @@ def passing(u, pages, kind, allowed, hosts):
             out[i] = theirs != NO_HOST and theirs != mine
         else:
             out[i] = theirs != NO_HOST and theirs == mine
-    return out
 
 
 @njit(cache=True, nogil=True)
-def passing_into(u, pages, kind, allowed, hosts, out):
-    """:func:`passing` into ``out``, a boolean array numpy made: the one numba makes failed to
-    reach Python ("'descr' is NULL") in a test process after the report's experiments had run."""
-    out[:] = passing(u, pages, kind, allowed, hosts)
+def passing(u, pages, kind, allowed, hosts):
+    """:func:`passing_into` a new array: the compiled lists' filter."""
+    out = np.empty(len(pages), dtype=np.bool_)
+    passing_into(u, pages, kind, allowed, hosts, out)
+    return out
 
 
 @dataclass(frozen=True, eq=False)
