@@ -189,6 +189,15 @@ class CrawlGraph:
         if anchor and (source, target) not in self.anchors:
             self.anchors[(source, target)] = anchor
 
+    def link_from(self, source: int, targets: list[int], anchors: list) -> None:
+        """The links of page ``source`` to ``targets`` in order, each with its anchor text (or
+        None): what :meth:`link` does for each, at a fraction of the cost."""
+        self.spool.append_from(source, targets)
+        known = self.anchors
+        for target, anchor in zip(targets, anchors):
+            if anchor and (source, target) not in known:
+                known[(source, target)] = anchor
+
     def extend_links(self, source: np.ndarray, target: np.ndarray, counts: np.ndarray | None = None) -> None:
         """Add many links at once (page indices, no anchors; ``counts``: the times each was seen)."""
         self.spool.extend(source, target, counts)

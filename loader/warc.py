@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import io
 import json
+import re
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +27,7 @@ from selectolax.lexbor import LexborHTMLParser
 from warcio.archiveiterator import ArchiveIterator
 
 from linksim.loader.graph import CrawlGraph
-from linksim.loader.urls import WEB, resolve
+from linksim.loader.urls import NON_WEB, WEB, depends_on_folder_only, folder_of, resolve
 
 MAX_HTML_BYTES = 32 << 20
 
@@ -53,17 +54,20 @@ def _html_links(
     node = tree.css_first("title")
     title = node.text(strip=True) if node is not None else None
     base = page_url
-    base_node = tree.css_first("base[href]")
+    # A document without the bytes "<base" has no <base> element: spare the parser's search of it
+    # (unless it is in UTF-16 or UTF-32, where the tag's bytes are not those: NULs tell).
+    base_node = tree.css_first("base[href]") if _BASE_TAG(body) or b"\x00" in body[:4096] else None
     if base_node is not None:
         href = (base_node.attributes.get("href") or "").strip()
         if href:
             base = urljoin(page_url, href)
-    links = []
-    for anchor in tree.css("a[href]"):
-        href = anchor.attributes.get("href")
-        if href:
-            links.append((href, anchor.text(strip=True, separator=" ")))
+    # ``attrs.get`` reads the one attribute; ``attributes`` builds a dict of all of them first.
+    links = [(href, anchor.text(strip=True, separator=" ")) for anchor in tree.css("a[href]")
+             if (href := anchor.attrs.get("href"))]
     return title or None, base, links
+
+
+_BASE_TAG = re.compile(rb"<base", re.IGNORECASE).search
 
 
 class _Members(io.RawIOBase):
@@ -323,6 +327,7 @@ def read_warc_from(handle, path: Path, graph: CrawlGraph, policy, normalize: boo
     handle.seek(0)
     raw = _Members(handle) if gzipped else _Plain(handle)
     reader = _Reader(raw)
+    resolver = _Resolver(graph, normalize)
     number = 0
     while True:
         start, where = reader.position, None
@@ -352,7 +357,7 @@ def read_warc_from(handle, path: Path, graph: CrawlGraph, policy, normalize: boo
             return
         else:
             if page is not None:
-                _add_page(graph, page)
+                _add_page(graph, page, resolver)
             continue
         if not reader.resynchronise(start):
             return
@@ -493,9 +498,9 @@ class _Page:
     key: str
     title: str | None = None
     redirect: str | None = None
-    links: list = field(default_factory=list)  # [(url, anchor)], resolved
-    non_web: int = 0
-    malformed: list = field(default_factory=list)
+    base: str = ""
+    links: list = field(default_factory=list)  # [(href, anchor text)] as written, against ``base``
+    where: str = ""  # file:record, for a malformed link
 
 
 def _read_response(response: "_Response | None", where: str, path: Path, policy, normalize: bool) -> _Page | None:
@@ -523,22 +528,13 @@ def _read_response(response: "_Response | None", where: str, path: Path, policy,
         policy.bad(path, None, f"{where}: HTML of {target} exceeds {MAX_HTML_BYTES:,} bytes", "page too large")
         return None
     title, base, links = _html_links(body, page_key, content_type)
-    return _linked_page(page_key, title, base, links, where, path, normalize)
+    return _linked_page(page_key, title, base, links, where, path)
 
 
-def _linked_page(page_key: str, title: str | None, base: str, links, where: str, path: Path,
-                 normalize: bool) -> _Page:
-    """The page ``page_key`` with its ``links`` (href, anchor text) resolved against ``base``."""
-    page = _Page(page_key, title=title)
-    for href, anchor in links:
-        kind, key = resolve(href, base, normalize)
-        if kind == WEB:
-            page.links.append((key, anchor or None))
-        elif kind == "non-web":
-            page.non_web += 1
-        else:  # a broken href is the page's fault, not the file's: count, go on
-            page.malformed.append(f"{path}:{where}")
-    return page
+def _linked_page(page_key: str, title: str | None, base: str, links, where: str, path: Path) -> _Page:
+    """The page ``page_key`` with its ``links`` (href, anchor text), resolved against ``base``
+    when the page is added (:class:`_Resolver`)."""
+    return _Page(page_key, title=title, base=base, links=links, where=f"{path}:{where}")
 
 
 #: The links of a WAT record that are the HTML reader's (``a[href]``); the others are resources.
@@ -579,15 +575,83 @@ def _wat_page(block: bytes, where: str, path: Path, policy, normalize: bool) -> 
         base = key if kind == WEB else page_key
     links = [(link["url"], link.get("text")) for link in html.get("Links") or []
              if isinstance(link, dict) and link.get("path") in WAT_LINKS and isinstance(link.get("url"), str)]
-    return _linked_page(page_key, title.strip() or None if title else None, base, links, where, path, normalize)
+    return _linked_page(page_key, title.strip() or None if title else None, base, links, where, path)
 
 
-def _add_page(graph: CrawlGraph, page: _Page) -> None:
+#: What a reference resolves to besides a page: a link of another scheme, a malformed one.
+_NON_WEB, _MALFORMED = -1, -2
+
+
+class _Resolver:
+    """The links of one read resolved to page numbers of its graph. A site links the same
+    references from every page of a folder (its navigation), and resolving and normalising each
+    of them again was three quarters of a WARC read (``benchmarks/load.py --warc``): each
+    reference is resolved once a folder (:func:`~linksim.loader.urls.folder_of`), and looked up
+    after that. What depends on more than the folder (a bare query or fragment) is resolved
+    each time. Forgets everything at :data:`LIMIT` references, to bound its memory."""
+
+    LIMIT = 1 << 18
+
+    def __init__(self, graph: CrawlGraph, normalize: bool) -> None:
+        self.graph, self.normalize = graph, normalize
+        self.folders: dict[str, dict[str, int]] = {}
+        self.size = 0
+
+    def targets(self, page: _Page) -> tuple[list[int], list]:
+        """The page numbers of ``page``'s web links and their anchor texts, in the page's order;
+        links of other schemes and malformed ones counted in the graph."""
+        folder = folder_of(page.base)
+        known = self.folders.get(folder) if folder is not None else None
+        if known is None:
+            if self.size >= self.LIMIT:
+                self.folders.clear()
+                self.size = 0
+            known = {}
+            if folder is not None:
+                self.folders[folder] = known
+        targets: list[int] = []
+        texts: list = []
+        in_page = None  # what a bare fragment (#x) resolves to: the base itself, whatever the fragment
+        for href, text in page.links:
+            target = known.get(href)
+            if target is None:
+                if href[:1] == "#":
+                    if in_page is None:
+                        in_page = self._resolve(href, page.base, known)
+                    target = in_page
+                else:
+                    target = self._defragmented(href, page.base, known)
+            if target >= 0:
+                targets.append(target)
+                texts.append(text)
+            elif target == _NON_WEB:
+                self.graph.non_web += 1
+            else:  # a broken href is the page's fault, not the file's: count, go on
+                self.graph.skipped.add("malformed link in HTML", page.where)
+        return targets, texts
+
+    def _defragmented(self, href: str, base: str, known: dict[str, int]) -> int:
+        """``href`` resolved, by the web page its fragment-less form resolved to if it is known."""
+        cut = href.find("#")
+        target = known.get(href[:cut]) if cut > 0 else None
+        if target is None or target < 0:
+            return self._resolve(href, base, known)
+        known[href] = target
+        self.size += 1
+        return target
+
+    def _resolve(self, href: str, base: str, known: dict[str, int]) -> int:
+        kind, key = resolve(href, base, self.normalize)
+        target = self.graph.page(key) if kind == WEB else _NON_WEB if kind == NON_WEB else _MALFORMED
+        if depends_on_folder_only(href):
+            known[href] = target
+            self.size += 1
+        return target
+
+
+def _add_page(graph: CrawlGraph, page: _Page, resolver: _Resolver) -> None:
     source = graph.page(page.key, complete=True, title=page.title)
     if page.redirect is not None:
         graph.link(source, graph.page(page.redirect))
-    for key, anchor in page.links:
-        graph.link(source, graph.page(key), anchor)
-    graph.non_web += page.non_web
-    for where in page.malformed:
-        graph.skipped.add("malformed link in HTML", where)
+    if page.links:
+        graph.link_from(source, *resolver.targets(page))

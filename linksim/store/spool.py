@@ -122,6 +122,15 @@ class LinkSpool:
         if len(self.source) >= self.limit:
             self.spill()
 
+    def append_from(self, source: int, targets: list[int]) -> None:
+        """:meth:`append` of a link from ``source`` to each of ``targets``, seen once each."""
+        self.source.extend([source] * len(targets))
+        self.target.extend(targets)
+        if self.counts is not None:
+            self.counts.extend([1] * len(targets))
+        if len(self.source) >= self.limit:
+            self.spill()
+
     def extend(self, source: np.ndarray, target: np.ndarray, counts: np.ndarray | None = None) -> None:
         if counts is not None and self.counts is None and bool(np.any(counts != 1)):
             self._count_from_now()

@@ -138,3 +138,41 @@ def test_cached_resolution_equals_joining_against_the_whole_base(normalize: bool
             for href in HREFS:
                 assert resolve(href, base, normalize) == _joined_then_normalised(href, base, normalize), (base, href)
     assert urls._RELATIVE  # the cache was used
+
+
+def _random_urls(seed: int, count: int) -> list[str]:
+    """URLs near the edge of the already-normal form: hosts, ports, paths and queries drawn from
+    the characters that url_normalize keeps, escapes, decodes or splits on."""
+    import random
+
+    draw = random.Random(seed)
+    host_parts = ["a", "b1", "x-y", "ab--cd", "-a", "a-", "A", "0", "127", "xn--bcher-kva", "é", "a_b"]
+    path_chars = "az09._~!$&'()*+,;=:@-/%7E[] \u00e9"
+    query_chars = "az09._~:/?@!$'()*+,;=&%-"
+    urls = []
+    for _ in range(count):
+        host = ".".join(draw.choice(host_parts) for _ in range(draw.randint(1, 3)))
+        port = draw.choice(["", "", ":80", ":443", ":8000", ":0", ":65536", ":08"])
+        path = "".join(draw.choice(path_chars) for _ in range(draw.randint(0, 12)))
+        query = "".join(draw.choice(query_chars) for _ in range(draw.randint(0, 8)))
+        scheme = draw.choice(["http", "https", "HTTP"])
+        urls.append(f"{scheme}://{host}{port}{'/' if draw.random() < 0.8 else ''}{path}"
+                    + (f"?{query}" if draw.random() < 0.4 else ""))
+    urls += ["http://a.com/a/./b", "http://a.com/a/..", "http://a.com/?a==1", "http://a.com/?&a", "http://a.com"]
+    return urls
+
+
+def test_the_already_normal_shortcut_changes_no_key() -> None:
+    """already_normal(u) holds only where url_normalize leaves u as it is and resolve keeps it
+    (else a page would be two nodes, one from each path); and it holds often enough to matter."""
+    from url_normalize import url_normalize
+
+    from linksim.loader.urls import already_normal
+
+    urls = _random_urls(7, 20000)
+    shortcut = [url for url in urls if already_normal(url)]
+    for url in shortcut:
+        assert url_normalize(url) == url, url
+        assert resolve(url) == (WEB, url), url
+    assert len(shortcut) > 300
+    assert not any(already_normal(url) for url in urls[-5:])

@@ -353,3 +353,40 @@ def test_a_wat_record_that_is_not_json_is_one_bad_record(tmp_path: Path) -> None
     graph = CrawlGraph()
     read_input(path, graph, ErrorPolicy("skip", graph), True)
     assert graph.urls == ["http://e.org/a", "http://e.org/b"] and graph.skipped.total == 1
+
+
+def test_links_resolved_once_a_folder_are_those_resolved_one_by_one() -> None:
+    """The resolver's memo (a reference once a folder, a bare fragment once a page, a fragment's
+    page by its fragment-less reference) gives every link the page that resolve() gives it, in
+    the same order, with the same counts of other schemes and malformed links."""
+    from linksim.loader.urls import NON_WEB, WEB, resolve
+    from linksim.loader.warc import _Page, _Resolver
+
+    hrefs = ["b.html", "b.html#x", "#top", "#other", "?q=1", "", " c.html ", "../up/", "/root", "//o.org/p",
+             "mailto:a@b.c", "http://[bad", "HTTP://Example.COM:80/a/./b", "b.html#y", "sub/../b.html", "#top"]
+    pages = [("http://s.org/dir/one.html", "http://s.org/dir/one.html"),
+             ("http://s.org/dir/two.html?v=2", "http://s.org/dir/two.html?v=2"),
+             ("http://s.org/dir/three.html", "http://s.org/other/"),  # a <base href> elsewhere
+             ("http://s.org/x/one.html", "http://s.org/x/one.html")]
+    fast, slow = CrawlGraph(), CrawlGraph()
+    resolver = _Resolver(fast, True)
+    expected_non_web = expected_malformed = 0
+    for key, base in pages:
+        page = _Page(key, base=base, links=[(href, f"t{n}") for n, href in enumerate(hrefs)], where="f:1")
+        source = fast.page(key, complete=True)
+        targets, texts = resolver.targets(page)
+        slow.page(key, complete=True)
+        wanted = []
+        for n, href in enumerate(hrefs):
+            kind, found = resolve(href, base)
+            if kind == WEB:
+                wanted.append((slow.page(found), f"t{n}"))
+            elif kind == NON_WEB:
+                expected_non_web += 1
+            else:
+                expected_malformed += 1
+        assert list(zip(targets, texts)) == wanted
+        assert source == slow.index[key]
+    assert fast.urls == slow.urls
+    assert fast.non_web == expected_non_web == 4
+    assert fast.skipped.total == expected_malformed > 0
