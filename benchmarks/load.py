@@ -5,6 +5,7 @@ generated crawl of that many links in bulk mode beside the import tool alone.
     .venv/bin/python benchmarks/load.py [--data ../shared/data] [--instance bench]
     .venv/bin/python benchmarks/load.py --links 100M      # the crawl of benchmarks/scale.py, reused
     .venv/bin/python benchmarks/load.py --warc FILES      # the WARC reader beside FastWARC + Lexbor
+    .venv/bin/python benchmarks/load.py --webgraph        # cnr-2000 as a BV graph beside its edge list
 
 ``--warc FILES``: no Neo4j. linksim's WARC reader (the pages and links a load gets: framed and
 checked records, HTML parsed, links resolved and normalised, titles and anchor texts) beside
@@ -14,6 +15,12 @@ Lexbor's, on one core each, each reading in a process of its own, the readers al
 the files (``read_files``) with one worker and with two, alternating (``--split N`` first cuts
 each file into N files at record boundaries, gzip member by member, for a crawl of one file).
 Written to ``benchmarks/results/warc-read.json``.
+
+``--webgraph``: no Neo4j. cnr-2000's edge list made into a WebGraph BV graph with the WebGraph
+tools (``webgraph from arcs``, ``webgraph build ef``: ``cargo install webgraph-cli``; found on the
+PATH or in linksim's cache, ``<home>/cargo/bin``), then both read as a load reads them, in
+alternating rounds: the two graphs must be equal (pages and links), and the read times and
+their ratio are written to ``benchmarks/results/webgraph-read.json``.
 
 Runs on its own local instance (default ``bench``, free ports), so it never touches your data.
 Each linksim load runs as a child process (``linksim load --json``); its memory is polled: the
@@ -149,6 +156,61 @@ def warc_read(paths: list[Path], rounds: int, out: Path, split: int = 1) -> None
     print(f"written to {out}")
 
 
+def webgraph_read(crawl: Path, rounds: int, out: Path) -> None:
+    """cnr-2000 as a BV graph (made by the WebGraph tools) read beside its edge list: equal graphs,
+    the read times."""
+    import tempfile
+
+    import numpy as np
+
+    from _common import results_header
+    from linksim.home import linksim_home as home
+    from linksim.loader import read_files
+
+    tool = shutil.which("webgraph") or shutil.which("webgraph", path=str(home() / "cargo" / "bin"))
+    if tool is None:
+        sys.exit("the WebGraph tools are needed to write the BV graph: cargo install --root "
+                 f"{home() / 'cargo'} webgraph-cli")
+    scratch = tempfile.TemporaryDirectory(prefix="webgraph-")
+    basename = Path(scratch.name) / crawl.name.split(".")[0]
+    with read_files([crawl])[0] as listed:
+        nodes = max(int(url) for url in listed.urls) + 1
+        links = listed.links()
+        arcs = np.stack([np.array(listed.urls, dtype=np.int64)[links.source],
+                         np.array(listed.urls, dtype=np.int64)[links.target]], axis=1)
+    text = "".join(f"{a}\t{b}\n" for a, b in arcs.tolist()).encode()
+    subprocess.run([tool, "from", "arcs", "--num-nodes", str(nodes), str(basename)], input=text, check=True,
+                   capture_output=True)
+    subprocess.run([tool, "build", "ef", str(basename)], check=True, capture_output=True)
+    runs: dict[str, list[float]] = {"edge list": [], "webgraph": []}
+    inputs = {"edge list": crawl, "webgraph": basename.with_suffix(".graph")}
+    for number in range(rounds):
+        for name in inputs if number % 2 == 0 else list(inputs)[::-1]:
+            began = time.perf_counter()
+            graph, _ = read_files([inputs[name]])
+            runs[name].append(round(time.perf_counter() - began, 3))
+            with graph:
+                found = graph.links()
+                pairs = np.array(graph.urls, dtype=np.int64)
+                pairs = np.unique(np.stack([pairs[found.source], pairs[found.target]], axis=1), axis=0)
+            if not np.array_equal(pairs, np.unique(arcs, axis=0)):
+                sys.exit(f"the {name} read gives another graph than the edge list's arcs")
+            print(f"round {number + 1}, {name}: {len(pairs):,} links equal to the edge list's, "
+                  f"{runs[name][-1]:.2f} s", flush=True)
+    bytes_of = {"edge list": crawl.stat().st_size,
+                "webgraph": sum(f.stat().st_size for f in Path(scratch.name).iterdir())}
+    scratch.cleanup()
+    median = {name: sorted(found)[len(found) // 2] for name, found in runs.items()}
+    summary = {"crawl": crawl.name, "nodes": nodes, "links": int(len(arcs)), "equal": True,
+               "bytes": bytes_of, "seconds_median": median,
+               "webgraph_over_edge_list_speed": round(median["edge list"] / median["webgraph"], 3)}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({**results_header(sys.argv), "rounds": rounds, "runs": runs, "summary": summary},
+                              indent=1))
+    print(json.dumps(summary, indent=1))
+    print(f"written to {out}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
@@ -163,10 +225,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="--warc: rounds of every reader (default 3)")
     parser.add_argument("--split", type=int, default=1, metavar="N",
                         help="--warc: cut each file into N files at record boundaries for the workers' timing")
-    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "warc-read.json")
+    parser.add_argument("--webgraph", action="store_true",
+                        help="cnr-2000 as a WebGraph BV graph read beside its edge list (no Neo4j)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="the results file (default benchmarks/results/warc-read.json or webgraph-read.json)")
     args = parser.parse_args()
     if args.warc:
-        return warc_read(args.warc, args.rounds, args.out, args.split)
+        return warc_read(args.warc, args.rounds, args.out or REPO / "benchmarks" / "results" / "warc-read.json",
+                         args.split)
+    if args.webgraph:
+        return webgraph_read(args.data / "cnr-2000" / "cnr-2000.edges.tsv.gz", args.rounds,
+                             args.out or REPO / "benchmarks" / "results" / "webgraph-read.json")
 
     from linksim.loader.bulk import bulk_import_command, needs_multiline, write_csv_files
     from linksim.loader import read_files

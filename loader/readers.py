@@ -45,7 +45,7 @@ from linksim.loader.urls import IDENTIFIER, INVALID, NON_WEB, classify, resolve
 BOM = b"\xef\xbb\xbf"  # UTF-8 byte-order mark: editors on Windows begin text files with it
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: no line of a link file is longer; a JSON page may be
 MAX_JSON_LINE_BYTES = 64 << 20
-FORMATS = ("edges", "cites", "csv", "jsonl", "pajek", "warc", "wat", "wacz", "wikispeedia", "ccgraph")
+FORMATS = ("edges", "cites", "csv", "jsonl", "pajek", "warc", "wat", "wacz", "wikispeedia", "ccgraph", "webgraph")
 
 
 class InputError(LinksimError):
@@ -591,6 +591,12 @@ def _read_ccgraph(path: Path, graph: CrawlGraph, policy: ErrorPolicy, normalize:
     return read_ccgraph(path, graph, policy, normalize)
 
 
+def _read_webgraph(path: Path, graph: CrawlGraph, policy: ErrorPolicy, normalize: bool) -> str:
+    from linksim.loader.webgraph import read_webgraph
+
+    return read_webgraph(path, graph, policy, normalize)
+
+
 #: Each format's reader; one that returns a string says what it found (the summary shows it).
 READERS: dict[str, Callable[[Path, CrawlGraph, ErrorPolicy, bool], str | None]] = {
     "edges": read_edges,
@@ -603,6 +609,7 @@ READERS: dict[str, Callable[[Path, CrawlGraph, ErrorPolicy, bool], str | None]] 
     "wacz": _read_wacz,
     "wikispeedia": read_wikispeedia,
     "ccgraph": _read_ccgraph,
+    "webgraph": _read_webgraph,
 }
 
 
@@ -633,6 +640,11 @@ def detect_format(path: Path) -> str:
         return "ccgraph"
     if suffix == ".net":
         return "pajek"
+    if path.suffix in (".graph", ".properties"):
+        from linksim.loader.webgraph import basename_of
+
+        if basename_of(path) is not None:
+            return "webgraph"
     if suffix in (".jsonl", ".ndjson"):
         return "jsonl"
     if suffix == ".cites":
