@@ -57,7 +57,7 @@ def _load(args: argparse.Namespace) -> int:
     (WACZ packages), .warc.wat.gz (Common Crawl's WAT), a Wikispeedia folder, or a folder of
     Common Crawl's host or domain graph (*vertices.txt.gz, *edges.txt.gz), or a WebGraph BV graph
     (BASENAME.graph with its .properties and .ef; the nodes named by BASENAME.urls if it is
-    there, else by number). URLs are normalised (scheme and host lower-cased, default port and fragment
+    there, else by number), or the link table folder of `linksim spark extract`. URLs are normalised (scheme and host lower-cased, default port and fragment
     dropped, dot segments and relative links resolved, percent-encoding normalised); mailto:,
     javascript: and other non-web links are skipped and counted. Loading the same input again leaves
     the same graph; a later crawl adds and updates, and with --recrawl replaces the links of the pages

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from linksim.cli.options import add_list_options, add_sampling, add_wait, checked, command
 from linksim.methods import sample_methods
+from linksim.loader.extract import ARCHIVE_FORMATS
 from linksim.procedures.spark import spark_methods
 
 
@@ -75,6 +76,17 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
                          help="connector writers at once (default 1: parallel writers of one graph lock the same "
                          "hub pages and deadlock, retried)")
     similar.add_argument("--json", action="store_true", help="print the run summary as JSON")
+
+    extract = command(actions, "extract", _extract, help="read web archives on Spark into a link table (Parquet)")
+    extract.add_argument("paths", nargs="+", type=Path, metavar="FILE", help="WARC, WAT or WACZ files")
+    extract.add_argument("--out", type=Path, required=True, metavar="DIR",
+                         help="the link table's folder (new or empty; on a cluster, where every executor writes)")
+    _spark_options(extract)
+    extract.add_argument("--format", choices=ARCHIVE_FORMATS, help="format of every FILE (default: from the name)")
+    extract.add_argument("--on-error", choices=("stop", "skip"), default="stop",
+                         help="as for `linksim load`: stop (default) at a bad record, nothing written; skip: count them")
+    extract.add_argument("--no-normalize", action="store_true", help="keep web URLs as written (no normalisation)")
+    extract.add_argument("--json", action="store_true", help="print the link table's description as JSON")
 
 
 def _given(args: argparse.Namespace) -> dict:
@@ -169,4 +181,28 @@ def _similar(args: argparse.Namespace) -> int:
         return 0
     print(f"{args.method} on Spark ({args.master}): wrote {record.written:,} SIMILAR_TO relationships (run "
           f"{record.id}); compute {record.compute_millis / 1000:.1f} s, write {record.write_millis / 1000:.1f} s")
+    return 0
+
+
+def _extract(args: argparse.Namespace) -> int:
+    """Read WARC, WAT or WACZ files on Spark, one task a file, with the reader of `linksim load`, into a
+    link table: Parquet pages (id, url, title, crawled, complete) and links (source, target, count,
+    anchor) in --out, with linksim-links.json saying what was read. `linksim load DIR` imports it (in
+    bulk into an empty database): the graph a local load of the same files gives. No Neo4j is needed."""
+
+    from linksim.loader.extract import extract
+    from linksim.procedures.spark import spark_errors
+    from linksim.spark import session
+
+    with spark_errors():
+        described = extract(session(args.master, args.partitions), args.paths, args.out, args.format,
+                            args.on_error, not args.no_normalize, args.partitions)
+    if args.json:
+        print(json.dumps(described, indent=2))
+        return 0
+    skipped = sum(described["skipped"].values())
+    print(f"extracted {described['pages']:,} pages and {described['links']:,} links ({described['links_seen']:,} "
+          f"seen, {described['non_web_links']:,} to other schemes, {skipped:,} records skipped) from "
+          f"{len(described['files']):,} files on Spark ({args.master}) into {args.out}; load it with "
+          f"`linksim load {args.out}`")
     return 0

@@ -45,7 +45,7 @@ from linksim.loader.urls import IDENTIFIER, INVALID, NON_WEB, classify, resolve
 BOM = b"\xef\xbb\xbf"  # UTF-8 byte-order mark: editors on Windows begin text files with it
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: no line of a link file is longer; a JSON page may be
 MAX_JSON_LINE_BYTES = 64 << 20
-FORMATS = ("edges", "cites", "csv", "jsonl", "pajek", "warc", "wat", "wacz", "wikispeedia", "ccgraph", "webgraph")
+FORMATS = ("edges", "cites", "csv", "jsonl", "pajek", "warc", "wat", "wacz", "wikispeedia", "ccgraph", "webgraph", "linktable")
 
 
 class InputError(LinksimError):
@@ -73,6 +73,9 @@ class UnreadableInput(LinksimError):
     def __init__(self, path: Path | str, cause: str) -> None:
         super().__init__(f"{path}: cannot be read ({cause}). Nothing of this load was written.")
         self.path, self.cause = str(path), cause
+
+    def __reduce__(self):  # raised in a worker process or a Spark task, raised again in its parent
+        return type(self), (self.path, self.cause)
 
     def __reduce__(self):
         return type(self), (self.path, self.cause)
@@ -597,6 +600,12 @@ def _read_webgraph(path: Path, graph: CrawlGraph, policy: ErrorPolicy, normalize
     return read_webgraph(path, graph, policy, normalize)
 
 
+def _read_link_table(path: Path, graph: CrawlGraph, policy: ErrorPolicy, normalize: bool) -> str:
+    from linksim.loader.linktable import read_link_table
+
+    return read_link_table(path, graph, policy, normalize)
+
+
 #: Each format's reader; one that returns a string says what it found (the summary shows it).
 READERS: dict[str, Callable[[Path, CrawlGraph, ErrorPolicy, bool], str | None]] = {
     "edges": read_edges,
@@ -610,6 +619,7 @@ READERS: dict[str, Callable[[Path, CrawlGraph, ErrorPolicy, bool], str | None]] 
     "wikispeedia": read_wikispeedia,
     "ccgraph": _read_ccgraph,
     "webgraph": _read_webgraph,
+    "linktable": _read_link_table,
 }
 
 
@@ -622,8 +632,13 @@ def detect_format(path: Path) -> str:
             return "wikispeedia"
         if graph_files(path) is not None:
             return "ccgraph"
+        from linksim.loader.linktable import is_link_table
+
+        if is_link_table(path):
+            return "linktable"
         raise ConfigurationError(
-            f"{path} is a folder but neither a Wikispeedia data set (articles.tsv and links.tsv) nor a "
+            f"{path} is a folder but neither a Wikispeedia data set (articles.tsv and links.tsv), a link table "
+            "of `linksim spark extract` nor a "
             "Common Crawl graph (*vertices.txt.gz and *edges.txt.gz); give the files inside it instead"
         )
     name = path.name.lower()
