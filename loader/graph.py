@@ -160,9 +160,13 @@ class CrawlGraph:
             self.titles[int(ids[local])] = title
         for local, properties in part.properties.items():
             self.properties.setdefault(int(ids[local]), {}).update(properties)
-        anchors = self.anchors
-        for (a, b), text in zip(ids[part.anchor_pairs].tolist(), part.anchor_texts):
-            anchors.setdefault((a, b), text)
+        # The part's anchors, the first one of a pair kept: built and joined by dict operations (a
+        # Python step an anchor was a tenth of a parallel read's parent, which the workers wait on).
+        pairs = ids[part.anchor_pairs]
+        given = dict(zip(zip(pairs[:, 0].tolist(), pairs[:, 1].tolist()), part.anchor_texts))
+        for pair in given.keys() & self.anchors.keys():
+            del given[pair]
+        self.anchors.update(given)
         if len(part.source):
             self.spool.extend(ids[part.source], ids[part.target], part.count)
         self.non_web += part.non_web
