@@ -51,7 +51,12 @@ def _html_links(
 ) -> tuple[str | None, str, list[tuple[str, str]]]:
     """(title, base URL, [(href, anchor text)]) of an HTML document."""
     tree = _parse(body, content_type)
-    node = tree.css_first("title")
+    # The first <title> in document order: the head's if it has one (the head comes first), found
+    # without walking the whole body as a search of the tree does.
+    head = tree.head
+    node = head.css_first("title") if head is not None else None
+    if node is None:
+        node = tree.css_first("title")
     title = node.text(strip=True) if node is not None else None
     base = page_url
     # A document without the bytes "<base" has no <base> element: spare the parser's search of it

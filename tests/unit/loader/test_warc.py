@@ -390,3 +390,15 @@ def test_links_resolved_once_a_folder_are_those_resolved_one_by_one() -> None:
     assert fast.urls == slow.urls
     assert fast.non_web == expected_non_web == 4
     assert fast.skipped.total == expected_malformed > 0
+
+
+@pytest.mark.parametrize("html, title", [
+    ("<html><head><title>In head</title></head><body><title>In body</title></body></html>", "In head"),
+    ("<html><body><svg><title>Of the image</title></svg><title>Late</title></body></html>", "Of the image"),
+    ("<body><p>text</p><title>Only in body</title>", "Only in body"),
+    ("<html><head><base href='http://b.org/d/'></head><body>no title</body></html>", None),
+])
+def test_the_title_is_the_first_in_document_order(html: str, title: str | None) -> None:
+    from linksim.loader.warc import _html_links
+
+    assert _html_links(html.encode(), "http://e.org/p")[0] == title
