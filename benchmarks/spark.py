@@ -14,6 +14,14 @@
   from the measured per-core rates, the cluster for the default's build of a 1-billion-page crawl.
 
     .venv/bin/pip install '.[spark]' && .venv/bin/python -u benchmarks/spark.py [--links 30M] [--fingerprints 10]
+    .venv/bin/python -u benchmarks/spark.py --extract FILES   # spark extract of web archives, and the
+                                                              # cluster for Common Crawl's host graph
+
+``--extract FILES`` runs only ``linksim spark extract`` of the files (local mode), checks that the
+link table loads as the local load of the files does, and estimates the cluster for Common Crawl's
+host graph (262M hosts, 8.1B links, the figures of its release): the extract's links a core-second
+halved for a real cluster, and the default's build from the ``default`` row of ``spark.json``
+(:func:`spectral_estimate` at those pages and links). Written to ``spark-extract.json``.
 
 Results are printed and written to ``benchmarks/results/spark.json`` (``--json``).
 """
@@ -196,7 +204,7 @@ def spectral(spark, links: int, partitions: int, cores: int) -> dict:
     return row
 
 
-def spectral_estimate(row: dict, pages: float = 1e9, hours: float = 4.0) -> dict:
+def spectral_estimate(row: dict, pages: float = 1e9, hours: float = 4.0, links: float | None = None) -> dict:
     """Cores for the default's build of a ``pages``-page crawl in ``hours``, from a measured
     :func:`spectral` row: each stage's core-seconds a link (embedding: its passes over the links
     are as many at any size; walks) or a page (nearest pages, lists) scaled to the crawl's links
@@ -205,7 +213,7 @@ def spectral_estimate(row: dict, pages: float = 1e9, hours: float = 4.0) -> dict
     today: their figure is the cores a distribution of the clusters' search would need, marked
     ``inDriver``."""
     cores = row["cores"]
-    links = pages * row["links"] / row["pages"]
+    links = pages * row["links"] / row["pages"] if links is None else links
     per = {
         "embedding": 2 * row["embedding_spark_seconds"] * cores / row["links"] * links,
         "walks": 2 * row["walks_spark_seconds"] * cores / row["links"] * links,
@@ -217,6 +225,63 @@ def spectral_estimate(row: dict, pages: float = 1e9, hours: float = 4.0) -> dict
     return {"pages": pages, "links": links, "hours": hours, "from": row["graph"],
             "coreHours": {stage: round(value / 3600, 1) for stage, value in per.items()},
             "cores": need, "executorsOf8Cores": int(-(-need // 8)), "inDriver": ["nearest pages"]}
+
+
+#: Common Crawl's host graph as the issue gives it (its latest release): hosts and links.
+CC_HOSTS, CC_HOST_LINKS = 262e6, 8.1e9
+
+
+def extract_run(files: list[Path], master: str, out: Path, hours: float = 4.0) -> None:
+    """``spark extract`` of ``files`` timed, its table checked against a local load, and the cluster
+    for Common Crawl's host graph estimated from it and from ``spark.json``'s default row."""
+    import shutil
+
+    from linksim import spark as jobs
+    from linksim.loader import read_files
+    from linksim.loader.extract import extract
+
+    cores = int(master[6:-1]) if master.startswith("local[") else os.cpu_count()
+    spark = jobs.session(master, 2 * cores)
+    scratch = Path(tempfile.mkdtemp(prefix="extract-"))
+    began = time.perf_counter()
+    described = extract(spark, files, scratch / "table", on_error="skip", partitions=2 * cores)
+    seconds = time.perf_counter() - began
+    table_bytes = sum(f.stat().st_size for f in (scratch / "table").rglob("*") if f.is_file())
+    local, _ = read_files(files, on_error="skip")
+    loaded, _ = read_files([scratch / "table"])
+    with local, loaded:
+        same = (local.urls == loaded.urls and local.titles == loaded.titles and local.anchors == loaded.anchors
+                and local.crawled == loaded.crawled and local.complete == loaded.complete
+                and all(np.array_equal(a, b) for a, b in zip(local.links().chunks(1 << 30), loaded.links().chunks(1 << 30))))
+    shutil.rmtree(scratch)
+    rate = described["links_seen"] / seconds / cores
+    row = {"files": [str(f) for f in files], "master": master, "cores": cores, "seconds": round(seconds, 1),
+           "pages": described["pages"], "links": described["links"], "links_seen": described["links_seen"],
+           "table_bytes": table_bytes, "equal_to_local_load": bool(same),
+           "links_seen_per_core_second": round(rate), "pages_per_core_second": round(described["pages"] / seconds / cores)}
+    print(f"spark extract ({master}) of {len(files)} files: {described['pages']:,} pages, {described['links_seen']:,} "
+          f"links read in {seconds:.1f} s ({rate:,.0f} links a core-second); table {table_bytes / 2**20:,.1f} MiB; "
+          f"equal to the local load: {same}", flush=True)
+    estimate = {"hosts": CC_HOSTS, "links": CC_HOST_LINKS, "hours": hours,
+                "extractCores": CC_HOST_LINKS / (rate / 2) / (hours * 3600),
+                "extractNote": "cores to read archives that give this many links in the hours, at the measured "
+                               "links a core-second halved; a page-level crawl reads more links than its host graph keeps",
+                "linkTableBytes": CC_HOST_LINKS * table_bytes / described["links"]}
+    spark_results = out.with_name("spark.json")
+    if spark_results.is_file():
+        measured = json.loads(spark_results.read_text())
+        if "default" in measured:
+            estimate["default"] = spectral_estimate(measured["default"], pages=CC_HOSTS, hours=hours, links=CC_HOST_LINKS)
+            estimate["defaultFrom"] = {"file": spark_results.name, "commit": measured.get("commit")}
+    estimate["extractExecutorsOf8Cores"] = int(-(-estimate["extractCores"] // 8))
+    print("Common Crawl's host graph ({hosts:,.0f} hosts, {links:,.0f} links) in {hours:g} h: extract "
+          "{extractCores:,.0f} cores ({extractExecutorsOf8Cores} executors of 8), link table "
+          "{linkTableBytes:,.0f} bytes".format(**estimate), flush=True)
+    if "default" in estimate:
+        print("  the default's build: {cores:,.0f} cores ({executorsOf8Cores} executors of 8); core-hours by stage "
+              "{coreHours}".format(**estimate["default"]), flush=True)
+    out.write_text(json.dumps({**results_header(sys.argv), "extract": row, "ccHostGraph": estimate}, indent=1))
+    print(f"results written to {out}")
 
 
 def main() -> None:
@@ -237,7 +302,11 @@ def main() -> None:
     parser.add_argument("--skip", default="", help="comma list of: cnr, partitions, pagerank, lists, generated, "
                         "default")
     parser.add_argument("--json", type=Path, default=Path(__file__).resolve().parent / "results" / "spark.json")
+    parser.add_argument("--extract", nargs="+", type=Path, metavar="FILE",
+                        help="only spark extract of these web archives, and the cluster for Common Crawl's host graph")
     args = parser.parse_args()
+    if args.extract:
+        return extract_run(args.extract, args.master, args.json.with_name("spark-extract.json"))
     skip = set(filter(None, args.skip.split(",")))
     cores = int(args.master[6:-1]) if args.master.startswith("local[") else os.cpu_count()
     spark = jobs.session(args.master, 4, config={"spark.driver.memory": "12g"})
