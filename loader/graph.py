@@ -10,6 +10,8 @@ Memory grows with the pages, not the links: the links read go to a
 
 from __future__ import annotations
 
+import itertools
+
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,7 +56,9 @@ class GraphPart:
     titles: dict[int, str]
     properties: dict[int, dict[str, object]]
     anchor_pairs: np.ndarray  # (k, 2) page numbers of the part
-    anchor_texts: list[str]
+    # The k texts joined by NUL (one string pickles and unpickles at a fraction of k of them),
+    # or their list where a text holds a NUL itself.
+    anchor_texts: str | list[str]
     source: np.ndarray
     target: np.ndarray
     count: np.ndarray | None
@@ -133,9 +137,14 @@ class CrawlGraph:
     def part(self) -> GraphPart:
         """This graph as a :class:`GraphPart`."""
         source, target, count = self.spool.entries()
-        pairs = np.array(list(self.anchors), dtype=np.int64).reshape(-1, 2)
+        pairs = np.fromiter(itertools.chain.from_iterable(self.anchors), dtype=np.int64,
+                            count=2 * len(self.anchors)).reshape(-1, 2)
+        texts: str | list[str] = list(self.anchors.values())
+        joined = "\x00".join(texts)
+        if joined.count("\x00") == len(texts) - 1:
+            texts = joined
         return GraphPart(list(self.urls), bytes(self.crawled), bytes(self.complete), dict(self.titles),
-                         {k: dict(v) for k, v in self.properties.items()}, pairs, list(self.anchors.values()),
+                         {k: dict(v) for k, v in self.properties.items()}, pairs, texts,
                          source, target, count, self.non_web, self.skipped)
 
     def merge(self, part: GraphPart) -> None:
@@ -163,7 +172,8 @@ class CrawlGraph:
         # The part's anchors, the first one of a pair kept: built and joined by dict operations (a
         # Python step an anchor was a tenth of a parallel read's parent, which the workers wait on).
         pairs = ids[part.anchor_pairs]
-        given = dict(zip(zip(pairs[:, 0].tolist(), pairs[:, 1].tolist()), part.anchor_texts))
+        texts = part.anchor_texts.split("\x00") if isinstance(part.anchor_texts, str) else part.anchor_texts
+        given = dict(zip(zip(pairs[:, 0].tolist(), pairs[:, 1].tolist()), texts))
         for pair in given.keys() & self.anchors.keys():
             del given[pair]
         self.anchors.update(given)

@@ -115,3 +115,22 @@ def test_ctrl_c_during_a_read_stops_every_worker_without_their_tracebacks(tmp_pa
     returncode, stderr = ctrl_c(SLOW_READ, *map(str, files), what="reader")
     assert returncode != 0
     assert "ForkPoolWorker" not in stderr and stderr.count("KeyboardInterrupt") == 1, stderr
+
+
+@pytest.mark.parametrize("texts", [["one", "two", ""], ["with\x00nul", "plain"], []])
+def test_a_part_hands_its_anchors_over_whole(texts: list[str]) -> None:
+    """A part's anchor texts travel joined by NUL, or as a list where a text holds a NUL: either
+    way the merged graph has each pair's text, the first part's where two parts give one."""
+    import pickle
+
+    from linksim.loader.graph import CrawlGraph
+
+    part_graph, merged = CrawlGraph(), CrawlGraph()
+    a = part_graph.page("http://e.org/a")
+    for number, text in enumerate(texts):
+        part_graph.link(a, part_graph.page(f"http://e.org/{number}"), text)
+    merged.link(merged.page("http://e.org/a"), merged.page("http://e.org/0"), "earlier")
+    merged.merge(pickle.loads(pickle.dumps(part_graph.part())))
+    expected = {("http://e.org/a", f"http://e.org/{n}"): t for n, t in enumerate(texts) if t}
+    expected[("http://e.org/a", "http://e.org/0")] = "earlier"  # the first part's text stays
+    assert {(merged.urls[s], merged.urls[t]): text for (s, t), text in merged.anchors.items()} == expected
