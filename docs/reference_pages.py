@@ -361,7 +361,32 @@ def spark_page(name: str = "spark.json") -> str:
                      f"cores**, {row['executorsOf8Cores']} executors of 8 (core-hours: {hours}). The "
                      f"{', '.join(row['inDriver'])} run in the driver today: their share is what distributing them "
                      "would cost.\n")
+    if (RESULTS / "spark-extract.json").exists():
+        parts.append(_extract_part("spark-extract.json"))
     return "\n".join(parts) + "\n"
+
+
+def _extract_part(name: str) -> str:
+    """``spark extract`` of web archives and the cluster for Common Crawl's host graph, from
+    ``benchmarks/spark.py --extract``'s results file."""
+    result = _results(name)
+    row, estimate = result["extract"], result["ccHostGraph"]
+    parts = ["\n## From the archive: `spark extract`\n", _provenance(result, name),
+             f"{len(row['files'])} WARC files read on `{row['master']}` into a link table in {_number(row['seconds'], 1)} s: "
+             f"{row['pages']:,} pages, {row['links_seen']:,} links read ({row['links']:,} distinct), "
+             f"{row['links_seen_per_core_second']:,} links a core-second; a table of {row['table_bytes'] / 2**20:,.1f} MiB. "
+             f"The table loads as the local load of the same files: {row['equal_to_local_load']}.\n",
+             f"Common Crawl's host graph ({estimate['hosts']:,.0f} hosts, {estimate['links']:,.0f} links) in "
+             f"{estimate['hours']:g} hours, the rates halved for a cluster: reading archives that give that many links "
+             f"takes **{estimate['extractCores']:,.0f} cores** ({estimate['extractExecutorsOf8Cores']} executors of 8; "
+             f"{estimate['extractNote']}); its link table about {estimate['linkTableBytes'] / 2**30:,.0f} GiB."]
+    if "default" in estimate:
+        default = estimate["default"]
+        hours = ", ".join(f"{stage} {value:,.0f}" for stage, value in default["coreHours"].items())
+        parts.append(f" The default's build on it: **{default['cores']:,.0f} cores**, {default['executorsOf8Cores']} "
+                     f"executors of 8 (core-hours: {hours}; from the default row of "
+                     f"`{estimate['defaultFrom']['file']}`, commit `{str(estimate['defaultFrom']['commit'])[:10]}`).")
+    return "".join(parts) + "\n"
 
 
 def scripts_page(readme: Path = ROOT / "benchmarks" / "README.md") -> str:
