@@ -195,7 +195,7 @@ def _extract(args: argparse.Namespace) -> int:
     from linksim.spark import session
 
     with spark_errors():
-        described = extract(session(args.master, args.partitions), args.paths, args.out, args.format,
+        described = extract(lambda: session(args.master, args.partitions), args.paths, args.out, args.format,
                             args.on_error, not args.no_normalize, args.partitions)
     if args.json:
         print(json.dumps(described, indent=2))

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from linksim.errors import ConfigurationError, LinksimError
 from linksim.loader.linktable import MARKER
-from linksim.loader.readers import FORMATS, detect_format
+from linksim.loader.readers import FORMATS, UnreadableInput, detect_format
 
 #: The formats read on Spark; the others load straight into Neo4j (``linksim load``).
 ARCHIVE_FORMATS = ("warc", "wat", "wacz")
@@ -83,14 +83,16 @@ def _read_one(task: tuple, raw: str) -> list[dict]:
 
 def extract(spark, paths: list[str | Path], out: str | Path, fmt: str | None = None, on_error: str = "stop",
             normalize: bool = True, partitions: int = 4) -> dict:
-    """Read ``paths`` on Spark into the link table ``out`` (see the module); its description."""
+    """Read ``paths`` on Spark into the link table ``out`` (see the module); its description.
+    ``spark``: a session, or a function that makes one, called once the inputs are judged (a
+    refused input never waits for Spark to start)."""
     paths = [Path(path).resolve() for path in paths]
     out = Path(out).resolve()
     if not paths:
         raise ConfigurationError("nothing to extract: give at least one WARC, WAT or WACZ file")
-    missing = [str(path) for path in paths if not path.exists()]
-    if missing:
-        raise ConfigurationError(f"no such file: {', '.join(missing)}")
+    missing = next((path for path in paths if not path.exists()), None)
+    if missing is not None:
+        raise UnreadableInput(missing, "no such file or folder")
     formats = [fmt or detect_format(path) for path in paths]
     others = sorted({f for f in formats if f not in ARCHIVE_FORMATS})
     if others:
@@ -98,6 +100,8 @@ def extract(spark, paths: list[str | Path], out: str | Path, fmt: str | None = N
                                  "input loads straight into Neo4j with `linksim load`")
     if out.exists() and any(out.iterdir()):
         raise ConfigurationError(f"{out} exists and is not empty: give a new folder for the link table")
+    if callable(spark):
+        spark = spark()
     work = out.with_name(f".{out.name}.partial-{uuid.uuid4().hex[:8]}")
     raw = work / "raw"
     (raw / "pages").mkdir(parents=True)

@@ -100,6 +100,8 @@ CASES = [
     (["spark", "pagerank", "--damping", "1"], 2),
     (["spark", "index", "simrank", "--fingerprints", "0"], 2),
     (["spark", "similar", "psimrank", "--top-k", "0"], 2),
+    (["spark", "extract", "{bad}", "--out", "{folder}"], 2),  # an edge list: loaded, not extracted
+    (["spark", "extract", "{missing}", "--out", "{folder}"], 4),
 ]
 
 

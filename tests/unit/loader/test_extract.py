@@ -12,6 +12,7 @@ import pytest
 
 from linksim.errors import ConfigurationError
 from linksim.loader import InputError, detect_format, read_files
+from linksim.loader.readers import UnreadableInput
 
 _spec = importlib.util.spec_from_file_location("warc_helpers", Path(__file__).with_name("test_warc.py"))
 warc = importlib.util.module_from_spec(_spec)
@@ -105,3 +106,5 @@ def test_what_an_extract_does_not_read_is_refused_before_spark_runs(tmp_path: Pa
     warc_file = _crawl(tmp_path)[0]
     with pytest.raises(ConfigurationError, match="not empty"):
         extract(None, [warc_file], tmp_path / "full")
+    with pytest.raises(UnreadableInput, match="no such file"):
+        extract(None, [tmp_path / "missing.warc.gz"], tmp_path / "table")
