@@ -123,3 +123,45 @@ def test_wget_warc_loads_pages_links_titles(runner: QueryRunner, site: str, tmp_
     assert links == want
     assert summary.non_web_links == 2
     assert summary.self_loops == 1
+
+
+def test_the_reader_gives_the_graph_of_resolving_each_link_alone(site: str, tmp_path: Path) -> None:
+    """The WARC reader (its own framing, its resolver's memo) against the plainest reading of the
+    same crawl: warcio's records, each link resolved by itself with resolve(): the same pages,
+    links, counts and first anchors."""
+    from collections import Counter
+
+    from warcio.archiveiterator import ArchiveIterator
+
+    from linksim.loader.graph import CrawlGraph
+    from linksim.loader.readers import ErrorPolicy
+    from linksim.loader.urls import WEB, resolve
+    from linksim.loader.warc import _html_links, read_warc
+
+    recorder = record_with_wget if shutil.which("wget") else record_with_warcio
+    warc = recorder(f"{site}/index.html", tmp_path)
+    graph = CrawlGraph()
+    read_warc(warc, graph, ErrorPolicy("stop", graph), True)
+    links = graph.links()
+    read = Counter({(graph.urls[s], graph.urls[t]): c for s, t, c in zip(links.source, links.target, links.count)})
+    anchors = {(graph.urls[s], graph.urls[t]): text for (s, t), text in graph.anchors.items()}
+
+    plain, first = Counter(), {}
+    with open(warc, "rb") as stream:
+        for record in ArchiveIterator(stream):
+            if record.rec_type != "response" or record.http_headers is None:
+                continue
+            kind, page = resolve(record.rec_headers.get_header("WARC-Target-URI"))
+            status = record.http_headers.get_statuscode()
+            content_type = (record.http_headers.get_header("Content-Type") or "").lower()
+            if status.startswith("3") and record.http_headers.get_header("Location"):
+                plain[(page, resolve(record.http_headers.get_header("Location"), page)[1])] += 1
+            elif status.startswith("2") and "html" in content_type:
+                _, base, hrefs = _html_links(record.content_stream().read(), page, content_type)
+                for href, text in hrefs:
+                    kind, target = resolve(href, base)
+                    if kind == WEB:
+                        plain[(page, target)] += 1
+                        if text:
+                            first.setdefault((page, target), text)
+    assert read == plain and anchors == first and len(read) >= 9
