@@ -23,8 +23,12 @@ record gives all of its page's links) and loaded with ``--recrawl``. Printed for
   against a full run (``--rewrite``) on the same graph and stored index, both through Neo4j
   (stream, top-k, write); how many lists changed; and whether the two runs' lists are the same.
 
+``--default``: the default's incremental update against a rebuild on the labelled generated crawl,
+judged (``_recrawl_default.py``; ``benchmarks/results/recrawl-default.json``).
+
     .venv/bin/python benchmarks/recrawl.py --crawl cnr-2000 [--shares 0.001 0.01 0.1]
     .venv/bin/python benchmarks/recrawl.py --links 10M [--similar simrank]
+    .venv/bin/python benchmarks/recrawl.py --default --links 10M [--shares 0.001 0.01 0.1] [--chain 10]
 """
 
 from __future__ import annotations
@@ -126,7 +130,21 @@ def main() -> None:
                         help="indexes updated after each recrawl (default psimrank simrank)")
     parser.add_argument("--similar", nargs="*", default=["simrank"],
                         help="methods whose SIMILAR_TO lists are updated after each recrawl (default simrank)")
+    parser.add_argument("--default", action="store_true",
+                        help="the default's update against a rebuild, judged, on the labelled generated crawl of --links")
+    parser.add_argument("--chain", type=int, default=10, help="--default: recrawls of 1 %% in a row (0: none)")
+    parser.add_argument("--judge-pages", type=int, default=2000, help="--default: pages judged")
+    parser.add_argument("--label-pages", type=int, default=2000, help="--default: labelled pages for P@10")
+    parser.add_argument("--judge-fingerprints", type=int, default=400, help="--default: the judge's fingerprints")
     args = parser.parse_args()
+    if args.default:
+        if not args.links:
+            parser.error("--default needs --links (the labelled generated crawl's size)")
+        import _recrawl_default
+        from _common import results_header
+
+        _recrawl_default.run(args, results_header(sys.argv))
+        return
 
     from linksim.procedures import QueryRunner
     from linksim.procedures.indexes import obtain_index
@@ -208,7 +226,7 @@ def main() -> None:
               f"{warm.record.iterations:>8}/{cold.record.iterations:<3} {warm.record.iterations / cold.record.iterations:>6.2f} "
               f"{warm.record.compute_millis / max(cold.record.compute_millis, 1):>18.2f}")
     if args.similar:
-        print(f"\nsimilar: update of the current lists against a full run, each through Neo4j (stream + top-k + write)")
+        print("\nsimilar: update of the current lists against a full run, each through Neo4j (stream + top-k + write)")
         print(f"{'recrawled':>10} {'method':>10} {'update/full':>18} {'ratio':>6} {'written':>8} "
               f"{'lists changed':>16} {'their pages':>14} {'relationships':>14} {'same lists':>11}")
         for share, *_, lists in rows:
@@ -219,7 +237,7 @@ def main() -> None:
         print("(written: the lists the update wrote, all where more than half changed; lists changed: those that "
               "differ from the lists before the recrawl; their pages: of those, the lists whose pages differ, not "
               "only their scores)")
-    print(f"\nindex: update against a build from nothing, each through Neo4j (stream + update or build + store)")
+    print("\nindex: update against a build from nothing, each through Neo4j (stream + update or build + store)")
     print(f"{'recrawled':>10} {'method':>10} {'how':>8} {'whole run':>18} {'ratio':>6} {'update/build':>16} "
           f"{'changed pages':>14} {'same arrays':>12}")
     for share, *_, indexes, _ in rows:

@@ -134,7 +134,8 @@ def add_list_options(parser: argparse.ArgumentParser, sample_help: str, retire_h
     parser.add_argument("--similarity-cutoff", type=checked("similarity_cutoff"), default=0.0,
                         help="write only scores above this, in [0, 1) (default 0)")
     parser.add_argument("--sample", type=checked("sample"), default=None, metavar="S", help=sample_help)
-    parser.add_argument("--rebuild", action="store_true", help="rebuild the index first")
+    parser.add_argument("--rebuild", action="store_true",
+                        help="build the index from nothing first (not the stored one, nor an update of it)")
     parser.add_argument("--retire", choices=("wait", "background"), default="wait", help=retire_help)
     add_wait(parser, "`linksim similar` of the same method")
 

@@ -70,7 +70,9 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
             "unless --rebuild. After the graph changed (a recrawl), the stored SimRank, PSimRank, "
             "P-PSimRank or extended Jaccard index of the same parameters is updated instead of built "
             "again (the same arrays as a rebuild, bit for bit) unless more than a quarter of the "
-            "pages' links changed; the log says which it did."
+            "pages' links changed; the default's (spectral) is updated within the noise of a rebuild "
+            "(its walks bit for bit, the changed pages folded into its embedding) until its embedding "
+            "has drifted; the log says which it did."
         ),
     )
     index.add_argument("method", metavar="METHOD", nargs="?", choices=methods, default=DEFAULT_METHOD,
@@ -117,7 +119,9 @@ def register(commands: argparse._SubParsersAction, connection: argparse.Argument
                          "queries take as their method")
     similar.add_argument("--rewrite", action="store_true",
                          help="write every list again; by default a method whose current lists linksim kept "
-                         "writes only the lists that changed since (an update: the same lists as a full run)")
+                         "writes only the lists that changed since (an update: the same lists as a full run; "
+                         f"after an update of the {DEFAULT_METHOD} index, only the lists the change can reach are "
+                         "made again, the others kept)")
     similar.add_argument("--json", action="store_true", help="print the run summary as JSON")
 
     related = commands.add_parser(

@@ -199,21 +199,32 @@ def embedding_and_share(graph: LinkGraph, rank: int = RANK, seed: int = 0, passe
     eigenvalues found over the trace of X X^T (the pages with features, each row of unit length),
     that is the mean over those pages of the squared length of their row of U Σ before it is
     scaled, in [0, 1]; 0 without features. Rounded to float32, as a Spark build carries it."""
+    return embedding_parts(graph, rank, seed, passes, oversample)[:2]
+
+
+def embedding_parts(graph: LinkGraph, rank: int = RANK, seed: int = 0, passes: int = PASSES,
+                    oversample: int = OVERSAMPLE) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+    """(:func:`embedding_and_share`'s two, each page's length of its row of U Σ before it was
+    scaled (float32), the eigenvalues Σ² (float64)): with the unit rows, U Σ itself, what a
+    fold-in of changed pages projects onto (:mod:`linksim.spectral_update`)."""
     n = graph.n
     if n < 3 or rank < 1:
-        return np.zeros((n, 0), dtype=np.float32), 0.0
+        return np.zeros((n, 0), dtype=np.float32), 0.0, np.zeros(n, dtype=np.float32), np.zeros(0)
     gram = LinkGram(graph)
     try:
         featured = int(gram.featured.sum())
         if not featured:
-            return np.zeros((n, 0), dtype=np.float32), 0.0
+            return np.zeros((n, 0), dtype=np.float32), 0.0, np.zeros(n, dtype=np.float32), np.zeros(0)
         vectors, values = leading_eigenvectors(gram, n, min(rank, n - 1), oversample, passes, seed,
                                                progress=log.info)
         # U Σ, rows to unit length, in place a chunk of rows at a time.
         scale = np.sqrt(values)
+        lengths = np.zeros(n, dtype=np.float32)
         for start in range(0, n, CHUNK):
+            rows = vectors[start : start + CHUNK].astype(np.float64) * scale
+            lengths[start : start + CHUNK] = np.linalg.norm(rows, axis=1)
             vectors[start : start + CHUNK] = unit_rows(vectors[start : start + CHUNK], scale,
                                                        gram.featured[start : start + CHUNK])
     finally:
         gram.close()
-    return vectors, float(np.float32(min(1.0, float(values.sum()) / featured)))
+    return vectors, float(np.float32(min(1.0, float(values.sum()) / featured))), lengths, values

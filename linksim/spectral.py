@@ -61,8 +61,8 @@ from pathlib import Path
 
 import numpy as np
 
-from linksim.embedding import (FLOOR, IDF_POWER, RANK, embedding_and_share, link_embedding,  # noqa: F401 (the method's)
-                               link_features)
+from linksim.embedding import (FLOOR, IDF_POWER, RANK, embedding_and_share, embedding_parts,  # noqa: F401
+                               link_embedding, link_features)
 from linksim.fingerprints.index import FingerprintIndex
 from linksim.fingerprints.kinds import BOTH
 from linksim.graph import LinkGraph
@@ -248,6 +248,7 @@ class EmbeddingClusters:
             first = np.concatenate(([0], np.cumsum([len(part) for part in parts]))).astype(np.int64)
             centroids = np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
             count = len(centroids)
+        self.centroids = centroids  # kept with the index: an update assigns changed pages to them
         del sample
         cluster = np.empty(len(pages), dtype=np.int64)
         for start in range(0, len(pages), ASSIGN_BLOCK):
@@ -337,13 +338,16 @@ def _nearest_of_scan(embedding: np.ndarray, u: int, values: np.ndarray, count: i
 SCAN_BLOCK = 256
 
 
-def nearest_pages(embedding: np.ndarray, count: int = NEAREST, show_progress: bool = False, seed: int = 0) -> np.ndarray:
+def nearest_pages(embedding: np.ndarray, count: int = NEAREST, show_progress: bool = False, seed: int = 0,
+                  clusters_out: dict | None = None) -> np.ndarray:
     """Every page's ``count`` nearest pages, stored with the index so that no query scans: row u
     holds :func:`nearest` of u (int32, best first, -1 past the last). From :data:`ANN_PAGES`
     pages they are found among the pages of a few clusters (:class:`EmbeddingClusters`, drawn with
     ``seed``: the search may miss one of the exact nearest pages, the order stays exact), each
     page's ``2 · count + 1`` best by float32 product ranked by exact cosine; below, from scans of
-    every page, several pages a product. The same embedding and seed give the same array."""
+    every page, several pages a product. The same embedding and seed give the same array.
+    ``clusters_out``: given a dict, the clusters' ``centroids`` and each page's ``cluster`` (int32,
+    -1 for a page without a direction) are put in it (none below :data:`ANN_PAGES`), for updates."""
     from linksim.progress import Progress
 
     n = len(embedding)
@@ -351,6 +355,8 @@ def nearest_pages(embedding: np.ndarray, count: int = NEAREST, show_progress: bo
     directed = np.flatnonzero(embedding.any(axis=1)) if count > 0 else np.zeros(0, dtype=np.int64)
     if n >= ANN_PAGES and len(directed):
         clusters = EmbeddingClusters(embedding, seed)
+        if clusters_out is not None:
+            clusters_out.update(centroids=clusters.centroids, cluster=clusters.cluster.astype(np.int32))
         log.info("nearest pages: %s pages with a direction in %s clusters", f"{len(directed):,}", f"{len(clusters):,}")
         with Progress(len(directed), "nearest pages", "pages", enabled=show_progress) as progress:
             for c in range(len(clusters)):
@@ -359,14 +365,22 @@ def nearest_pages(embedding: np.ndarray, count: int = NEAREST, show_progress: bo
                 progress.update(len(pages))
         return table
     with Progress(len(directed), "nearest pages", "pages", enabled=show_progress) as progress:
-        for start in range(0, len(directed), SCAN_BLOCK):
-            pages = directed[start : start + SCAN_BLOCK]
-            scans = (embedding[pages] @ embedding.T).astype(np.float32, copy=False)
-            for row, u in enumerate(pages.tolist()):
-                near = _nearest_of_scan(embedding, u, scans[row], count)
-                table[u, : len(near)] = near
-            progress.update(len(pages))
+        scan_rows(embedding, directed, table, progress.update)
     return table
+
+
+def scan_rows(embedding: np.ndarray, pages: np.ndarray, table: np.ndarray, done=None) -> None:
+    """``table[u]`` = :func:`nearest` of each of ``pages`` (pages with a direction), from scans of
+    every page, :data:`SCAN_BLOCK` pages a product; ``done(pages)`` after each block."""
+    count = table.shape[1]
+    for start in range(0, len(pages), SCAN_BLOCK):
+        block = pages[start : start + SCAN_BLOCK]
+        scans = (embedding[block] @ embedding.T).astype(np.float32, copy=False)
+        for row, u in enumerate(block.tolist()):
+            near = _nearest_of_scan(embedding, u, scans[row], count)
+            table[u, : len(near)] = near
+        if done is not None:
+            done(len(block))
 
 
 #: A target filter's nearest pages come from a search this many times deeper than the nearest
@@ -423,6 +437,15 @@ class SpectralIndex(ListsOfAllPages):
     neighbour_indices: np.ndarray  # are neighbour_indices[indptr[u]:indptr[u + 1]] (int32)
     nearest: np.ndarray  # (n, NEAREST) int32: row u, u's nearest pages (nearest_pages), -1 past the last
     share: float = MAX_SHARE  # the cosine's share of the score (cosine_share)
+    # What an update folds changed pages in with (linksim.spectral_update); None in an index
+    # stored without them (built by an older linksim or on Spark): it is built again instead.
+    lengths: np.ndarray | None = None  # (n,) float32: each row of U Σ's length before it was scaled
+    eigenvalues: np.ndarray | None = None  # (rank,) float64: Σ²
+    centroids: np.ndarray | None = None  # (clusters, rank) float32: the nearest pages' clusters (none below ANN_PAGES)
+    page_cluster: np.ndarray | None = None  # (n,) int32: each page's cluster, -1 without one
+    # (the share of the features' weight the build's embedding held, pages folded in since)
+    fold_state: np.ndarray | None = None
+    change = None  # what the update that made this index changed (linksim.spectral_update.Change)
     pairs_scored = 0  # candidates whose P-PSimRank score the lists computed (this process)
 
     def __post_init__(self) -> None:
@@ -480,8 +503,13 @@ class SpectralIndex(ListsOfAllPages):
 
     @property
     def nbytes(self) -> int:
-        return self.fingerprints.nbytes + self.embedding.nbytes + self.neighbour_indptr.nbytes + \
-            self.neighbour_indices.nbytes + self.nearest.nbytes
+        return self.fingerprints.nbytes + sum(a.nbytes for a in self._own_arrays().values())
+
+    @property
+    def updatable(self) -> bool:
+        """Can an update fold changed pages in (:mod:`linksim.spectral_update`)? Its walks' state
+        and the embedding's lengths kept; the store then keeps the graph with it."""
+        return self.fingerprints.updatable and self.lengths is not None
 
     @property
     def parameters(self) -> dict:
@@ -649,35 +677,59 @@ class SpectralIndex(ListsOfAllPages):
         """The fingerprint trees' layout (:meth:`FingerprintIndex.layout`), built on disk with them."""
         return self.fingerprints.layout()
 
+    def _own_arrays(self) -> dict[str, np.ndarray]:
+        arrays = dict(embedding=self.embedding, neighbour_indptr=self.neighbour_indptr,
+                      neighbour_indices=self.neighbour_indices, nearest=self.nearest,
+                      cosine_share=np.array([self.share]))
+        arrays.update({name: getattr(self, name) for name in _FOLDING if getattr(self, name) is not None})
+        return arrays
+
     def store_arrays(self) -> dict[str, np.ndarray]:
-        return dict(self.fingerprints.store_arrays(), embedding=self.embedding,
-                    neighbour_indptr=self.neighbour_indptr, neighbour_indices=self.neighbour_indices,
-                    nearest=self.nearest, cosine_share=np.array([self.share]))
+        return dict(self.fingerprints.store_arrays(), **self._own_arrays())
 
     @classmethod
     def from_store(cls, meta: dict, arrays: dict[str, np.ndarray]) -> "SpectralIndex":
         own = ("embedding", "neighbour_indptr", "neighbour_indices", "nearest")
         fingerprints = FingerprintIndex.from_store(dict(meta, method=WALK_METHOD),
-                                                   {k: v for k, v in arrays.items() if k not in (*own, "cosine_share")},
-                                                   walk=WALK)
+                                                   {k: v for k, v in arrays.items()
+                                                    if k not in (*own, *_FOLDING, "cosine_share")}, walk=WALK)
         share = float(arrays["cosine_share"][0]) if "cosine_share" in arrays else MAX_SHARE
-        return cls(fingerprints, *(arrays[name] for name in own), share=share)
+        folding = {name: arrays[name] for name in _FOLDING if name in arrays}
+        if len(folding) != len(_FOLDING):
+            folding = {}  # all or none: an update needs every one of them
+        return cls(fingerprints, *(arrays[name] for name in own), share=share, **folding)
+
+
+#: The arrays an update folds changed pages in with (:class:`SpectralIndex`).
+_FOLDING = ("lengths", "eigenvalues", "centroids", "page_cluster", "fold_state")
 
 
 def build_spectral_index(graph: LinkGraph, n_fingerprints: int = 100, length: int = 3, seed: int = 0,
                          decay: float = 0.6, show_progress: bool = False,
-                         directory: Path | None = None) -> SpectralIndex:
+                         directory: Path | None = None, keep_walks: bool = False) -> SpectralIndex:
     """P-PSimRank's fingerprints, the link embedding, the neighbour lists and the nearest pages of ``graph``.
     ``directory``: the fingerprints (the largest part) built into memory-mapped files there, one
-    fingerprint at a time (:func:`linksim.fingerprints.walks.build_index`), the same arrays bit for bit."""
+    fingerprint at a time (:func:`linksim.fingerprints.walks.build_index`), the same arrays bit for bit.
+    ``keep_walks``: keep the walks' state, and the embedding's lengths and clusters, that an update
+    starts from (:mod:`linksim.spectral_update`)."""
     from linksim.fingerprints.walks import build_index
 
-    embedding, held = embedding_and_share(graph, RANK, seed)
+    embedding, held, lengths, values = embedding_parts(graph, RANK, seed)
     log.info("link embedding: rank %d, %.3f of the link features' weight", embedding.shape[1], held)
-    nearest = nearest_pages(embedding, show_progress=show_progress, seed=seed)  # its clusters freed before the walks
+    clusters: dict = {}
+    nearest = nearest_pages(embedding, show_progress=show_progress, seed=seed,  # its clusters freed before the walks
+                            clusters_out=clusters)
     fingerprints = build_index(graph, WALK, n_fingerprints, length, seed, decay, show_progress=show_progress,
-                               directory=directory, method=WALK_METHOD)
-    return SpectralIndex(fingerprints, embedding, *neighbour_lists(graph), nearest, share=cosine_share(held))
+                               directory=directory, method=WALK_METHOD, keep_walks=keep_walks and directory is None)
+    folding = {}
+    if keep_walks and directory is None:
+        rank = embedding.shape[1]
+        folding = dict(lengths=lengths, eigenvalues=values,
+                       centroids=clusters.get("centroids", np.zeros((0, rank), dtype=np.float32)),
+                       page_cluster=clusters.get("cluster", np.full(graph.n, -1, dtype=np.int32)),
+                       fold_state=np.array([held, 0.0]))
+    return SpectralIndex(fingerprints, embedding, *neighbour_lists(graph), nearest, share=cosine_share(held),
+                         **folding)
 
 
 def spectral_exact(graph: LinkGraph, decay: float = 0.6, length: int = 3, each=None, seed: int = 0,

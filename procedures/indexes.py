@@ -122,6 +122,8 @@ def obtain_index(
         updated = _updated(entry, root, parameters, streamed, crawled_only, show_progress) if not on_disk else None
         if updated is not None:
             index = store.open_path(updated[2]) if reopen and entry.page_major_rows else updated[0]
+            if getattr(updated[0], "change", None) is not None:
+                index.change = updated[0].change  # what the lists of the run can read of the update
             return IndexHandle(method, index, root, True, updated[1], streamed, updated[2], of=of)
     from linksim.procedures.budget import check_index_disk, check_measured
 
@@ -133,7 +135,7 @@ def obtain_index(
     began = time.monotonic()
     with store.build_directory(root, method) if on_disk else contextlib.nullcontext() as directory:
         if directory is None:
-            keep = {"keep_walks": True} if entry.walk is not None else {}  # what the next update starts from
+            keep = {"keep_walks": True} if entry.keeps_state else {}  # what the next update starts from
             index = entry.build(graph, parameters, show_progress=show_progress, **keep)
         else:
             log.info("building on disk (memory-mapped, in %s): the index does not fit the memory budget", directory)
@@ -155,7 +157,8 @@ UPDATE_SHARE = 0.25
 
 def _updated(entry, root: Path, parameters: dict, streamed: StreamedGraph, crawled_only: bool, show_progress: bool):
     """The stored index of an earlier graph brought up to date with the streamed graph
-    (``Method.update``: the rebuild's arrays, bit for bit) and stored in its place, as ``(index,
+    (``Method.update``: the rebuild's arrays, bit for bit; the default's within the noise of a
+    rebuild, its ``change`` saying what moved) and stored in its place, as ``(index,
     seconds, path)``; None where it cannot be (no such index, a method without updates, an index
     built without its walk state or on disk, too large a change, pages in another order): then
     the caller builds it."""

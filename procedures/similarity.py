@@ -374,15 +374,21 @@ def _write_similar(runner, handle, query, given_batch, workers, show_progress, l
     record.stream_millis = int(handle.streamed.seconds * 1000)
     began = time.monotonic()
     counts: dict = {}
-    checkpoint = _checkpoint(handle, record, chosen.digest() if chosen is not None else None)
+    made_by = {"graph": handle.index.graph_fingerprint, "query": [query.top_k, query.similarity_cutoff]}
+    reached = None
+    if keep_lists and not rewrite and pages is None and chosen is None and sample is None:
+        reached = _reached(runner, handle, query, key, lists_name, made_by)
+    checkpoint = None if reached is not None else _checkpoint(handle, record, chosen.digest() if chosen is not None else None)
     with answering(handle):
         source, target, score, rank = lists_of_all(
-            handle.index, query, pages=pages, workers=workers,
+            handle.index, query, pages=pages if reached is None else reached[0], workers=workers,
             show_progress=show_progress, sample=sample, report=counts, checkpoint=checkpoint,
             hold=keep_lists,  # a run that keeps none: its index on disk needs that memory as page cache
             targets=chosen,
         )
     del rank  # the write numbers each list's pairs itself
+    if reached is not None:
+        source, target, score = _with_kept(reached, source, target, score)
     if let_go:
         handle.index = None
     record.lists_sampled = counts.get("lists_sampled", 0)
@@ -407,7 +413,7 @@ def _write_similar(runner, handle, query, given_batch, workers, show_progress, l
             return _write_lists(runner, lists, written_as, run, batch_size, lock, record.key, show_progress)
 
         record = publish_run(runner, lock, record, write_lists, grace, retire_mode, retire_batch)
-        _keep_lists(handle, record.key, coded, [record.id], record.written, lists_name)
+        _keep_lists(handle, record.key, coded, [record.id], record.written, lists_name, made_by)
         if checkpoint is not None:
             checkpoint.discard()
         return record
@@ -435,7 +441,7 @@ def _write_similar(runner, handle, query, given_batch, workers, show_progress, l
             runner.write(DROP_SUPERSEDED, {"sources": sources[first : first + SUPERSEDE_BATCH], "run": run})
 
     record = publish_update(runner, lock, record, plan.runs, write_changes, drop_superseded, grace, retire_batch)
-    _keep_lists(handle, record.key, coded, [*plan.runs, record.id], record.written, lists_name)
+    _keep_lists(handle, record.key, coded, [*plan.runs, record.id], record.written, lists_name, made_by)
     if checkpoint is not None:
         checkpoint.discard()
     return record
@@ -564,8 +570,53 @@ def _update_plan(runner, handle: IndexHandle, key: str, new: CodedLists, graph, 
     return _UpdatePlan(list(runs), pages, int(held))
 
 
+def _reached(runner, handle: IndexHandle, query: Query, key: str, name: str, made_by: dict):
+    """After an update of the index that says what it changed (the default's,
+    :mod:`linksim.spectral_update`): the pages whose lists the change can reach, and the current
+    lists of the others, kept by the last run on the index updated, with this query: ``(pages,
+    (indptr, targets, scores) by page)``. None where the lists are to be made for every page (no
+    such change, no such lists, or lists that are not the database's current ones)."""
+    change = getattr(handle.index, "change", None)
+    if change is None or query.top_k is None:
+        return None
+    from linksim.spectral_update import lists_reach, page_lists
+    from linksim.store.lists import open_lists
+
+    kept = open_lists(handle.root, name)
+    if kept is None:
+        return None
+    old, description = kept
+    if description.get("graph") != change.before or description.get("query") != made_by["query"]:
+        log.info("the kept %s lists were not made on the index just updated with this query: every list is made", key)
+        return None
+    rows = runner.run(CURRENT_RUNS, {"algorithm": key})
+    if not rows or description.get("runs") != rows[0]["runs"]:
+        return None
+    graph = handle.streamed.graph
+    lists = page_lists(old.sources, old.indptr, old.targets, old.scores, graph.codes)
+    pages = lists_reach(handle.index, lists, query.top_k)
+    log.info("%s of %s pages' lists are within reach of the change (%s pages folded into the embedding): "
+             "making those", f"{len(pages):,}", f"{graph.n:,}", f"{len(change.folded):,}")
+    return pages, lists
+
+
+def _with_kept(reached, source: np.ndarray, target: np.ndarray, score: np.ndarray):
+    """The lists of every page: those just made for the pages reached, the kept ones of the others."""
+    pages, (indptr, targets, scores) = reached
+    n = len(indptr) - 1
+    lengths = np.diff(indptr)
+    owner = np.repeat(np.arange(n), lengths)
+    others = np.ones(n, dtype=bool)
+    others[pages] = False
+    kept = others[owner]
+    source = np.concatenate([owner[kept], np.asarray(source, dtype=np.int64)])
+    order = np.argsort(source, kind="stable")  # a page's list comes from one of the two, in its order
+    return (source[order], np.concatenate([targets[kept], np.asarray(target, dtype=np.int64)])[order],
+            np.concatenate([scores[kept], np.asarray(score, dtype=np.float64)])[order])
+
+
 def _keep_lists(handle: IndexHandle, key: str, lists: CodedLists | None, runs: list[int], relationships: int,
-                name: str) -> None:
+                name: str, made_by: dict | None = None) -> None:
     """Keep the lists just made current for the next run's comparison (a failure costs that run a
     full write, never a result); None: keep none. ``name``: the file's (the method, or the key of
     a filtered run)."""
@@ -575,7 +626,8 @@ def _keep_lists(handle: IndexHandle, key: str, lists: CodedLists | None, runs: l
         forget_lists(handle.root, name)
         return
     try:
-        save_lists(handle.root, name, lists, {"runs": runs, "relationships": relationships, "key": key})
+        save_lists(handle.root, name, lists, {"runs": runs, "relationships": relationships, "key": key,
+                                              **(made_by or {})})
     except OSError as error:
         log.warning("cannot keep the %s lists for the next run's update (%s): it writes every list", key, error)
         forget_lists(handle.root, name)

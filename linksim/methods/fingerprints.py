@@ -111,7 +111,7 @@ def parts(name: str, walk: WalkKind, reading: dict | None = None) -> dict:
     its walks chosen by ``walk``, its lists read as ``reading`` says (:class:`FingerprintIndex`)."""
     reading = dict(reading or {})
     return dict(name=name, defaults=dict(MONTE_CARLO), samples=True, build=builder(name, walk, reading),
-                update=updater, restore=restorer(walk, reading), exact=exact_reference(name), fingerprint_trees=True,
+                update=updater, keeps_state=True, restore=restorer(walk, reading), exact=exact_reference(name), fingerprint_trees=True,
                 build_on_disk=True, page_major_rows=True, reads_sample=True, walk=walk, reading=reading,
                 value_ranges=value_ranges, estimate=estimate, spark_rows=spark_rows(walk),
                 spark_index=spark_index(name, walk, reading))

@@ -61,8 +61,12 @@ class Method:
         walking methods' ``keep_walks=True`` to keep what their update starts from.
     update : callable or None
         ``update(graph_before, index, graph, show_progress=False, max_share=1.0, check_graph=True)``
-        -> the index of ``graph``, equal bit for bit to its build, from ``index`` built with
-        ``keep_walks`` on ``graph_before``; None where a changed graph means a rebuild.
+        -> the index of ``graph``, equal bit for bit to its build (``exact_update``), or within the
+        noise of a rebuild (the default's: :mod:`linksim.spectral_update`), from ``index`` built
+        with ``keep_walks`` on ``graph_before``; None where a changed graph means a rebuild. It
+        raises :class:`ConfigurationError` where a rebuild is due.
+    exact_update : bool
+        Its ``update`` gives the rebuild's arrays bit for bit.
     restore : callable
         ``restore(meta, arrays)`` -> index, from the store.
     fingerprint_trees : bool
@@ -80,6 +84,9 @@ class Method:
     exact : callable or None
         ``exact(graph, decay, length, each=None)`` -> dense n x n scores (small graphs), or None
         where the index is exact itself.
+    keeps_state : bool
+        Its ``build`` takes ``keep_walks=True`` to keep what its ``update`` starts from (the walking
+        methods' walk state; spectral's, and its embedding's lengths and clusters).
     walk : WalkKind or None
         How a fingerprint walk chooses its next page (:mod:`linksim.fingerprints.kinds`: SimRank's
         uniform in-neighbour, PSimRank's smallest in a random order of the pages, P-PSimRank's
@@ -123,12 +130,14 @@ class Method:
     samples: bool = True
     build: Callable = None
     update: Callable | None = None
+    exact_update: bool = True
     restore: Callable = None
     exact: Callable | None = None
     fingerprint_trees: bool = False  # fingerprint trees
     build_on_disk: bool = False  # built on disk on demand
     page_major_rows: bool = False  # its lists score pairs from page-major rows
     reads_sample: bool = False  # --sample applies
+    keeps_state: bool = False
     walk: object = None
     reading: dict = field(default_factory=dict)
     value_ranges: Callable = None

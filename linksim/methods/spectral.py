@@ -9,11 +9,19 @@ from linksim.methods import fingerprints as fingerprint_methods
 from linksim.methods.method import Method
 
 
-def _build(graph: LinkGraph, p: dict, show_progress: bool = False, directory=None):
+def _build(graph: LinkGraph, p: dict, show_progress: bool = False, directory=None, keep_walks: bool = False):
     from linksim.spectral import build_spectral_index
 
     return build_spectral_index(graph, int(p["n_fingerprints"]), int(p["length"]), int(p["seed"]), float(p["decay"]),
-                                show_progress=show_progress, directory=directory)
+                                show_progress=show_progress, directory=directory, keep_walks=keep_walks)
+
+
+def _update(graph_before: LinkGraph, index, graph: LinkGraph, show_progress: bool = False, max_share: float = 1.0,
+            check_graph: bool = True):
+    from linksim.spectral_update import update_spectral_index
+
+    return update_spectral_index(graph_before, index, graph, show_progress=show_progress, max_share=max_share,
+                                 check_graph=check_graph)
 
 
 def _restore(meta: dict, arrays: dict):
@@ -32,7 +40,8 @@ def _value_ranges(meta: dict, n: int, length: int) -> dict[str, tuple[float, flo
     links = int(meta["graph"].get("links", n * n))
     return dict(fingerprint_methods.value_ranges(meta, n, length), embedding=(-1.0, 1.0),
                 neighbour_indptr=(0, 2 * links), neighbour_indices=(0, n - 1), nearest=(-1, n - 1),
-                cosine_share=(0.0, 1.0))
+                cosine_share=(0.0, 1.0), lengths=(0.0, 1.01), eigenvalues=(0.0, float(max(n, 1))),
+                centroids=(-1.01, 1.01), page_cluster=(-1, n - 1), fold_state=(0.0, float(max(n, 1))))
 
 
 def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[int, int, int, dict]:
@@ -40,9 +49,10 @@ def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[
     from linksim.lowrank import BLOCK, CHUNK
     from linksim.spectral import ANN_PAGES, CLUSTER_SAMPLE, NEAREST, RANK, SCAN_BLOCK, SEARCH_BYTES, cluster_count
 
-    fingerprints, working, stored, parts = fingerprint_methods.estimate(pages, links, parameters, on_disk,
-                                                                        updatable=False)
-    embedding = 4 * RANK * pages
+    fingerprints, working, stored, parts = fingerprint_methods.estimate(pages, links, parameters, on_disk)
+    # Built in memory, the index keeps what an update folds changed pages in with: each page's
+    # length and cluster, the clusters' centroids (linksim.spectral_update).
+    embedding = 4 * RANK * pages + (0 if on_disk else 8 * pages + 4 * RANK * cluster_count(pages))
     neighbours = 8 * (pages + 1) + 4 * 2 * links  # both ways: two entries a link
     nearest = 4 * NEAREST * pages
     # The SVD (randomized subspace iteration): its block of RANK + OVERSAMPLE float32 columns, the
@@ -78,10 +88,12 @@ def _spark_index(rows, parameters: dict, n: int):
 
 
 def _warm_up() -> None:
+    from linksim import spectral_update
     from linksim.ranking import colinked, combined
 
     combined.warm_up()
     colinked.warm_up()
+    spectral_update.warm_up()
 
 
 SPECTRAL = Method(
@@ -94,6 +106,9 @@ SPECTRAL = Method(
             "the share of the link features' weight the embedding holds (at most 0.8)",
     defaults=dict(fingerprint_methods.MONTE_CARLO, length=3),
     build=_build,
+    update=_update,
+    exact_update=False,
+    keeps_state=True,
     restore=_restore,
     exact=_exact,
     value_ranges=_value_ranges,

@@ -1,0 +1,702 @@
+"""The default's index (spectral P-PSimRank, :mod:`linksim.spectral`) brought up to date with a
+recrawl in a fraction of a rebuild, and the lists that the change can reach.
+
+A rebuild computes the embedding's SVD again, and its basis moves everywhere when one link
+changes: every page's nearest pages and every list would be made again. An update keeps the basis
+and changes only what the recrawl touched:
+
+- **the walks**: P-PSimRank's fingerprints updated bit for bit as the walking methods' are
+  (:func:`linksim.fingerprints.update.update_index`);
+- **the embedding**: the rows of the pages whose links changed (their in- or out-links: the rows
+  of ``X = [W_in | W_out]`` that differ) are *folded in* to the stored basis (Berry, Dumais &
+  O'Brien, *Using linear algebra for intelligent information retrieval*, SIAM Review 1995; the
+  folding-in of latent semantic indexing): a changed row x is given ``x V``, where ``V = X^T U
+  Σ^{-1}`` is the basis of the link features that the build's ``U Σ`` spans, found for only the
+  features the changed rows hold (a feature's column of the old X, read from the old graph).
+  Every other row keeps its value, so an unchanged page's cosines do not move;
+- **the nearest pages**: in place. The rows of the changed pages are searched again (in their
+  probed clusters of the stored centroids, as the build searches, or every page below
+  :data:`linksim.spectral.ANN_PAGES`), and so is every row that held a changed page or a deleted
+  one (a delete), or that a changed page now beats the last of (an insert: each changed page's
+  cosines with the pages of its probed clusters against each one's last nearest cosine);
+- **the neighbour lists**: the new graph's (a pass over the links).
+
+Folding-in keeps the basis of the build: what it leaves out is what the new links would have
+moved it by. Zha & Simon (*On updating problems in latent semantic indexing*, SIAM J. Sci.
+Comput. 1999) show its error grows with what is folded; so the update measures the drift, the
+share of the link features' weight the embedding held at its build that it no longer holds
+(folded rows that the basis does not span hold less), and counts the pages folded since the build:
+beyond :data:`DRIFT_LIMIT` or :data:`FOLD_LIMIT`, it refuses and the caller builds again (the
+cosine's share of the score stays the build's until then).
+
+The lists a change can reach (:func:`lists_reach`): those of the changed pages; those that hold a
+deleted page, or a page that may no longer be a candidate (it lost its last counted shared
+neighbour with the page and is not among its nearest); those whose listed changed page's score
+moved by more than the walks' noise; and those that a page can now enter (a new co-linked page
+through a changed neighbour, a new nearest page, or a page co-linked with a changed page, whose
+cosine with it moved): by the bound ``a · cos + (1 − a) · c`` first (c: P-PSimRank's largest
+score between two pages), then by the pair's score itself, above the list's last score by more
+than the walks' noise (:data:`NOISE_ERRORS` standard errors). A list outside that reach has the
+same candidates and the same cosines; only P-PSimRank's walks through changed pages may move its
+scores, by Monte Carlo noise (the relaxation of issue 65): its worth is judged against a rebuild's
+by ``benchmarks/recrawl.py --default``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from linksim.embedding import FLOOR, IDF_POWER, _row_sums, _without_self_links
+from linksim.errors import ConfigurationError
+from linksim.fingerprints.treescan import _exact_scores, _trees_of
+from linksim.graph import LinkGraph
+from linksim.ranking.colinked import colinked_scores
+from linksim.ranking.combined import cosines
+
+log = logging.getLogger(__name__)
+
+#: The share of the pages with links folded into the embedding since its build beyond which the
+#: basis is computed again (a rebuild).
+FOLD_LIMIT = 0.2
+#: The loss of the share of the link features' weight the embedding holds (its build's minus now,
+#: as a share of the weight) beyond which the basis is computed again (a rebuild).
+DRIFT_LIMIT = 0.01
+
+
+@dataclass
+class Change:
+    """What an update changed, in the new graph's page numbers: what :func:`lists_reach` reads."""
+
+    before: str  # the digest of the graph the index was updated from
+    folded: np.ndarray  # pages whose row of the embedding was folded in (their links changed), increasing
+    # (u, v): v became a candidate of u (co-linked through a changed page, or one of u's nearest
+    # pages): u's list changes if v's bound beats its last score
+    gained: tuple[np.ndarray, np.ndarray]
+    # (u, v): v may no longer be a candidate of u: u's list changes if it holds v
+    lost: tuple[np.ndarray, np.ndarray]
+    nearest_changed: np.ndarray  # pages whose nearest pages differ from before
+    deleted: int  # pages of the old graph that the new one has not
+    drift: float  # the share of the features' weight the build's embedding held that it no longer holds
+    folded_share: float  # the pages folded since the build, of the pages with links
+
+
+def new_numbers(old_codes: np.ndarray, new_codes: np.ndarray) -> np.ndarray:
+    """Each old page's number in the new graph (matched by draw code), -1 where it is gone."""
+    order = np.argsort(new_codes, kind="stable")
+    ordered = np.asarray(new_codes)[order]
+    at = np.minimum(np.searchsorted(ordered, old_codes), max(len(ordered) - 1, 0))
+    found = np.full(len(old_codes), -1, dtype=np.int64)
+    if len(ordered):
+        hit = ordered[at] == old_codes
+        found[hit] = order[at[hit]]
+    return found
+
+
+def _carried(graph: LinkGraph, new_of_old: np.ndarray, n: int) -> LinkGraph:
+    """``graph``'s links between the pages the new graph keeps, in its page numbers."""
+    source, target = graph.edges()
+    source, target = new_of_old[source], new_of_old[target]
+    kept = (source >= 0) & (target >= 0)
+    return LinkGraph.from_edges(source[kept], target[kept], n)
+
+
+class _Features:
+    """The link features' weights of a graph (:class:`linksim.embedding.LinkGram`'s): its lists
+    without self-links, the idf weight of each page as a parent and as a child, each row's inverse norm."""
+
+    def __init__(self, graph: LinkGraph, pages: int) -> None:
+        self.out_indptr, self.out_indices = _without_self_links(graph.out_indptr, graph.out_indices)
+        self.in_indptr, self.in_indices = _without_self_links(graph.in_indptr, graph.in_indices)
+        out_degree, in_degree = np.diff(self.out_indptr), np.diff(self.in_indptr)
+        self.parent = np.log(pages / np.maximum(out_degree, 1.0)) ** IDF_POWER
+        self.child = np.log(pages / np.maximum(in_degree, 1.0)) ** IDF_POWER
+        squared = (_row_sums(self.in_indptr, self.in_indices, self.parent * self.parent)
+                   + _row_sums(self.out_indptr, self.out_indices, self.child * self.child))
+        self.featured = squared > 0
+        self.inverse_norm = np.divide(1.0, np.sqrt(squared), out=np.zeros(len(squared)), where=self.featured)
+
+
+@njit(cache=True, nogil=True)
+def _basis_rows(features, indptr, indices, row_scale, scaled, column_scale, inverse_values):
+    """Row j of V for each feature of ``features``: ``column_scale[f] / σ² ⊙ Σ row_scale[x] ·
+    scaled[x]`` over the x of f's list (the old graph's column of feature f), float32."""
+    rank = scaled.shape[1]
+    out = np.zeros((len(features), rank), dtype=np.float32)
+    total = np.zeros(rank)
+    for k in range(len(features)):
+        f = features[k]
+        total[:] = 0.0
+        for position in range(indptr[f], indptr[f + 1]):
+            x = indices[position]
+            weight = row_scale[x]
+            for d in range(rank):
+                total[d] += weight * scaled[x, d]
+        for d in range(rank):
+            out[k, d] = column_scale[f] * total[d] * inverse_values[d]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _add_features(out, k, first, last, indices, weights, slot, rows):
+    """out[k] += Σ weights[j] · rows[slot[j]] over the features j of indices[first:last]."""
+    for position in range(first, last):
+        j = indices[position]
+        weight, row = weights[j], slot[j]
+        for d in range(rows.shape[1]):
+            out[k, d] += weight * rows[row, d]
+
+
+@njit(cache=True, nogil=True)
+def _fold(pages, in_indptr, in_indices, out_indptr, out_indices, parent, child, inverse_norm,
+          parent_slot, parent_rows, child_slot, child_rows):
+    """x_u V for each of ``pages`` (float64): u's features in the new graph (its parents, then
+    its children), each weighted, times its row of V."""
+    out = np.zeros((len(pages), parent_rows.shape[1]))
+    for k in range(len(pages)):
+        u = pages[k]
+        _add_features(out, k, in_indptr[u], in_indptr[u + 1], in_indices, parent, parent_slot, parent_rows)
+        _add_features(out, k, out_indptr[u], out_indptr[u + 1], out_indices, child, child_slot, child_rows)
+        out[k] *= inverse_norm[u]
+    return out
+
+
+def _neighbours_of(indptr: np.ndarray, indices: np.ndarray, pages: np.ndarray) -> np.ndarray:
+    """The pages of the lists of ``pages`` (with repeats)."""
+    if not len(pages):
+        return np.zeros(0, dtype=np.int64)
+    starts, lengths = indptr[pages], indptr[pages + 1] - indptr[pages]
+    offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(int(lengths.sum()))
+    return np.asarray(indices[offsets], dtype=np.int64)
+
+
+def fold_in(old: _Features, new: _Features, scaled: np.ndarray, values: np.ndarray, pages: np.ndarray) -> np.ndarray:
+    """The rows of U Σ of ``pages`` in the new graph's features, projected on the basis of the old
+    embedding (``scaled``: its rows of U Σ, in the new page numbers; ``values``: Σ²)."""
+    n = len(new.featured)
+    rank = scaled.shape[1]
+    if not len(pages) or rank == 0:
+        return np.zeros((len(pages), rank))
+    inverse_values = 1.0 / values
+    parents = np.unique(_neighbours_of(new.in_indptr, new.in_indices, pages))
+    children = np.unique(_neighbours_of(new.out_indptr, new.out_indices, pages))
+    # A parent w's column holds its children in the old graph, a child v's its parents.
+    parent_rows = _basis_rows(parents, old.out_indptr, old.out_indices, old.inverse_norm, scaled, old.parent,
+                              inverse_values)
+    child_rows = _basis_rows(children, old.in_indptr, old.in_indices, old.inverse_norm, scaled, old.child,
+                             inverse_values)
+    parent_slot = np.full(n, -1, dtype=np.int64)
+    parent_slot[parents] = np.arange(len(parents))
+    child_slot = np.full(n, -1, dtype=np.int64)
+    child_slot[children] = np.arange(len(children))
+    return _fold(np.asarray(pages, dtype=np.int64), new.in_indptr, new.in_indices, new.out_indptr, new.out_indices,
+                 new.parent, new.child, new.inverse_norm, parent_slot, parent_rows, child_slot, child_rows)
+
+
+def update_spectral_index(before: LinkGraph, index, graph: LinkGraph, show_progress: bool = False,
+                          max_share: float = 1.0, check_graph: bool = True):
+    """The index of ``graph`` from ``index`` (built with ``keep_walks`` on ``before``): see the
+    module. Its ``change`` (:class:`Change`) says what moved, ``changed_pages`` how many pages'
+    links changed.
+
+    Raises
+    ------
+    ConfigurationError
+        The index keeps nothing to fold with (an older linksim's, or built on disk or on Spark),
+        the walks cannot be updated (:func:`~linksim.fingerprints.update.update_index`), or the
+        embedding drifted beyond :data:`DRIFT_LIMIT` or :data:`FOLD_LIMIT`: build it again.
+    """
+    from linksim.fingerprints.update import changed_pages, update_index
+    from linksim.spectral import SpectralIndex, neighbour_lists
+
+    if not getattr(index, "updatable", False):
+        raise ConfigurationError("the spectral index keeps no walk state or embedding lengths (built by an older "
+                                 "linksim, on disk or on Spark): it is built again")
+    fingerprints = update_index(index.fingerprints, before, graph, show_progress=show_progress, max_share=max_share,
+                                check_graph=check_graph)
+    n = graph.n
+    new_of_old = new_numbers(np.asarray(before.codes), np.asarray(graph.codes))
+    kept = new_of_old >= 0
+    carried = _carried(before, new_of_old, n)
+    old = _Features(carried, before.n)
+    new = _Features(graph, n)
+    differs = (changed_pages(old.out_indptr, old.out_indices, new.out_indptr, new.out_indices, n)
+               | changed_pages(old.in_indptr, old.in_indices, new.in_indptr, new.in_indices, n))
+    folded = np.flatnonzero(differs)
+
+    rank = index.embedding.shape[1]
+    embedding = np.zeros((n, rank), dtype=np.float32)
+    lengths = np.zeros(n, dtype=np.float32)
+    embedding[new_of_old[kept]] = np.asarray(index.embedding)[kept]
+    lengths[new_of_old[kept]] = np.asarray(index.lengths)[kept]
+    last_before = _last_cosines(index, embedding, new_of_old)
+    scaled = embedding * lengths[:, None]
+    rows = fold_in(old, new, scaled, np.asarray(index.eigenvalues), folded)
+    del scaled
+    norms = np.linalg.norm(rows, axis=1)
+    keep = (norms >= FLOOR) & new.featured[folded]
+    embedding[folded] = np.divide(rows, norms[:, None], out=np.zeros_like(rows), where=keep[:, None])
+    lengths[folded] = np.where(keep, norms, 0.0)
+
+    built_held, folded_before = (float(v) for v in index.fold_state)
+    featured = max(int(new.featured.sum()), 1)
+    held = float(np.square(lengths, dtype=np.float64).sum()) / featured
+    folded_total = folded_before + len(folded)
+    drift = built_held - held
+    if folded_total > FOLD_LIMIT * featured:
+        raise ConfigurationError(f"{int(folded_total):,} of {featured:,} pages with links were folded into the link "
+                                 f"embedding since it was computed (more than {FOLD_LIMIT:.0%}): it is computed again")
+    if drift > DRIFT_LIMIT:
+        raise ConfigurationError(f"the link embedding drifted: it holds {held:.3f} of the link features' weight, "
+                                 f"{built_held:.3f} when it was computed (more than {DRIFT_LIMIT} lost): it is "
+                                 "computed again")
+
+    nearest, page_cluster, nearest_changed, near_gained, near_lost = _update_nearest(index, embedding, new_of_old,
+                                                                                    folded, last_before)
+    indptr, indices = neighbour_lists(graph)
+    old_indptr, old_indices = neighbour_lists(carried)
+    del carried
+    gained, lost = _colinked_changes(folded, old_indptr, old_indices, indptr, indices)
+    gained = tuple(np.concatenate(pair) for pair in zip(gained, near_gained))
+    lost = tuple(np.concatenate(pair) for pair in zip(lost, near_lost))
+    updated = SpectralIndex(fingerprints, embedding, indptr, indices, nearest, share=index.share, lengths=lengths,
+                            eigenvalues=np.asarray(index.eigenvalues), centroids=np.asarray(index.centroids),
+                            page_cluster=page_cluster, fold_state=np.array([built_held, folded_total]))
+    updated.changed_pages = fingerprints.changed_pages
+    updated.change = Change(before=index.graph_fingerprint, folded=folded, gained=gained, lost=lost,
+                            nearest_changed=nearest_changed, deleted=int((~kept).sum()), drift=drift,
+                            folded_share=folded_total / featured)
+    log.info("spectral update: %s pages folded into the link embedding (%.1f %% of the pages with links since it "
+             "was computed, drift %.4f), %s rows of nearest pages changed", f"{len(folded):,}",
+             100 * folded_total / featured, drift, f"{len(nearest_changed):,}")
+    return updated
+
+
+@njit(cache=True, nogil=True)
+def _pairs_through(pages, old_indptr, old_indices, new_indptr, new_indices, hub, fill, gained_u, gained_v,
+                   lost_u, lost_v):
+    """The co-linked pairs that the changed neighbour lists of ``pages`` make and break: through a
+    page w that counts as a shared neighbour (``hub`` links or fewer), each neighbour it gained
+    with each of its other neighbours (gained, both ways; through the new lists), each neighbour
+    it lost with each of its other old neighbours (lost, both ways). ``fill`` False: only counts
+    them ``(gained, lost)``; True: writes them into the arrays. (A pair that w's new degree only
+    re-weighs is left: its Adamic-Adar score moves the 100th candidate at most, not a score.)"""
+    gained, lost = 0, 0
+    for w in pages:
+        a0, a1 = new_indptr[w], new_indptr[w + 1]
+        b0, b1 = old_indptr[w], old_indptr[w + 1]
+        if a1 - a0 <= hub:
+            gained = _pairs_of_new(new_indices[a0:a1], old_indices[b0:b1], fill, gained_u, gained_v, gained)
+        if b1 - b0 <= hub:
+            lost = _pairs_of_new(old_indices[b0:b1], new_indices[a0:a1], fill, lost_u, lost_v, lost)
+    return gained, lost
+
+
+@njit(cache=True, nogil=True)
+def _pairs_of_new(row, other, fill, out_u, out_v, at):
+    """Each page of ``row`` not in ``other`` with each other page of ``row``, both ways, written
+    from ``at`` (``fill``) or only counted; returns the count after them."""
+    for x in row:
+        if (other == x).any():
+            continue
+        for u in row:
+            if u == x:
+                continue
+            if fill:
+                out_u[at], out_v[at] = u, x
+                out_u[at + 1], out_v[at + 1] = x, u
+            at += 2
+    return at
+
+
+def _colinked_changes(folded: np.ndarray, old_indptr, old_indices, indptr, indices):
+    """``(gained, lost)`` co-linked pairs (:func:`_pairs_through`) of the folded pages' changes."""
+    from linksim.spectral import HUB_DEGREE
+
+    pages = np.asarray(folded, dtype=np.int64)
+    empty = np.zeros(0, dtype=np.int64)
+    gained, lost = _pairs_through(pages, old_indptr, old_indices, indptr, indices, HUB_DEGREE, False,
+                                  empty, empty, empty, empty)
+    arrays = [np.empty(gained, dtype=np.int64), np.empty(gained, dtype=np.int64),
+              np.empty(lost, dtype=np.int64), np.empty(lost, dtype=np.int64)]
+    _pairs_through(pages, old_indptr, old_indices, indptr, indices, HUB_DEGREE, True, *arrays)
+    return (arrays[0], arrays[1]), (arrays[2], arrays[3])
+
+
+def _last_cosines(index, embedding: np.ndarray, new_of_old: np.ndarray) -> np.ndarray:
+    """Each page's cosine with the last of its nearest pages in the embedding before the update
+    (its rows carried to the new page numbers), :data:`linksim.spectral.NEAR_COSINE` where its row
+    is not full or the page is gone."""
+    from linksim.spectral import NEAR_COSINE
+
+    n = len(embedding)
+    last = np.full(n, -1, dtype=np.int64)
+    kept = new_of_old >= 0
+    old_last = np.asarray(index.nearest)[:, -1].astype(np.int64)
+    last[new_of_old[kept]] = np.where(old_last[kept] >= 0, new_of_old[np.maximum(old_last[kept], 0)], -1)
+    cosine = np.full(n, NEAR_COSINE, dtype=np.float32)
+    full = last >= 0
+    cosine[full] = np.maximum(np.einsum("ij,ij->i", embedding[full], embedding[last[full]]), NEAR_COSINE)
+    return cosine
+
+
+def _update_nearest(index, embedding: np.ndarray, new_of_old: np.ndarray, folded: np.ndarray,
+                    last_before: np.ndarray):
+    """The nearest pages of the updated embedding, in place (see the module): ``(table, each
+    page's cluster, the pages whose row changed, (u, v) pairs of a page v that became or stays
+    among u's nearest pages with a new cosine, (u, v) pairs of a page v no longer among them)``.
+    ``last_before``: each page's cosine with the last of its nearest pages before the update
+    (NEAR_COSINE where its row is not full)."""
+    from linksim.ranking.combined import nearest_rows
+    from linksim.spectral import NEAR_COSINE, SCAN_BLOCK, SCAN_MARGIN, scan_rows
+
+    n, count = len(embedding), index.nearest.shape[1]
+    kept = new_of_old >= 0
+    old_table = np.asarray(index.nearest)
+    mapped = np.where(old_table >= 0, new_of_old[np.maximum(old_table, 0)], -1)
+    table = np.full((n, count), -1, dtype=np.int32)
+    table[new_of_old[kept]] = mapped[kept]
+    before = table.copy()
+    directed = embedding.any(axis=1)
+    is_folded = np.zeros(n, dtype=bool)
+    is_folded[folded] = True
+    dirty = is_folded.copy()
+    lost = ((old_table >= 0) & (mapped < 0)).any(axis=1)
+    dirty[new_of_old[kept & lost]] = True
+    dirty |= ((table >= 0) & is_folded[np.maximum(table, 0)]).any(axis=1)
+
+    clusters = _Clusters(index, embedding, new_of_old, folded)
+    # A row holding a folded page whose new cosine is below the row's last cosine before the
+    # update: a page outside the row may now beat it, so the row is searched again. A row whose
+    # folded pages stay at or above it only moves them within it (re-ranked below).
+    holders = np.flatnonzero(((table >= 0) & is_folded[np.maximum(table, 0)]).any(axis=1) & ~dirty)
+    rows = table[holders].astype(np.int64)
+    cosine = np.einsum("ijk,ik->ij", embedding[np.maximum(rows, 0)], embedding[holders])
+    below = (rows >= 0) & is_folded[np.maximum(rows, 0)] & (cosine < last_before[holders, None] - SCAN_MARGIN)
+    dirty[holders[below.any(axis=1)]] = True
+    # Inserts: a folded page into the rows of the pages of its probed clusters whose last cosine it beats.
+    last = table[:, -1].astype(np.int64)
+    threshold = np.full(n, NEAR_COSINE, dtype=np.float32)
+    full = last >= 0
+    threshold[full] = np.maximum(np.einsum("ij,ij->i", embedding[full], embedding[last[full]]), NEAR_COSINE)
+    # a row whose folded pages moved within it: its smallest cosine now, wherever it stands
+    kept_rows = ~dirty[holders] & full[holders]
+    threshold[holders[kept_rows]] = np.maximum(np.where(rows[kept_rows] >= 0, cosine[kept_rows], np.inf).min(axis=1),
+                                               NEAR_COSINE)
+    moved = folded[directed[folded]]
+    inserted_u, inserted_x = [], []
+    for group, pool in clusters.groups(moved):
+        for start in range(0, len(group), SCAN_BLOCK):
+            block = group[start : start + SCAN_BLOCK]
+            products = embedding[block] @ embedding[pool].T
+            x, v = np.nonzero(products >= threshold[pool] - SCAN_MARGIN)
+            inserted_u.append(pool[v])
+            inserted_x.append(block[x])
+    inserted_u = np.concatenate(inserted_u) if inserted_u else np.zeros(0, dtype=np.int64)
+    inserted_x = np.concatenate(inserted_x) if inserted_x else np.zeros(0, dtype=np.int64)
+    keep = ~dirty[inserted_u] & (inserted_u != inserted_x)
+    inserted_u, inserted_x = inserted_u[keep], inserted_x[keep]
+    patched = np.union1d(holders[~dirty[holders]], inserted_u)
+    if len(patched):
+        # each patched row: its pages and those inserted into it, ranked by exact cosine
+        order = np.argsort(inserted_u, kind="stable")
+        inserted_u, inserted_x = inserted_u[order], inserted_x[order]
+        slot = np.searchsorted(patched, inserted_u)
+        within = np.arange(len(slot)) - np.searchsorted(slot, slot)
+        found = np.full((len(patched), count + (int(within.max()) + 1 if len(within) else 0)), -1, dtype=np.int64)
+        found[:, :count] = table[patched]
+        found[slot, count + within] = inserted_x
+        table[patched] = -1
+        nearest_rows(embedding, patched, found, count, NEAR_COSINE, table)
+    log.info("nearest pages: %s rows searched again, %s re-ranked or given an insert", f"{int((dirty & directed).sum()):,}",
+             f"{len(patched):,}")
+    # Deletes and the changed pages' own rows: searched again as the build searches.
+    table[dirty] = -1
+    searched = np.flatnonzero(dirty & directed)
+    if clusters.centroids is None:
+        scan_rows(embedding, searched, table)
+    else:
+        # The build's search (each page's 2 count + 1 best by float32 product among its probed
+        # clusters, ranked by exact cosine), a product of a few rows each: faiss's threads cost
+        # more than they save on a few rows.
+        width = 2 * count + 1
+        for group, pool in clusters.groups(searched):
+            products = embedding[group] @ embedding[pool].T
+            found = np.full((len(group), width), -1, dtype=np.int64)
+            if len(pool) > width:
+                best = np.argpartition(-products, width - 1, axis=1)[:, :width]
+                found[:] = pool[best]
+            else:
+                found[:, : len(pool)] = pool[None, :]
+            nearest_rows(embedding, group, found, count, NEAR_COSINE, table)
+    changed = np.flatnonzero((table != before).any(axis=1))
+    new_rows, old_rows = table[changed], before[changed]
+    added = (new_rows >= 0) & ~(new_rows[:, :, None] == old_rows[:, None, :]).any(axis=2)
+    removed = (old_rows >= 0) & ~(old_rows[:, :, None] == new_rows[:, None, :]).any(axis=2)
+    owner = np.repeat(changed[:, None], count, axis=1)
+    # a folded page among a row's nearest pages: its cosine moved
+    holds = (table >= 0) & is_folded[np.maximum(table, 0)]
+    holder = np.repeat(np.arange(n)[:, None], count, axis=1)
+    gained = (np.concatenate([owner[added], holder[holds]]), np.concatenate([new_rows[added], table[holds]]).astype(np.int64))
+    lost = (owner[removed], old_rows[removed].astype(np.int64))
+    return table, clusters.page_cluster, changed, gained, lost
+
+
+class _Clusters:
+    """The stored clusters of the nearest pages in the new page numbers, the folded pages assigned
+    to their nearest centroid; below :data:`linksim.spectral.ANN_PAGES` (no centroids) one pool of
+    every page with a direction."""
+
+    def __init__(self, index, embedding: np.ndarray, new_of_old: np.ndarray, folded: np.ndarray) -> None:
+        n = len(embedding)
+        kept = new_of_old >= 0
+        self.page_cluster = np.full(n, -1, dtype=np.int32)
+        self.page_cluster[new_of_old[kept]] = np.asarray(index.page_cluster)[kept]
+        centroids = np.asarray(index.centroids)
+        self.embedding = embedding
+        if not len(centroids):
+            self.centroids = None
+            self.pool = np.flatnonzero(embedding.any(axis=1))
+            return
+        import faiss
+
+        from linksim.spectral import PROBES
+
+        self.centroids = np.ascontiguousarray(centroids, dtype=np.float32)
+        self.page_cluster[folded] = -1
+        moved = folded[embedding[folded].any(axis=1)]
+        if len(moved):
+            self.page_cluster[moved] = faiss.knn(np.ascontiguousarray(embedding[moved]), self.centroids, 1,
+                                                 metric=faiss.METRIC_INNER_PRODUCT)[1][:, 0]
+        member = np.flatnonzero(self.page_cluster >= 0)
+        order = np.argsort(self.page_cluster[member], kind="stable")
+        self.members = member[order]
+        self.bounds = np.searchsorted(self.page_cluster[self.members], np.arange(len(centroids) + 1))
+        probes = faiss.knn(self.centroids, self.centroids, min(PROBES, len(centroids)),
+                           metric=faiss.METRIC_INNER_PRODUCT)[1]
+        self.probes = [np.r_[c, [p for p in row if 0 <= p != c]].astype(np.int64) for c, row in enumerate(probes)]
+
+    def groups(self, pages: np.ndarray):
+        """(pages of one cluster, the pages of its probed clusters) for ``pages`` (with a direction)."""
+        if self.centroids is None:
+            if len(pages):
+                yield pages, self.pool
+            return
+        of = self.page_cluster[pages]
+        order = np.argsort(of, kind="stable")
+        pages, of = pages[order], of[order]
+        starts = np.flatnonzero(np.r_[True, of[1:] != of[:-1]]) if len(of) else np.zeros(0, dtype=np.int64)
+        for first, end in zip(starts, np.r_[starts[1:], len(of)]):
+            c = int(of[first])
+            pool = np.concatenate([self.members[self.bounds[p] : self.bounds[p + 1]] for p in self.probes[c]])
+            yield pages[first:end], pool
+
+
+def page_lists(sources: np.ndarray, indptr: np.ndarray, targets: np.ndarray, scores: np.ndarray,
+               codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Lists by page code (:class:`linksim.ranking.lists.CodedLists`' arrays) as lists by page
+    number of the graph of draw codes ``codes``: ``(indptr, targets, scores)``, a row a page
+    (none for a page without a list), -1 for a target the graph no longer has."""
+    n = len(codes)
+    number = new_numbers(np.asarray(sources), codes)
+    lengths = np.diff(indptr)
+    present = number >= 0
+    counts = np.zeros(n, dtype=np.int64)
+    counts[number[present]] = lengths[present]
+    new_indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=new_indptr[1:])
+    # each kept entry's place: its list's new start plus its place in the list
+    owner = np.repeat(np.arange(len(lengths)), lengths)
+    within = np.arange(int(indptr[-1])) - np.repeat(np.asarray(indptr[:-1], dtype=np.int64), lengths)
+    kept = present[owner]
+    at = new_indptr[number[owner[kept]]] + within[kept]
+    out_targets = np.full(int(new_indptr[-1]), -1, dtype=np.int64)
+    out_scores = np.zeros(int(new_indptr[-1]))
+    out_targets[at] = new_numbers(np.asarray(targets)[kept], codes)
+    out_scores[at] = np.asarray(scores)[kept]
+    return new_indptr, out_targets, out_scores
+
+
+#: A pair's new score must beat a list's last score by this many of P-PSimRank's standard errors
+#: (``(1 - a) · c / (2 sqrt N)``: a score of N fingerprints of at most c each) for the list to be
+#: made again, and a listed page's score must move by as much: a rebuild with another seed moves
+#: scores by that much, so a list within it is as good as a rebuild's (its judged worth, not its
+#: floats: ``benchmarks/recrawl.py --default``).
+NOISE_ERRORS = 1.0
+
+
+def lists_reach(index, lists: tuple[np.ndarray, np.ndarray, np.ndarray], top_k: int,
+                report: dict | None = None) -> np.ndarray:
+    """The pages whose list (of ``top_k``) the update that made ``index`` can have changed beyond
+    the Monte Carlo noise of a rebuild, from the lists before it (:func:`page_lists`): see the
+    module. Increasing page numbers. ``report``, if given, receives how many lists each cause
+    added, in the order they are looked at."""
+    counted = report if report is not None else {}
+
+    def note(cause: str) -> None:
+        counted[cause] = int(reach.sum()) - sum(counted.values())
+
+    from linksim.spectral import PRUNE_MARGIN
+
+    change = index.change
+    n = index.n
+    indptr, targets, scores = lists
+    reach = np.zeros(n, dtype=bool)
+    reach[change.folded] = True
+    note("folded")
+    is_folded = np.zeros(n, dtype=bool)
+    is_folded[change.folded] = True
+    lengths = np.diff(indptr)
+    owner = np.repeat(np.arange(n), lengths)
+    # A list that holds a deleted page, or one that may no longer be a candidate.
+    reach[owner[targets < 0]] = True
+    note("deleted listed")
+    listed = np.sort(owner * np.int64(n) + np.maximum(targets, 0))
+    u, v = change.lost
+    pair = u * np.int64(n) + v
+    at = np.minimum(np.searchsorted(listed, pair), max(len(listed) - 1, 0))
+    if len(listed):
+        hit = listed[at] == pair
+        u, v = u[hit], v[hit]
+        # a page that still shares a counted neighbour with u, or is one of its nearest, stays a candidate
+        gone = ~_still_candidate(u, v, *index._neighbours, np.asarray(index.nearest))
+        reach[u[gone]] = True
+    note("lost listed")
+    last = np.zeros(n)
+    full = lengths >= top_k
+    last[full] = scores[indptr[1:][full] - 1]
+    walks = index.fingerprints
+    share = float(index.share)
+    noise = NOISE_ERRORS * (1.0 - share) * float(walks.powers(walks.decay)[1]) / (2.0 * np.sqrt(walks.n_fingerprints))
+    index.prepare_all_pages()  # the page-major rows the lists read (made once, kept for them)
+    arguments = (index.embedding, share, reach, *index._walk_arguments(None))
+    # A listed page that was folded in: its score moved; made again where it moved beyond the noise.
+    moved = is_folded[np.maximum(targets, 0)] & (targets >= 0) & ~reach[owner]
+    pair_u, pair_v, old = owner[moved], targets[moved], scores[moved]
+    order = np.argsort(pair_v, kind="stable")
+    _mark_moved(*_grouped(pair_v[order], pair_u[order]), old[order], noise + PRUNE_MARGIN, *arguments)
+    note("listed moved")
+    # Pages that became candidates (co-linked through a changed page, or nearest), and the pages
+    # co-linked with a folded page (their cosine with it moved): scored where the bound reaches.
+    cap = float(walks.powers(walks.decay)[1])
+    u, v = change.gained
+    order = np.argsort(v, kind="stable")
+    threshold = last + noise - PRUNE_MARGIN
+    _mark_entering(*_grouped(v[order], u[order]), threshold, cap, *arguments)
+    note("gained entering")
+    _mark_colinked(np.asarray(change.folded, dtype=np.int64), *index._neighbours, np.zeros(n),
+                   np.zeros(n, dtype=np.int32), threshold, cap, *arguments)
+    note("co-linked entering")
+    return np.flatnonzero(reach)
+
+
+def _grouped(keys: np.ndarray, values: np.ndarray):
+    """(each key once, offsets into values, values) of pairs sorted by key."""
+    keys, values = np.asarray(keys, dtype=np.int64), np.asarray(values, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else np.zeros(0, dtype=np.int64)
+    return keys[starts], np.r_[starts, len(keys)].astype(np.int64), values
+
+
+@njit(cache=True, nogil=True)
+def _still_candidate(us, vs, indptr, indices, weights, nearest):
+    """For each pair, is v still a candidate of u: one of u's nearest pages, or a page sharing a
+    neighbour with u that counts (weight above 0)? (Both neighbour rows are sorted.)"""
+    out = np.zeros(len(us), dtype=np.bool_)
+    for k in range(len(us)):
+        u, v = us[k], vs[k]
+        for c in range(nearest.shape[1]):
+            if nearest[u, c] == v:
+                out[k] = True
+        if out[k]:
+            continue
+        a, a_end, b, b_end = indptr[u], indptr[u + 1], indptr[v], indptr[v + 1]
+        while a < a_end and b < b_end:
+            x, y = indices[a], indices[b]
+            if x == y:
+                if weights[x] > 0.0:
+                    out[k] = True
+                    break
+                a += 1
+                b += 1
+            elif x < y:
+                a += 1
+            else:
+                b += 1
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _scores_with(x, pages, embedding, share, count, length, powers, tree, by_page, page_major):
+    """The combined scores of x with ``pages`` as the lists compute them (:mod:`linksim.ranking.combined`;
+    P-PSimRank's estimate and the cosine are symmetric, so x's trees serve every page)."""
+    starts, stops, intos, depths, _ = _trees_of(x, count, length, tree, by_page)
+    walked = _exact_scores(pages, count, length, powers, tree, by_page, starts, stops, intos, depths, page_major)
+    return share * cosines(embedding, x, pages) + (1.0 - share) * walked
+
+
+@njit(cache=True, nogil=True)
+def _enter(x, pages, threshold, cap, embedding, share, reach, count, length, powers, tree, by_page, page_major):
+    """Mark each of ``pages`` whose score with x beats its ``threshold``: first by the bound
+    ``a · cos + (1 - a) · cap``, then by the score itself."""
+    keep = np.empty(len(pages), dtype=np.bool_)
+    for r in range(len(pages)):
+        keep[r] = not reach[pages[r]] and pages[r] != x
+    pages = pages[keep]
+    if not len(pages):
+        return
+    bound = share * cosines(embedding, x, pages) + (1.0 - share) * cap
+    pages = pages[bound > threshold[pages]]
+    if not len(pages):
+        return
+    score = _scores_with(x, pages, embedding, share, count, length, powers, tree, by_page, page_major)
+    for r in range(len(pages)):
+        if score[r] > threshold[pages[r]]:
+            reach[pages[r]] = True
+
+
+@njit(cache=True, nogil=True)
+def _mark_entering(xs, offsets, pages, threshold, cap, embedding, share, reach, count, length, powers, tree,
+                   by_page, page_major):
+    for k in range(len(xs)):
+        _enter(xs[k], pages[offsets[k]:offsets[k + 1]], threshold, cap, embedding, share, reach, count, length,
+               powers, tree, by_page, page_major)
+
+
+@njit(cache=True, nogil=True)
+def _mark_colinked(xs, indptr, indices, weights, acc, touched, threshold, cap, embedding, share, reach, count,
+                   length, powers, tree, by_page, page_major):
+    for x in xs:
+        pages, _ = colinked_scores(x, indptr, indices, weights, acc, touched)
+        _enter(x, pages, threshold, cap, embedding, share, reach, count, length, powers, tree, by_page, page_major)
+
+
+@njit(cache=True, nogil=True)
+def _mark_moved(xs, offsets, pages, old, margin, embedding, share, reach, count, length, powers, tree, by_page,
+                page_major):
+    """Mark each page whose listed score with x (``old``) moved by more than ``margin``."""
+    for k in range(len(xs)):
+        first, end = offsets[k], offsets[k + 1]
+        score = _scores_with(xs[k], pages[first:end], embedding, share, count, length, powers, tree, by_page,
+                             page_major)
+        for r in range(end - first):
+            if abs(score[r] - old[first + r]) > margin:
+                reach[pages[first + r]] = True
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the update's kernels on a three-page graph."""
+    pages = np.array([0, 1], dtype=np.int64)
+    indptr = np.array([0, 1, 2, 2], dtype=np.int64)
+    indices = np.array([1, 2], dtype=np.int32)
+    weights = np.ones(3)
+    scaled = np.ones((3, 2), dtype=np.float32)
+    _row_sums(indptr, indices, weights)
+    rows = _basis_rows(pages, indptr, indices, weights, scaled, weights, np.ones(2))
+    slot = np.array([0, 1, -1], dtype=np.int64)
+    _fold(pages, indptr, indices, indptr, indices, weights, weights, weights, slot, rows, slot, rows)
+    empty = np.zeros(0, dtype=np.int64)
+    _pairs_through(pages, indptr, indices, indptr, indices, 200, False, empty, empty, empty, empty)
+    _still_candidate(pages, pages, indptr, indices, weights, np.zeros((3, 1), dtype=np.int32))
