@@ -45,11 +45,13 @@ by ``benchmarks/recrawl.py --default``.
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
+from linksim.cores import usable_cores
 from linksim.embedding import FLOOR, IDF_POWER, _row_sums, _without_self_links
 from linksim.errors import ConfigurationError
 from linksim.fingerprints.treescan import _exact_scores, _trees_of
@@ -525,7 +527,7 @@ def page_lists(sources: np.ndarray, indptr: np.ndarray, targets: np.ndarray, sco
 #: made again, and a listed page's score must move by as much: a rebuild with another seed moves
 #: scores by that much, so a list within it is as good as a rebuild's (its judged worth, not its
 #: floats: ``benchmarks/recrawl.py --default``).
-NOISE_ERRORS = 1.0
+NOISE_ERRORS = 3.0
 
 
 def lists_reach(index, lists: tuple[np.ndarray, np.ndarray, np.ndarray], top_k: int,
@@ -585,12 +587,28 @@ def lists_reach(index, lists: tuple[np.ndarray, np.ndarray, np.ndarray], top_k: 
     u, v = change.gained
     order = np.argsort(v, kind="stable")
     threshold = last + noise - PRUNE_MARGIN
-    _mark_entering(*_grouped(v[order], u[order]), threshold, cap, *arguments)
+    xs, offsets, pages = _grouped(v[order], u[order])
+    # On every core: a page reached by one thread is reached whichever, so the set is the same.
+    spans = np.linspace(0, len(xs), usable_cores() + 1).astype(np.int64)
+    _on_threads([(_mark_entering, xs[a:b], offsets[a:b + 1], pages, threshold, cap, *arguments)
+                 for a, b in zip(spans[:-1], spans[1:]) if b > a])
     note("gained entering")
-    _mark_colinked(np.asarray(change.folded, dtype=np.int64), *index._neighbours, np.zeros(n),
-                   np.zeros(n, dtype=np.int32), threshold, cap, *arguments)
+    _on_threads([(_mark_colinked, part, *index._neighbours, np.zeros(n), np.zeros(n, dtype=np.int32), threshold, cap,
+                  *arguments) for part in np.array_split(np.asarray(change.folded, dtype=np.int64), usable_cores())
+                 if len(part)])
     note("co-linked entering")
     return np.flatnonzero(reach)
+
+
+def _on_threads(jobs: list) -> None:
+    """Run each ``(kernel, *arguments)`` (compiled, ``nogil``) on a thread of its own."""
+    if len(jobs) <= 1:
+        for kernel, *arguments in jobs:
+            kernel(*arguments)
+        return
+    with ThreadPoolExecutor(len(jobs)) as pool:
+        for done in [pool.submit(kernel, *arguments) for kernel, *arguments in jobs]:
+            done.result()
 
 
 def _grouped(keys: np.ndarray, values: np.ndarray):

@@ -480,3 +480,33 @@ def test_readers_never_see_nothing_or_a_mix_while_updates_switch(indexed, monkey
     assert len(current_runs(runner, "simrank")) == 5
     assert any(len(lists) == 2 for lists in expected.values())  # some sampled pages change
     assert_whole(counts)
+
+
+def test_an_update_of_the_default_killed_mid_write_leaves_its_lists_and_the_rerun_completes(
+        crawl, env, tmp_path, recrawl_file) -> None:
+    """After a recrawl, `linksim similar` of the default updates its index and writes the lists
+    within reach; killed while it writes them, the lists before stay current, whole; the rerun
+    (its index now the updated one, stored) finishes the update."""
+    from linksim.methods import DEFAULT_METHOD
+    from linksim.procedures.load import load
+
+    runner, method = crawl, DEFAULT_METHOD
+    root = Path(env["LINKSIM_INDEX_DIR"])
+    old = similar(runner, method, root, query=Query(10), show_progress=False)
+    load([recrawl_file(runner, tmp_path / "week.jsonl", 0.02, 0)], runner, show_progress=False, recrawl=True)
+    urls = sample_urls(runner, method)
+    before = answers(runner, method, urls)
+    writer = start(env, "similar", method, "--top-k", "10", "--batch-size", "20")
+    try:
+        wait_for(lambda: new_relationships(runner, old) > 0, 120, "the update's first relationships")
+    finally:
+        kill(writer)
+    assert current(runner, method) == old.id and current_runs(runner, method) == [old.id]
+    assert answers(runner, method, urls) == before
+    rerun = similar(runner, method, root, query=Query(10), show_progress=False)
+    assert current_runs(runner, method)[-1] == rerun.id
+    held = relationships(runner)
+    assert set(held) <= set(current_runs(runner, method)) and sum(held.values()) == rerun.written
+    # The killed run stored the updated index: the rerun makes every list on it (what changed is not
+    # kept with the index) and writes those that differ from the current ones, or all of them.
+    assert rerun.answered > 0.9 * PAGES
