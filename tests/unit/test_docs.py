@@ -131,6 +131,9 @@ def test_the_benchmark_pages_show_what_the_results_files_hold() -> None:
     estimate = json.loads((results / "estimate.json").read_text(encoding="utf-8"))
     rows = [line for line in pages.estimate_page().splitlines() if line.startswith("| ") and "---" not in line]
     assert len(rows) - 1 == sum(len(runs) for runs in estimate["runs"].values())
+    recrawls = json.loads((results / "recrawl-default.json").read_text(encoding="utf-8"))
+    rows = [line for line in pages.recrawl_page().splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(rows) - 1 == len(recrawls["stages"])
     scripts = pages.scripts_page()
     missing = [path.name for path in (ROOT / "benchmarks").glob("[a-z]*.py") if f"| `{path.name}` |" not in scripts]
     assert not missing, f"benchmarks/README.md names no {missing}"
