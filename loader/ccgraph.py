@@ -117,8 +117,7 @@ def _read_edges(path: Path, pages: np.ndarray, graph: CrawlGraph, policy: ErrorP
         if sources:
             source, target = pages[sources], pages[targets]
             graph.extend_links(source, target)
-            for page in np.unique(source).tolist():
-                graph.crawled[page] = 1
+            graph.set_crawled(source)
             sources.clear()
             targets.clear()
 

@@ -197,6 +197,12 @@ class CrawlGraph:
         self.complete.extend(bytes(len(keys)))
         return np.arange(first, first + len(keys), dtype=np.int64)
 
+    def set_crawled(self, pages: np.ndarray) -> None:
+        """Mark ``pages`` (page numbers, repeats allowed) crawled, at once."""
+        flags = np.frombuffer(self.crawled, dtype=np.uint8)
+        flags[np.asarray(pages, dtype=np.int64)] = 1
+        del flags  # a view of the bytearray holds it at its size
+
     def link(self, source: int, target: int, anchor: str | None = None, count: int = 1) -> None:
         """A link seen ``count`` times (an edge list's count column; 1 otherwise)."""
         self.spool.append(source, target, count)

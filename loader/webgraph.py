@@ -95,9 +95,7 @@ def read_webgraph(path: Path, graph: CrawlGraph, policy: ErrorPolicy, normalize:
         sources = np.repeat(np.arange(first, last, dtype=np.int64), counts)
         keep = (pages[sources] >= 0) & (pages[targets] >= 0)  # a node whose name was refused has no page
         graph.extend_links(pages[sources[keep]], pages[targets[keep]])
-    crawled = np.frombuffer(graph.crawled, dtype=np.uint8)
-    crawled[pages[(degrees > 0) & (pages >= 0)]] = 1
-    del crawled  # a view of the bytearray holds it at its size
+    graph.set_crawled(pages[(degrees > 0) & (pages >= 0)])
     log.info("%s: %s nodes, %s arcs, names %s", basename.name, f"{nodes:,}", f"{bv.num_arcs():,}", named_by)
     return f"names {named_by}"
 
