@@ -319,7 +319,9 @@ def estimate_index(method: str, pages: int, links: int, n_fingerprints: int = 10
             # the preorder, its labels and the positions, those of the page-major rows where they are
             # made); not the subtree sizes, the roots or the walk state. Beyond the trees, the whole
             # of the rest (spectral: the embedding, the neighbour and nearest lists each list reads).
-            beyond = index - sum(own.get(part, 0) for part in TREE_PARTS)
+            from linksim.methods.spectral import FOLDING_PART
+
+            beyond = index - sum(own.get(part, 0) for part in (*TREE_PARTS, FOLDING_PART))
             parents = 5 if entry.fingerprint_trees else 0
             # Making the page-major rows (treescan.page_major) reads every fingerprint's parents,
             # labels and positions once: mapped pages the process holds until the index goes.

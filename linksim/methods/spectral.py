@@ -44,6 +44,10 @@ def _value_ranges(meta: dict, n: int, length: int) -> dict[str, tuple[float, flo
                 centroids=(-1.01, 1.01), page_cluster=(-1, n - 1), fold_state=(0.0, float(max(n, 1))))
 
 
+#: The estimate's part for what an update folds changed pages in with (stored, not read by the lists).
+FOLDING_PART = "embedding's folding state (for updates)"
+
+
 def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[int, int, int, dict]:
     from linksim.embedding import OVERSAMPLE
     from linksim.lowrank import BLOCK, CHUNK
@@ -52,7 +56,8 @@ def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[
     fingerprints, working, stored, parts = fingerprint_methods.estimate(pages, links, parameters, on_disk)
     # Built in memory, the index keeps what an update folds changed pages in with: each page's
     # length and cluster, the clusters' centroids (linksim.spectral_update).
-    embedding = 4 * RANK * pages + (0 if on_disk else 8 * pages + 4 * RANK * cluster_count(pages))
+    embedding = 4 * RANK * pages
+    folding = 0 if on_disk else 8 * pages + 4 * RANK * cluster_count(pages)
     neighbours = 8 * (pages + 1) + 4 * 2 * links  # both ways: two entries a link
     nearest = 4 * NEAREST * pages
     # The SVD (randomized subspace iteration): its block of RANK + OVERSAMPLE float32 columns, the
@@ -68,10 +73,11 @@ def _estimate(pages: int, links: int, parameters: dict, on_disk: bool) -> tuple[
     # scans: SCAN_BLOCK float32 cosines a page.
     sample = min(pages, cluster_count(pages) * CLUSTER_SAMPLE)
     search = (48 * pages + 4 * RANK * sample + SEARCH_BYTES if pages >= ANN_PAGES else 4 * SCAN_BLOCK * pages)
-    held = {"link embedding": embedding, "neighbour lists": neighbours, "nearest pages": nearest}
-    index = fingerprints + embedding + neighbours + nearest
+    held = {"link embedding": embedding, "neighbour lists": neighbours, "nearest pages": nearest,
+            **({FOLDING_PART: folding} if folding else {})}
+    index = fingerprints + embedding + neighbours + nearest + folding
     return (index, max(working, svd - index, search - fingerprints - neighbours),
-            stored + embedding + neighbours + nearest, dict(parts, **held))
+            stored + embedding + neighbours + nearest + folding, dict(parts, **held))
 
 
 def _spark_rows(edges, n: int, parameters: dict, partitions: int, log=None, codes=None):
