@@ -121,24 +121,37 @@ def link_features(graph: LinkGraph):
     return sp.diags(np.divide(1.0, norms, out=np.zeros(n), where=norms > 0)) @ features
 
 
+class FeatureWeights:
+    """The link features' weights of a graph: its lists without self-links, each page's idf weight
+    as a parent (a feature of its children's rows, df its out-degree) and as a child (of its
+    parents' rows, df its in-degree), which pages have features, each row's inverse norm.
+    ``pages``: the n of ``ln(n / df)`` (default the graph's)."""
+
+    def __init__(self, graph: LinkGraph, pages: int | None = None) -> None:
+        n = graph.n if pages is None else pages
+        self.out_indptr, self.out_indices = _without_self_links(graph.out_indptr, graph.out_indices)
+        self.in_indptr, self.in_indices = _without_self_links(graph.in_indptr, graph.in_indices)
+        out_degree, in_degree = np.diff(self.out_indptr), np.diff(self.in_indptr)
+        self.parent = np.log(n / np.maximum(out_degree, 1.0)) ** IDF_POWER
+        self.child = np.log(n / np.maximum(in_degree, 1.0)) ** IDF_POWER
+        squared = (_row_sums(self.in_indptr, self.in_indices, self.parent * self.parent)
+                   + _row_sums(self.out_indptr, self.out_indices, self.child * self.child))
+        self.featured = squared > 0  #: pages with a row of features
+        self.inverse_norm = np.divide(1.0, np.sqrt(squared), out=np.zeros(len(squared)), where=self.featured)
+
+
 class LinkGram:
     """M = X X^T of the link features (see the module) as an operator on n x b float32 blocks."""
 
     def __init__(self, graph: LinkGraph, threads: int | None = None) -> None:
         n = graph.n
         self.n = n
-        self.out_indptr, self.out_indices = _without_self_links(graph.out_indptr, graph.out_indices)
-        self.in_indptr, self.in_indices = _without_self_links(graph.in_indptr, graph.in_indices)
-        out_degree, in_degree = np.diff(self.out_indptr), np.diff(self.in_indptr)
-        # A parent w is a feature of its children's rows (df = w's out-degree), a child v of its
-        # parents' (df = v's in-degree).
-        parent = np.log(n / np.maximum(out_degree, 1.0)) ** IDF_POWER
-        child = np.log(n / np.maximum(in_degree, 1.0)) ** IDF_POWER
-        self.parent_squared, self.child_squared = parent * parent, child * child
-        squared = (_row_sums(self.in_indptr, self.in_indices, self.parent_squared)
-                   + _row_sums(self.out_indptr, self.out_indices, self.child_squared))
-        self.featured = squared > 0  #: pages with a row of features
-        self.inverse_norm = np.divide(1.0, np.sqrt(squared), out=np.zeros(n), where=self.featured)
+        weights = FeatureWeights(graph)
+        self.out_indptr, self.out_indices = weights.out_indptr, weights.out_indices
+        self.in_indptr, self.in_indices = weights.in_indptr, weights.in_indices
+        self.parent_squared, self.child_squared = weights.parent * weights.parent, weights.child * weights.child
+        self.featured = weights.featured  #: pages with a row of features
+        self.inverse_norm = weights.inverse_norm
         self.ones = np.ones(n)
         threads = threads or usable_cores()
         # Row ranges of about as many links each, one a thread: a gather writes only its own rows.

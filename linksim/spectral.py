@@ -142,12 +142,19 @@ def colinked(indptr: np.ndarray, indices: np.ndarray, weights: np.ndarray, u: in
     row = row[weights[row] > 0]
     if not len(row):
         return np.zeros(0, dtype=np.int64), np.zeros(0)
-    starts, lengths = indptr[row], indptr[row + 1] - indptr[row]
-    offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(int(lengths.sum()))
-    pages, inverse = np.unique(indices[offsets], return_inverse=True)
-    scores = np.bincount(inverse, weights=np.repeat(weights[row], lengths))
+    pages, inverse = np.unique(list_entries(indptr, indices, row), return_inverse=True)
+    scores = np.bincount(inverse, weights=np.repeat(weights[row], indptr[row + 1] - indptr[row]))
     keep = pages != u
     return pages[keep].astype(np.int64), scores[keep]
+
+
+def list_entries(indptr: np.ndarray, indices: np.ndarray, pages: np.ndarray) -> np.ndarray:
+    """The entries of the lists of ``pages``, list after list (int64; repeats kept)."""
+    if not len(pages):
+        return np.zeros(0, dtype=np.int64)
+    starts, lengths = indptr[pages], indptr[pages + 1] - indptr[pages]
+    offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(int(lengths.sum()))
+    return np.asarray(indices[offsets], dtype=np.int64)
 
 
 def cluster_count(pages: int) -> int:

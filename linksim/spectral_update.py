@@ -52,12 +52,13 @@ import numpy as np
 from numba import njit
 
 from linksim.cores import usable_cores
-from linksim.embedding import FLOOR, IDF_POWER, _row_sums, _without_self_links
+from linksim.embedding import FLOOR, FeatureWeights, _row_sums
 from linksim.errors import ConfigurationError
 from linksim.fingerprints.treescan import _exact_scores, _trees_of
 from linksim.graph import LinkGraph
 from linksim.ranking.colinked import colinked_scores
 from linksim.ranking.combined import cosines
+from linksim.spectral import list_entries
 
 log = logging.getLogger(__name__)
 
@@ -106,22 +107,6 @@ def _carried(graph: LinkGraph, new_of_old: np.ndarray, n: int) -> LinkGraph:
     return LinkGraph.from_edges(source[kept], target[kept], n)
 
 
-class _Features:
-    """The link features' weights of a graph (:class:`linksim.embedding.LinkGram`'s): its lists
-    without self-links, the idf weight of each page as a parent and as a child, each row's inverse norm."""
-
-    def __init__(self, graph: LinkGraph, pages: int) -> None:
-        self.out_indptr, self.out_indices = _without_self_links(graph.out_indptr, graph.out_indices)
-        self.in_indptr, self.in_indices = _without_self_links(graph.in_indptr, graph.in_indices)
-        out_degree, in_degree = np.diff(self.out_indptr), np.diff(self.in_indptr)
-        self.parent = np.log(pages / np.maximum(out_degree, 1.0)) ** IDF_POWER
-        self.child = np.log(pages / np.maximum(in_degree, 1.0)) ** IDF_POWER
-        squared = (_row_sums(self.in_indptr, self.in_indices, self.parent * self.parent)
-                   + _row_sums(self.out_indptr, self.out_indices, self.child * self.child))
-        self.featured = squared > 0
-        self.inverse_norm = np.divide(1.0, np.sqrt(squared), out=np.zeros(len(squared)), where=self.featured)
-
-
 @njit(cache=True, nogil=True)
 def _basis_rows(features, indptr, indices, row_scale, scaled, column_scale, inverse_values):
     """Row j of V for each feature of ``features``: ``column_scale[f] / σ² ⊙ Σ row_scale[x] ·
@@ -166,16 +151,7 @@ def _fold(pages, in_indptr, in_indices, out_indptr, out_indices, parent, child, 
     return out
 
 
-def _neighbours_of(indptr: np.ndarray, indices: np.ndarray, pages: np.ndarray) -> np.ndarray:
-    """The pages of the lists of ``pages`` (with repeats)."""
-    if not len(pages):
-        return np.zeros(0, dtype=np.int64)
-    starts, lengths = indptr[pages], indptr[pages + 1] - indptr[pages]
-    offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(int(lengths.sum()))
-    return np.asarray(indices[offsets], dtype=np.int64)
-
-
-def fold_in(old: _Features, new: _Features, scaled: np.ndarray, values: np.ndarray, pages: np.ndarray) -> np.ndarray:
+def fold_in(old: FeatureWeights, new: FeatureWeights, scaled: np.ndarray, values: np.ndarray, pages: np.ndarray) -> np.ndarray:
     """The rows of U Σ of ``pages`` in the new graph's features, projected on the basis of the old
     embedding (``scaled``: its rows of U Σ, in the new page numbers; ``values``: Σ²)."""
     n = len(new.featured)
@@ -183,8 +159,8 @@ def fold_in(old: _Features, new: _Features, scaled: np.ndarray, values: np.ndarr
     if not len(pages) or rank == 0:
         return np.zeros((len(pages), rank))
     inverse_values = 1.0 / values
-    parents = np.unique(_neighbours_of(new.in_indptr, new.in_indices, pages))
-    children = np.unique(_neighbours_of(new.out_indptr, new.out_indices, pages))
+    parents = np.unique(list_entries(new.in_indptr, new.in_indices, pages))
+    children = np.unique(list_entries(new.out_indptr, new.out_indices, pages))
     # A parent w's column holds its children in the old graph, a child v's its parents.
     parent_rows = _basis_rows(parents, old.out_indptr, old.out_indices, old.inverse_norm, scaled, old.parent,
                               inverse_values)
@@ -223,8 +199,8 @@ def update_spectral_index(before: LinkGraph, index, graph: LinkGraph, show_progr
     new_of_old = new_numbers(np.asarray(before.codes), np.asarray(graph.codes))
     kept = new_of_old >= 0
     carried = _carried(before, new_of_old, n)
-    old = _Features(carried, before.n)
-    new = _Features(graph, n)
+    old = FeatureWeights(carried, before.n)
+    new = FeatureWeights(graph, n)
     differs = (changed_pages(old.out_indptr, old.out_indices, new.out_indptr, new.out_indices, n)
                | changed_pages(old.in_indptr, old.in_indices, new.in_indptr, new.in_indices, n))
     folded = np.flatnonzero(differs)

@@ -15,7 +15,8 @@ from linksim.generate import generate_labelled
 from linksim.graph import LinkGraph
 from linksim.parameters import Query
 from linksim.spectral import SpectralIndex, build_spectral_index, nearest_pages
-from linksim.spectral_update import _Features, fold_in, lists_reach, page_lists, update_spectral_index
+from linksim.embedding import FeatureWeights
+from linksim.spectral_update import fold_in, lists_reach, page_lists, update_spectral_index
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +52,7 @@ def test_a_row_folded_into_an_exact_embedding_is_its_row() -> None:
     rng = np.random.default_rng(4)
     graph = LinkGraph.from_edges(rng.integers(0, 40, 160), rng.integers(0, 40, 160), 40)
     index = build(graph)
-    features = _Features(graph, graph.n)
+    features = FeatureWeights(graph)
     scaled = index.embedding * index.lengths[:, None]
     rows = fold_in(features, features, scaled, index.eigenvalues, np.arange(graph.n))
     np.testing.assert_allclose(rows, scaled, atol=2e-4)
