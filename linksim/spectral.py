@@ -434,6 +434,49 @@ def _by_exact_cosine(embedding: np.ndarray, u: int, pages: np.ndarray, count: in
 
 
 @dataclass
+class Change:
+    """What the update that made an index changed, in its graph's page numbers: what
+    :func:`linksim.spectral_update.lists_reach` reads. Stored with the index, so that a run that
+    finds the index already updated (the one that updated it was killed before its lists were
+    written) still makes only the lists within reach."""
+
+    before: str  # the digest of the graph the index was updated from
+    folded: np.ndarray  # pages whose row of the embedding was folded in (their links changed), increasing
+    # (u, v): v became a candidate of u (co-linked through a changed page, or one of u's nearest
+    # pages): u's list changes if v's bound beats its last score
+    gained: tuple[np.ndarray, np.ndarray]
+    # (u, v): v may no longer be a candidate of u: u's list changes if it holds v
+    lost: tuple[np.ndarray, np.ndarray]
+    nearest_changed: np.ndarray  # pages whose nearest pages differ from before
+    deleted: int  # pages of the old graph that the new one has not
+    drift: float  # the share of the features' weight the build's embedding held that it no longer holds
+    folded_share: float  # the pages folded since the build, of the pages with links
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The arrays the store keeps it as (:meth:`of_arrays` reads them back)."""
+        return {"change_before": np.frombuffer(self.before.encode(), dtype=np.uint8),
+                "change_folded": np.asarray(self.folded, dtype=np.int64),
+                "change_gained": np.stack([np.asarray(a, dtype=np.int64) for a in self.gained]),
+                "change_lost": np.stack([np.asarray(a, dtype=np.int64) for a in self.lost]),
+                "change_nearest": np.asarray(self.nearest_changed, dtype=np.int64),
+                "change_figures": np.array([self.deleted, self.drift, self.folded_share], dtype=np.float64)}
+
+    @classmethod
+    def of_arrays(cls, arrays: dict) -> "Change | None":
+        """The change kept in ``arrays`` (:meth:`arrays`), None if they hold none."""
+        if any(f"change_{name}" not in arrays for name in CHANGE_ARRAYS):
+            return None
+        gained, lost, figures = (np.asarray(arrays[f"change_{k}"]) for k in ("gained", "lost", "figures"))
+        return cls(before=bytes(np.asarray(arrays["change_before"])).decode(),
+                   folded=np.asarray(arrays["change_folded"]), gained=(gained[0], gained[1]), lost=(lost[0], lost[1]),
+                   nearest_changed=np.asarray(arrays["change_nearest"]), deleted=int(figures[0]),
+                   drift=float(figures[1]), folded_share=float(figures[2]))
+
+
+CHANGE_ARRAYS = ("before", "folded", "gained", "lost", "nearest", "figures")
+
+
+@dataclass
 class SpectralIndex(ListsOfAllPages):
     """A P-PSimRank fingerprint index, the pages' link embedding and their neighbours
     (:mod:`linksim.spectral`)."""
@@ -452,7 +495,7 @@ class SpectralIndex(ListsOfAllPages):
     page_cluster: np.ndarray | None = None  # (n,) int32: each page's cluster, -1 without one
     # (the share of the features' weight the build's embedding held, pages folded in since)
     fold_state: np.ndarray | None = None
-    change = None  # what the update that made this index changed (linksim.spectral_update.Change)
+    change: Change | None = None  # what the update that made this index changed, kept in the store
     pairs_scored = 0  # candidates whose P-PSimRank score the lists computed (this process)
 
     def __post_init__(self) -> None:
@@ -692,19 +735,24 @@ class SpectralIndex(ListsOfAllPages):
         return arrays
 
     def store_arrays(self) -> dict[str, np.ndarray]:
-        return dict(self.fingerprints.store_arrays(), **self._own_arrays())
+        arrays = dict(self.fingerprints.store_arrays(), **self._own_arrays())
+        if self.change is not None:
+            arrays.update(self.change.arrays())
+        return arrays
 
     @classmethod
     def from_store(cls, meta: dict, arrays: dict[str, np.ndarray]) -> "SpectralIndex":
         own = ("embedding", "neighbour_indptr", "neighbour_indices", "nearest")
         fingerprints = FingerprintIndex.from_store(dict(meta, method=WALK_METHOD),
                                                    {k: v for k, v in arrays.items()
-                                                    if k not in (*own, *_FOLDING, "cosine_share")}, walk=WALK)
+                                                    if k not in (*own, *_FOLDING, "cosine_share")
+                                                    and not k.startswith("change_")}, walk=WALK)
         share = float(arrays["cosine_share"][0]) if "cosine_share" in arrays else MAX_SHARE
         folding = {name: arrays[name] for name in _FOLDING if name in arrays}
         if len(folding) != len(_FOLDING):
             folding = {}  # all or none: an update needs every one of them
-        return cls(fingerprints, *(arrays[name] for name in own), share=share, **folding)
+        return cls(fingerprints, *(arrays[name] for name in own), share=share, **folding,
+                   change=Change.of_arrays(arrays))
 
 
 #: The arrays an update folds changed pages in with (:class:`SpectralIndex`).

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
@@ -58,7 +57,7 @@ from linksim.fingerprints.treescan import _exact_scores, _trees_of
 from linksim.graph import LinkGraph
 from linksim.ranking.colinked import colinked_scores
 from linksim.ranking.combined import cosines
-from linksim.spectral import list_entries
+from linksim.spectral import Change, list_entries  # noqa: F401 - Change: what an update returns
 
 log = logging.getLogger(__name__)
 
@@ -68,23 +67,6 @@ FOLD_LIMIT = 0.2
 #: The loss of the share of the link features' weight the embedding holds (its build's minus now,
 #: as a share of the weight) beyond which the basis is computed again (a rebuild).
 DRIFT_LIMIT = 0.01
-
-
-@dataclass
-class Change:
-    """What an update changed, in the new graph's page numbers: what :func:`lists_reach` reads."""
-
-    before: str  # the digest of the graph the index was updated from
-    folded: np.ndarray  # pages whose row of the embedding was folded in (their links changed), increasing
-    # (u, v): v became a candidate of u (co-linked through a changed page, or one of u's nearest
-    # pages): u's list changes if v's bound beats its last score
-    gained: tuple[np.ndarray, np.ndarray]
-    # (u, v): v may no longer be a candidate of u: u's list changes if it holds v
-    lost: tuple[np.ndarray, np.ndarray]
-    nearest_changed: np.ndarray  # pages whose nearest pages differ from before
-    deleted: int  # pages of the old graph that the new one has not
-    drift: float  # the share of the features' weight the build's embedding held that it no longer holds
-    folded_share: float  # the pages folded since the build, of the pages with links
 
 
 def new_numbers(old_codes: np.ndarray, new_codes: np.ndarray) -> np.ndarray:

@@ -121,9 +121,8 @@ def obtain_index(
             return IndexHandle(method, found.index, root, False, 0.0, streamed, found.path, of=of)
         updated = _updated(entry, root, parameters, streamed, crawled_only, show_progress) if not on_disk else None
         if updated is not None:
+            # opened from the store, the index holds its update's change too (what the lists read of it)
             index = store.open_path(updated[2]) if reopen and entry.page_major_rows else updated[0]
-            if getattr(updated[0], "change", None) is not None:
-                index.change = updated[0].change  # what the lists of the run can read of the update
             return IndexHandle(method, index, root, True, updated[1], streamed, updated[2], of=of)
     from linksim.procedures.budget import check_index_disk, check_measured
 

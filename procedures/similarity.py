@@ -586,6 +586,8 @@ def _reached(runner, handle: IndexHandle, query: Query, key: str, name: str, mad
     if kept is None:
         return None
     old, description = kept
+    if description.get("graph") == made_by["graph"]:
+        return None  # the lists of this very index (the run after the update's): every list is made
     if description.get("graph") != change.before or description.get("query") != made_by["query"]:
         log.info("the kept %s lists were not made on the index just updated with this query: every list is made", key)
         return None

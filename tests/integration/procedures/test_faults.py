@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -483,10 +484,11 @@ def test_readers_never_see_nothing_or_a_mix_while_updates_switch(indexed, monkey
 
 
 def test_an_update_of_the_default_killed_mid_write_leaves_its_lists_and_the_rerun_completes(
-        crawl, env, tmp_path, recrawl_file) -> None:
+        crawl, env, tmp_path, recrawl_file, caplog) -> None:
     """After a recrawl, `linksim similar` of the default updates its index and writes the lists
     within reach; killed while it writes them, the lists before stay current, whole; the rerun
-    (its index now the updated one, stored) finishes the update."""
+    (its index now the updated one, stored with what its update changed) makes the lists within
+    the same reach and finishes the update."""
     from linksim.methods import DEFAULT_METHOD
     from linksim.procedures.load import load
 
@@ -503,10 +505,13 @@ def test_an_update_of_the_default_killed_mid_write_leaves_its_lists_and_the_reru
         kill(writer)
     assert current(runner, method) == old.id and current_runs(runner, method) == [old.id]
     assert answers(runner, method, urls) == before
-    rerun = similar(runner, method, root, query=Query(10), show_progress=False)
+    with caplog.at_level("INFO", logger="linksim"):
+        rerun = similar(runner, method, root, query=Query(10), show_progress=False)
+    assert "using the stored spectral index" in caplog.text  # the killed run's update, not another
+    reached = re.search(r"([\d,]+) of ([\d,]+) pages' lists are within reach of the change", caplog.text)
+    assert reached is not None, caplog.text
+    assert 0 < int(reached[1].replace(",", "")) < int(reached[2].replace(",", "")) / 2
     assert current_runs(runner, method)[-1] == rerun.id
     held = relationships(runner)
     assert set(held) <= set(current_runs(runner, method)) and sum(held.values()) == rerun.written
-    # The killed run stored the updated index: the rerun makes every list on it (what changed is not
-    # kept with the index) and writes those that differ from the current ones, or all of them.
-    assert rerun.answered > 0.9 * PAGES
+    assert rerun.answered > 0.9 * PAGES  # the lists made within reach and those kept: every page's

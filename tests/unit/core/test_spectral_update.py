@@ -171,6 +171,27 @@ def test_the_folding_state_survives_the_store(crawl: LinkGraph, tmp_path) -> Non
     assert isinstance(restored, SpectralIndex) and restored.updatable
     for name in ("lengths", "eigenvalues", "centroids", "page_cluster", "fold_state"):
         np.testing.assert_array_equal(getattr(restored, name), getattr(index, name))
+    assert restored.change is None  # a build changed nothing
+
+
+def test_an_updated_index_reopened_from_the_store_reaches_the_same_lists(crawl: LinkGraph, tmp_path) -> None:
+    """The update's change is kept with the index: a run that finds the index already updated (the
+    updating run killed before its lists were written) reaches the same lists as the update did."""
+    from linksim import store
+
+    index = build(crawl)
+    before = as_arrays(index.lists(np.arange(crawl.n), Query(10)), crawl.n)
+    after = recrawled(crawl, 0.01, 3)
+    updated = update_spectral_index(crawl, index, after)
+    reach = lists_reach(updated, before, 10)
+    restored = store.open_path(store.save(updated, tmp_path, "spectral", after.n, after.m, graph=after))
+    change = restored.change
+    assert change is not None and change.before == index.graph_fingerprint != restored.graph_fingerprint
+    for name in ("folded", "nearest_changed", "gained", "lost"):
+        np.testing.assert_array_equal(np.asarray(getattr(change, name)), np.asarray(getattr(updated.change, name)))
+    assert (change.deleted, change.drift, change.folded_share) == (
+        updated.change.deleted, updated.change.drift, updated.change.folded_share)
+    np.testing.assert_array_equal(lists_reach(restored, before, 10), reach)
 
 
 def test_lists_by_code_become_lists_by_page_and_a_gone_page_is_marked() -> None:
