@@ -21,11 +21,14 @@ edge). The index is two small integers per page and fingerprint: ``2·N·V`` in 
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from numba import njit
 
+from linksim.cores import usable_cores
 from linksim.errors import ConfigurationError
 from linksim.allocator import new_array
 from linksim.parameters import (
@@ -790,8 +793,9 @@ class TreeLayout:
 
     @classmethod
     def build(cls, parent: np.ndarray, label: np.ndarray, length: int, directory=None) -> "TreeLayout":
-        """One fingerprint at a time; with ``directory``, into memory-mapped files there. A layout
-        of many pages (minutes at 100M links) shows its progress where linksim logs at info level."""
+        """A fingerprint a thread, in compiled code (:func:`_lay_out`); with ``directory``, into
+        memory-mapped files there. A layout of many pages shows its progress where linksim logs at
+        info level. ``length`` (the walks') is not read: a forest of any depth is laid out."""
         import logging
 
         from linksim.progress import Progress
@@ -805,46 +809,80 @@ class TreeLayout:
         size, ordered_label = new_array(directory, "layout_size", shape, np.int32), new_array(
             directory, "layout_label", shape, np.int8)
         roots = new_array(directory, "layout_root", shape, np.int32)
-        pages = np.arange(n, dtype=np.int64)
-        for i in range(count):
-            row_label = np.asarray(label[i])
-            up = parent[i].astype(np.int64)
-            has = up != NO_PARENT
-            # Depth by pointer jumping (paths have at most `length` edges).
-            depth = np.zeros(n, dtype=np.int64)
-            root = np.where(has, up, pages)
-            depth[has] = 1
-            for _ in range(length):
-                more = up[root] != NO_PARENT
-                if not more.any():
-                    break
-                depth += more
-                root = np.where(more, up[root], root)
-            roots[i] = root
-            by_depth = np.argsort(depth, kind="stable")
-            bounds = np.searchsorted(depth[by_depth], np.arange(depth.max() + 2))
-            sub = np.ones(n, dtype=np.int64)
-            for d in range(len(bounds) - 2, 0, -1):  # deepest level first
-                level = by_depth[bounds[d] : bounds[d + 1]]
-                np.add.at(sub, up[level], sub[level])
-            # Offsets among siblings: by (parent, label, page); roots by page.
-            child = pages[has]
-            siblings = child[np.lexsort((child, row_label[child], up[child]))]
-            sizes = sub[siblings]
-            group_start = np.r_[True, up[siblings][1:] != up[siblings][:-1]] if len(siblings) else np.zeros(0, bool)
-            before = np.cumsum(sizes) - sizes
-            offset = np.zeros(n, dtype=np.int64)
-            offset[siblings] = before - np.maximum.accumulate(np.where(group_start, before, 0))
-            where = np.zeros(n, dtype=np.int64)
-            top = pages[~has]
-            where[top] = np.cumsum(sub[top]) - sub[top]
-            for d in range(1, len(bounds) - 1):
-                level = by_depth[bounds[d] : bounds[d + 1]]
-                where[level] = where[up[level]] + 1 + offset[level]
-            row_order = np.empty(n, dtype=np.int32)
-            row_order[where] = pages
-            position[i], order[i], size[i] = where, row_order, sub
-            ordered_label[i] = row_label[row_order]
-            progress.update(1)
+
+        # One fingerprint a thread (the kernel lets go of the GIL), each row written by its own.
+        def lay_out(i: int) -> None:
+            visited = _lay_out(np.asarray(parent[i]), np.asarray(label[i]), order[i], position[i], size[i],
+                               ordered_label[i], roots[i])
+            if visited != n:
+                raise ValueError(f"fingerprint {i}'s parents are not a forest ({visited:,} of {n:,} pages reached)")
+
+        threads = min(usable_cores(), count)
+        if threads > 1:
+            with ThreadPoolExecutor(threads) as pool:
+                for _ in pool.map(lay_out, range(count)):
+                    progress.update(1)
+        else:
+            for i in range(count):
+                lay_out(i)
+                progress.update(1)
         progress.close()
         return cls(order, position, size, ordered_label, roots)
+
+
+@njit(cache=True, nogil=True)
+def _lay_out(up, label, order, position, size, ordered_label, root) -> int:
+    """One fingerprint's forest (``up``: each page's parent, NO_PARENT at a root) in preorder: the
+    roots by page, each page's children by (label, page), as counting sorts; the subtree sizes
+    summed in reverse preorder. Returns the pages laid out (n in a forest)."""
+    n = len(up)
+    # Children by label (stable over pages), then by parent (stable): by (parent, label, page).
+    start = np.zeros(257, dtype=np.int64)
+    for u in range(n):
+        if up[u] != NO_PARENT:
+            start[np.int64(label[u]) + 129] += 1
+    for k in range(256):
+        start[k + 1] += start[k]
+    by_label = np.empty(start[256], dtype=np.int32)
+    for u in range(n):
+        if up[u] != NO_PARENT:
+            k = np.int64(label[u]) + 128
+            by_label[start[k]] = u
+            start[k] += 1
+    first = np.zeros(n + 1, dtype=np.int64)
+    for u in by_label:
+        first[up[u] + 1] += 1
+    for u in range(n):
+        first[u + 1] += first[u]
+    children = np.empty(len(by_label), dtype=np.int32)
+    fill = first[:-1].copy()
+    for u in by_label:
+        p = up[u]
+        children[fill[p]] = u
+        fill[p] += 1
+    # Preorder by an explicit stack: children pushed last first, so the first is taken next.
+    stack = np.empty(n, dtype=np.int32)
+    at = 0
+    for r in range(n):
+        if up[r] != NO_PARENT:
+            continue
+        stack[0] = r
+        top = 1
+        while top > 0:
+            top -= 1
+            u = stack[top]
+            order[at] = u
+            position[u] = at
+            ordered_label[at] = label[u]
+            root[u] = u if up[u] == NO_PARENT else root[up[u]]
+            at += 1
+            for k in range(first[u + 1] - 1, first[u] - 1, -1):
+                stack[top] = children[k]
+                top += 1
+    for u in range(n):
+        size[u] = 1
+    for k in range(at - 1, -1, -1):
+        u = order[k]
+        if up[u] != NO_PARENT:
+            size[up[u]] += size[u]
+    return at

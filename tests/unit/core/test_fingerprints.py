@@ -476,3 +476,56 @@ def test_min_hash_inverted_lists_are_each_rows_pages_by_value() -> None:
             assert order[i, k].tolist() == expected
             for v in range(61):
                 assert indptr[i, k, v] == np.count_nonzero(values < v)
+
+
+def preorder_layout(parent: np.ndarray, label: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The tree layout by its definition, one page at a time: the roots by page, each page's
+    children by (label, page), in preorder; (order, position, size, label at each position, root)."""
+    n = len(parent)
+    children: dict[int, list[int]] = {u: [] for u in range(n)}
+    for u in range(n):
+        if parent[u] >= 0:
+            children[int(parent[u])].append(u)
+    order: list[int] = []
+    size, root = np.ones(n, dtype=np.int64), np.arange(n)
+
+    def visit(u: int, top: int) -> int:
+        order.append(u)
+        root[u] = top
+        for v in sorted(children[u], key=lambda v: (int(label[v]), v)):
+            size[u] += visit(v, top)
+        return int(size[u])
+
+    for u in range(n):
+        if parent[u] < 0:
+            visit(u, u)
+    order_array = np.array(order)
+    position = np.empty(n, dtype=np.int64)
+    position[order_array] = np.arange(n)
+    return order_array, position, size, label[order_array], root
+
+
+@pytest.mark.parametrize("method", ["simrank", "psimrank", "ppsimrank"])
+def test_the_tree_layout_is_each_forest_in_preorder_by_label(method: str) -> None:
+    from linksim.fingerprints.index import TreeLayout
+
+    index = fingerprint_index(random_graph(5, n=300, m=1200), method, n_fingerprints=12, length=4, seed=3)
+    rng = np.random.default_rng(0)
+    deep = np.full(2000, -1, dtype=np.int32)  # a forest deeper than any walk's, labels of either sign
+    deep[1:] = [rng.integers(0, u) if rng.random() < 0.9 else -1 for u in range(1, 2000)]
+    parents = [np.asarray(index.parent), deep[None, :]]
+    labels = [np.asarray(index.label), rng.integers(-128, 128, (1, 2000)).astype(np.int8)]
+    for parent, label in zip(parents, labels):
+        layout = TreeLayout.build(parent, label, 4)
+        for i in range(len(parent)):
+            expected = preorder_layout(parent[i], label[i])
+            for name, want in zip(("order", "position", "size", "label", "root"), expected):
+                np.testing.assert_array_equal(getattr(layout, name)[i], want, err_msg=f"{name} of fingerprint {i}")
+
+
+def test_a_parent_table_that_is_no_forest_is_refused() -> None:
+    from linksim.fingerprints.index import TreeLayout
+
+    parent = np.array([[-1, 2, 1]], dtype=np.int32)  # 1 and 2 each other's parent: no root above them
+    with pytest.raises(ValueError, match="not a forest"):
+        TreeLayout.build(parent, np.zeros((1, 3), dtype=np.int8), 3)
