@@ -504,7 +504,8 @@ class _Page:
     title: str | None = None
     redirect: str | None = None
     base: str = ""
-    links: list = field(default_factory=list)  # [(href, anchor text)] as written, against ``base``
+    # [(href, anchor text)] as written, resolved against ``base`` when the page is added (_Resolver)
+    links: list = field(default_factory=list)
     where: str = ""  # file:record, for a malformed link
 
 
@@ -533,12 +534,6 @@ def _read_response(response: "_Response | None", where: str, path: Path, policy,
         policy.bad(path, None, f"{where}: HTML of {target} exceeds {MAX_HTML_BYTES:,} bytes", "page too large")
         return None
     title, base, links = _html_links(body, page_key, content_type)
-    return _linked_page(page_key, title, base, links, where, path)
-
-
-def _linked_page(page_key: str, title: str | None, base: str, links, where: str, path: Path) -> _Page:
-    """The page ``page_key`` with its ``links`` (href, anchor text), resolved against ``base``
-    when the page is added (:class:`_Resolver`)."""
     return _Page(page_key, title=title, base=base, links=links, where=f"{path}:{where}")
 
 
@@ -580,7 +575,8 @@ def _wat_page(block: bytes, where: str, path: Path, policy, normalize: bool) -> 
         base = key if kind == WEB else page_key
     links = [(link["url"], link.get("text")) for link in html.get("Links") or []
              if isinstance(link, dict) and link.get("path") in WAT_LINKS and isinstance(link.get("url"), str)]
-    return _linked_page(page_key, title.strip() or None if title else None, base, links, where, path)
+    return _Page(page_key, title=title.strip() or None if title else None, base=base, links=links,
+                 where=f"{path}:{where}")
 
 
 #: What a reference resolves to besides a page: a link of another scheme, a malformed one.
@@ -641,17 +637,20 @@ class _Resolver:
         target = known.get(href[:cut]) if cut > 0 else None
         if target is None or target < 0:
             return self._resolve(href, base, known)
-        known[href] = target
-        self.size += 1
+        self._remember(known, href, target)
         return target
 
     def _resolve(self, href: str, base: str, known: dict[str, int]) -> int:
         kind, key = resolve(href, base, self.normalize)
         target = self.graph.page(key) if kind == WEB else _NON_WEB if kind == NON_WEB else _MALFORMED
         if depends_on_folder_only(href):
-            known[href] = target
-            self.size += 1
+            self._remember(known, href, target)
         return target
+
+    def _remember(self, known: dict[str, int], href: str, target: int) -> None:
+        """``href`` resolves to ``target`` for every page of ``known``'s folder, counted against :data:`LIMIT`."""
+        known[href] = target
+        self.size += 1
 
 
 def _add_page(graph: CrawlGraph, page: _Page, resolver: _Resolver) -> None:
