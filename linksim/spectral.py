@@ -264,14 +264,31 @@ class EmbeddingClusters:
                 cluster[start : start + len(rows)] = _closest(rows, centroids)
                 continue
             cluster[start : start + len(rows)] = _closest_two_level(rows, coarse, centroids, first)
+        self._arrange(cluster)
+
+    @classmethod
+    def from_assignment(cls, embedding: np.ndarray, centroids: np.ndarray, cluster: np.ndarray) -> "EmbeddingClusters":
+        """The clusters of stored ``centroids`` with each page's ``cluster`` given (-1: none), as an
+        update of the default keeps them (:mod:`linksim.spectral_update`): no k-means, no assignment."""
+        clusters = cls.__new__(cls)
+        clusters.embedding = embedding
+        clusters.centroids = np.ascontiguousarray(centroids, dtype=np.float32)
+        clusters.pages = np.flatnonzero(np.asarray(cluster) >= 0)
+        clusters._arrange(np.asarray(cluster)[clusters.pages].astype(np.int64))
+        return clusters
+
+    def _arrange(self, cluster: np.ndarray) -> None:
+        """The members, bounds and probes of ``self.pages`` assigned to ``cluster`` (one each)."""
+        import faiss
+
+        count, pages = len(self.centroids), self.pages
         order = np.argsort(cluster, kind="stable")
         self.members = pages[order]  # the pages cluster after cluster, each cluster's in increasing order
         self.bounds = np.searchsorted(cluster[order], np.arange(count + 1))
         del order
-        self.cluster = np.full(len(embedding), -1, dtype=np.int64)
+        self.cluster = np.full(len(self.embedding), -1, dtype=np.int64)
         self.cluster[pages] = cluster
-        del cluster
-        probes = faiss.knn(centroids, centroids, min(PROBES, count), metric=faiss.METRIC_INNER_PRODUCT)[1]
+        probes = faiss.knn(self.centroids, self.centroids, min(PROBES, count), metric=faiss.METRIC_INNER_PRODUCT)[1]
         # its own cluster first, whatever rounding says of a centroid's product with itself
         self.probes = [np.r_[c, [p for p in row if 0 <= p != c]].astype(np.int64) for c, row in enumerate(probes)]
 

@@ -407,8 +407,8 @@ def _update_nearest(index, embedding: np.ndarray, new_of_old: np.ndarray, folded
 
 class _Clusters:
     """The stored clusters of the nearest pages in the new page numbers, the folded pages assigned
-    to their nearest centroid; below :data:`linksim.spectral.ANN_PAGES` (no centroids) one pool of
-    every page with a direction."""
+    to their nearest centroid (:meth:`linksim.spectral.EmbeddingClusters.from_assignment`); below
+    :data:`linksim.spectral.ANN_PAGES` (no centroids) one pool of every page with a direction."""
 
     def __init__(self, index, embedding: np.ndarray, new_of_old: np.ndarray, folded: np.ndarray) -> None:
         n = len(embedding)
@@ -416,14 +416,13 @@ class _Clusters:
         self.page_cluster = np.full(n, -1, dtype=np.int32)
         self.page_cluster[new_of_old[kept]] = np.asarray(index.page_cluster)[kept]
         centroids = np.asarray(index.centroids)
-        self.embedding = embedding
         if not len(centroids):
             self.centroids = None
             self.pool = np.flatnonzero(embedding.any(axis=1))
             return
         import faiss
 
-        from linksim.spectral import PROBES
+        from linksim.spectral import EmbeddingClusters
 
         self.centroids = np.ascontiguousarray(centroids, dtype=np.float32)
         self.page_cluster[folded] = -1
@@ -431,13 +430,7 @@ class _Clusters:
         if len(moved):
             self.page_cluster[moved] = faiss.knn(np.ascontiguousarray(embedding[moved]), self.centroids, 1,
                                                  metric=faiss.METRIC_INNER_PRODUCT)[1][:, 0]
-        member = np.flatnonzero(self.page_cluster >= 0)
-        order = np.argsort(self.page_cluster[member], kind="stable")
-        self.members = member[order]
-        self.bounds = np.searchsorted(self.page_cluster[self.members], np.arange(len(centroids) + 1))
-        probes = faiss.knn(self.centroids, self.centroids, min(PROBES, len(centroids)),
-                           metric=faiss.METRIC_INNER_PRODUCT)[1]
-        self.probes = [np.r_[c, [p for p in row if 0 <= p != c]].astype(np.int64) for c, row in enumerate(probes)]
+        self.clusters = EmbeddingClusters.from_assignment(embedding, self.centroids, self.page_cluster)
 
     def groups(self, pages: np.ndarray):
         """(pages of one cluster, the pages of its probed clusters) for ``pages`` (with a direction)."""
@@ -451,8 +444,7 @@ class _Clusters:
         starts = np.flatnonzero(np.r_[True, of[1:] != of[:-1]]) if len(of) else np.zeros(0, dtype=np.int64)
         for first, end in zip(starts, np.r_[starts[1:], len(of)]):
             c = int(of[first])
-            pool = np.concatenate([self.members[self.bounds[p] : self.bounds[p + 1]] for p in self.probes[c]])
-            yield pages[first:end], pool
+            yield pages[first:end], np.concatenate([self.clusters.of(int(p)) for p in self.clusters.probes[c]])
 
 
 def page_lists(sources: np.ndarray, indptr: np.ndarray, targets: np.ndarray, scores: np.ndarray,
