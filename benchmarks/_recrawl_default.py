@@ -158,22 +158,13 @@ def stage(graph_before, index, lists, graph, args, categories, rng) -> tuple[dic
         updated = build(graph)
         merged, reached, how = all_lists(updated), graph.n, "rebuild (drift)"
     update_seconds = time.perf_counter() - began
-    began = time.perf_counter()
-    rebuilt_index = build(graph)
-    rebuilt = all_lists(rebuilt_index)
-    rebuild_seconds = time.perf_counter() - began
-    del rebuilt_index
-    sample = np.sort(rng.choice(graph.n, size=min(args.judge_pages, graph.n), replace=False))
-    other_index = build(graph, seed=1)
-    other = all_lists(other_index, np.union1d(sample, categories[2]))
-    del other_index
     change = getattr(updated, "change", None)
-    row = {"how": how, "update_seconds": round(update_seconds, 2), "rebuild_seconds": round(rebuild_seconds, 2),
-           "ratio": round(update_seconds / rebuild_seconds, 4), "lists_reached": int(reached),
+    row = {"how": how, "update_seconds": round(update_seconds, 2), "lists_reached": int(reached),
            "pages": int(graph.n), "folded": int(len(change.folded)) if change else None,
            "drift": round(float(change.drift), 5) if change else None,
            "folded_share": round(float(change.folded_share), 4) if change else None}
-    row.update(judged(graph, merged, rebuilt, other, sample, args.judge_fingerprints, categories))
+    row.update(against_rebuild(graph, merged, args, categories, rng))
+    row["ratio"] = round(update_seconds / row["rebuild_seconds"], 4)
     return row, updated, merged
 
 
@@ -225,7 +216,7 @@ def run(args, header) -> None:
                 print(f"    step {step + 1}: {steps[-1]}", flush=True)
                 if step < args.chain - 1:
                     before = after
-            row, _, _ = _judge_chain(after, held, args, categories, rng)
+            row = against_rebuild(after, held, args, categories, rng)
             row["steps"] = steps
         else:
             after, pages = recrawled(graph, float(name), rng)
@@ -238,18 +229,21 @@ def run(args, header) -> None:
     report(args, done, stages, header)
 
 
-def _judge_chain(graph, held: Lists, args, categories, rng) -> tuple[dict, None, None]:
-    """The lists a chain of updates left, judged against a rebuild of the graph it ends on."""
+def against_rebuild(graph, lists: Lists, args, categories, rng) -> dict:
+    """A rebuild of ``graph`` (its index and every list, timed), and ``lists`` judged against its
+    lists, with those of a rebuild with another seed beside them as the floor."""
     began = time.perf_counter()
-    rebuilt = all_lists(build(graph))
+    rebuilt_index = build(graph)
+    rebuilt = all_lists(rebuilt_index)
     rebuild_seconds = time.perf_counter() - began
+    del rebuilt_index
     sample = np.sort(rng.choice(graph.n, size=min(args.judge_pages, graph.n), replace=False))
     other_index = build(graph, seed=1)
     other = all_lists(other_index, np.union1d(sample, categories[2]))
     del other_index
     row = {"rebuild_seconds": round(rebuild_seconds, 2)}
-    row.update(judged(graph, held, rebuilt, other, sample, args.judge_fingerprints, categories))
-    return row, None, None
+    row.update(judged(graph, lists, rebuilt, other, sample, args.judge_fingerprints, categories))
+    return row
 
 
 def report(args, done: dict, stages: list[str], header: dict) -> None:
@@ -262,7 +256,7 @@ def report(args, done: dict, stages: list[str], header: dict) -> None:
         if row is None:
             continue
         seconds = (f"{row['update_seconds']:.1f}/{row['rebuild_seconds']:.1f} s" if "update_seconds" in row
-                   else f"{sum(s['seconds'] for s in row['steps']):.1f} s (10 steps)")
+                   else f"{sum(s['seconds'] for s in row['steps']):.1f} s ({len(row['steps'])} steps)")
         ratio = f"{row['ratio']:.3f}" if "ratio" in row else "-"
         print(f"{name:>9} {row.get('how', 'chain'):>8} {seconds:>18} {ratio:>7} {row.get('lists_reached', '-'):>9} "
               f"{row['judged_mean']:>12.4f} {row['judged_p5']:>6.3f} {row['floor_mean']:>11.4f} {row['floor_p5']:>9.3f} "
