@@ -261,6 +261,6 @@ def report(args, done: dict, stages: list[str], header: dict) -> None:
         print(f"{name:>9} {row.get('how', 'chain'):>8} {seconds:>18} {ratio:>7} {row.get('lists_reached', '-'):>9} "
               f"{row['judged_mean']:>12.4f} {row['judged_p5']:>6.3f} {row['floor_mean']:>11.4f} {row['floor_p5']:>9.3f} "
               f"{row['p10_updated']:>9.4f} {row['p10_rebuilt']:>8.4f} {row['p10_other_seed']:>10.4f}")
-    results = Path(__file__).resolve().parent / "results" / "recrawl-default.json"
+    results = Path(__file__).resolve().parent / "results" / f"recrawl-default-{args.links}.json"
     results.write_text(json.dumps(dict(header, links=args.links, stages=done), indent=1) + "\n")
     print(f"written to {results}")

@@ -24,7 +24,7 @@ record gives all of its page's links) and loaded with ``--recrawl``. Printed for
   (stream, top-k, write); how many lists changed; and whether the two runs' lists are the same.
 
 ``--default``: the default's incremental update against a rebuild on the labelled generated crawl,
-judged (``_recrawl_default.py``; ``benchmarks/results/recrawl-default.json``).
+judged (``_recrawl_default.py``; ``benchmarks/results/recrawl-default-<links>.json``).
 
     .venv/bin/python benchmarks/recrawl.py --crawl cnr-2000 [--shares 0.001 0.01 0.1]
     .venv/bin/python benchmarks/recrawl.py --links 10M [--similar simrank]

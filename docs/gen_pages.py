@@ -23,7 +23,7 @@ for path, text in {
     "benchmarks/scripts.md": pages.scripts_page(),
     **({"benchmarks/spark.md": pages.spark_page()} if (pages.RESULTS / "spark.json").exists() else {}),
     **({"benchmarks/serve.md": pages.serve_page()} if (pages.RESULTS / "serve.json").exists() else {}),
-    **({"benchmarks/recrawl.md": pages.recrawl_page()} if (pages.RESULTS / "recrawl-default.json").exists() else {}),
+    **({"benchmarks/recrawl.md": pages.recrawl_page()} if pages.recrawl_files() else {}),
 }.items():
     with mkdocs_gen_files.open(path, "w") as out:
         out.write(text)

@@ -301,32 +301,40 @@ def serve_page(name: str = "serve.json") -> str:
     return "\n".join(parts) + "\n"
 
 
-def recrawl_page(name: str = "recrawl-default.json") -> str:
+def recrawl_files() -> dict[str, str]:
+    """``benchmarks/recrawl.py --default``'s results files by crawl size (``recrawl-default-1M.json``: ``"1M"``)."""
+    return {path.stem.removeprefix("recrawl-default-"): path.name for path in RESULTS.glob("recrawl-default-*.json")}
+
+
+def recrawl_page() -> str:
     """The default's update after a recrawl against a rebuild, from ``benchmarks/recrawl.py
-    --default``'s results file."""
-    result = _results(name)
+    --default``'s results files, a section a crawl size, smallest first."""
     parts = ["# Recrawls\n",
-             f"The default's index and lists after a recrawl of the generated {result.get('links')}-link labelled "
-             "crawl: its update (the walks updated, the changed pages folded into the embedding, the nearest pages "
-             "in place, only the lists within reach made again) against a rebuild (the index from nothing and every "
-             "list), both on every core, neither through Neo4j. The updated lists are judged against the rebuild's by "
-             "an independent index; the floor is a rebuild with another seed judged the same way. P@10 is against "
-             "the planted labels. `how`: an update, or a rebuild where the drift check asked for one.\n",
-             _provenance(result, name),
-             "| recrawl | how | update (s) | rebuild (s) | ratio | lists made | judged mean | judged p5 "
-             "| floor mean | floor p5 | P@10 updated | P@10 rebuilt | P@10 other seed |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for stage, row in result.get("stages", {}).items():
-        steps = row.get("steps")
-        update = sum(step["seconds"] for step in steps) if steps else row.get("update_seconds")
-        label = f"{len(steps)} x 1 %" if steps else f"{float(stage):.1%}"
-        how = ", ".join(sorted({step["how"] for step in steps})) if steps else row.get("how")
-        parts.append(f"| {label} | {how} | {_number(update, 1)} | {_number(row.get('rebuild_seconds'), 1)} "
-                     f"| {_number(row.get('ratio'))} | {row.get('lists_reached', '')} | {_number(row.get('judged_mean'), 4)} "
-                     f"| {_number(row.get('judged_p5'))} | {_number(row.get('floor_mean'), 4)} "
-                     f"| {_number(row.get('floor_p5'))} | {_number(row.get('p10_updated'), 4)} "
-                     f"| {_number(row.get('p10_rebuilt'), 4)} | {_number(row.get('p10_other_seed'), 4)} |")
-    parts.append("\nA chain's update time is the sum of its steps (each an update, or a rebuild where the drift "
+             "The default's index and lists after a recrawl of the generated labelled crawl: its update (the walks "
+             "updated, the changed pages folded into the embedding, the nearest pages in place, only the lists within "
+             "reach made again) against a rebuild (the index from nothing and every list), both on every core, "
+             "neither through Neo4j. The updated lists are judged against the rebuild's by an independent index; the "
+             "floor is a rebuild with another seed judged the same way. P@10 is against the planted labels. `how`: an "
+             "update, or a rebuild where the drift check asked for one.\n"]
+    for size, name in _by_size(recrawl_files()):
+        result = _results(name)
+        parts += [f"## {size} links\n", _provenance(result, name),
+                  "| recrawl | how | update (s) | rebuild (s) | ratio | lists made | judged mean | judged p5 "
+                  "| floor mean | floor p5 | P@10 updated | P@10 rebuilt | P@10 other seed |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for stage, row in result.get("stages", {}).items():
+            steps = row.get("steps")
+            update = sum(step["seconds"] for step in steps) if steps else row.get("update_seconds")
+            label = f"{len(steps)} x 1 %" if steps else f"{float(stage):.1%}"
+            how = ", ".join(sorted({step["how"] for step in steps})) if steps else row.get("how")
+            parts.append(f"| {label} | {how} | {_number(update, 1)} | {_number(row.get('rebuild_seconds'), 1)} "
+                         f"| {_number(row.get('ratio'))} | {row.get('lists_reached', '')} "
+                         f"| {_number(row.get('judged_mean'), 4)} | {_number(row.get('judged_p5'))} "
+                         f"| {_number(row.get('floor_mean'), 4)} | {_number(row.get('floor_p5'))} "
+                         f"| {_number(row.get('p10_updated'), 4)} | {_number(row.get('p10_rebuilt'), 4)} "
+                         f"| {_number(row.get('p10_other_seed'), 4)} |")
+        parts.append("")
+    parts.append("A chain's update time is the sum of its steps (each an update, or a rebuild where the drift "
                  "check asked); its rebuild time is one rebuild of the graph it ends on.")
     return "\n".join(parts) + "\n"
 

@@ -131,9 +131,12 @@ def test_the_benchmark_pages_show_what_the_results_files_hold() -> None:
     estimate = json.loads((results / "estimate.json").read_text(encoding="utf-8"))
     rows = [line for line in pages.estimate_page().splitlines() if line.startswith("| ") and "---" not in line]
     assert len(rows) - 1 == sum(len(runs) for runs in estimate["runs"].values())
-    recrawls = json.loads((results / "recrawl-default.json").read_text(encoding="utf-8"))
-    rows = [line for line in pages.recrawl_page().splitlines() if line.startswith("| ") and "---" not in line]
-    assert len(rows) - 1 == len(recrawls["stages"])
+    recrawls = {size: json.loads((results / name).read_text(encoding="utf-8"))
+                for size, name in pages.recrawl_files().items()}
+    page = pages.recrawl_page()
+    rows = [line for line in page.splitlines() if line.startswith("| ") and "---" not in line]
+    assert recrawls and len(rows) - len(recrawls) == sum(len(result["stages"]) for result in recrawls.values())
+    assert all(f"## {size} links" in page and result["links"] == size for size, result in recrawls.items())
     scripts = pages.scripts_page()
     missing = [path.name for path in (ROOT / "benchmarks").glob("[a-z]*.py") if f"| `{path.name}` |" not in scripts]
     assert not missing, f"benchmarks/README.md names no {missing}"
