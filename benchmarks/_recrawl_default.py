@@ -169,6 +169,7 @@ def stage(graph_before, index, lists, graph, args, categories, rng) -> tuple[dic
 
 
 def run(args, header) -> None:
+    from linksim.errors import ConfigurationError
     from linksim.generate import generate_labelled
     from linksim.parameters import PARAMETERS
     from linksim.spectral_update import warm_up
@@ -182,7 +183,12 @@ def run(args, header) -> None:
     labelled = np.sort(np.random.default_rng(0).choice(labelled_pool, min(args.label_pages, len(labelled_pool)),
                                                        replace=False))
     categories = (crawl.topic, crawl.subtopic, labelled)
-    key = f"{args.links}:{args.seed}"
+    if args.fold_limit is not None:  # a calibration of the limit (issue 65): its own state and results file
+        import linksim.spectral_update as spectral_update
+
+        spectral_update.FOLD_LIMIT = args.fold_limit
+    key = f"{args.links}:{args.seed}" + (f":fold-limit={args.fold_limit:g}" if args.fold_limit is not None else "")
+    key += ":judge-steps" if args.judge_steps else ""
     STATE.parent.mkdir(parents=True, exist_ok=True)
     state = json.loads(STATE.read_text()) if STATE.exists() else {}
     done = state.get(key, {})
@@ -205,7 +211,7 @@ def run(args, header) -> None:
                 try:
                     current, held, reached = update(before, current, after, held)
                     what = "update"
-                except Exception as reason:  # the drift check refuses: a rebuild, as linksim similar does
+                except ConfigurationError as reason:  # the drift check refuses: a rebuild, as linksim similar does
                     print(f"    step {step + 1}: builds again: {reason}", flush=True)
                     current, held, reached, what = build(after), None, after.n, "rebuild"
                     held = all_lists(current)
@@ -213,6 +219,8 @@ def run(args, header) -> None:
                               "lists_reached": int(reached),
                               "folded_share": round(float(current.change.folded_share), 4) if current.change else 0.0,
                               "drift": round(float(current.change.drift), 5) if current.change else 0.0})
+                if args.judge_steps and step < args.chain - 1:  # a judge's draws of its own: the same recrawls
+                    steps[-1].update(against_rebuild(after, held, args, categories, np.random.default_rng([args.seed, step])))
                 print(f"    step {step + 1}: {steps[-1]}", flush=True)
                 if step < args.chain - 1:
                     before = after
@@ -261,6 +269,9 @@ def report(args, done: dict, stages: list[str], header: dict) -> None:
         print(f"{name:>9} {row.get('how', 'chain'):>8} {seconds:>18} {ratio:>7} {row.get('lists_reached', '-'):>9} "
               f"{row['judged_mean']:>12.4f} {row['judged_p5']:>6.3f} {row['floor_mean']:>11.4f} {row['floor_p5']:>9.3f} "
               f"{row['p10_updated']:>9.4f} {row['p10_rebuilt']:>8.4f} {row['p10_other_seed']:>10.4f}")
-    results = Path(__file__).resolve().parent / "results" / f"recrawl-default-{args.links}.json"
-    results.write_text(json.dumps(dict(header, links=args.links, stages=done), indent=1) + "\n")
+    limit = f"-fold-limit-{args.fold_limit:g}" if args.fold_limit is not None else ""
+    results = Path(__file__).resolve().parent / "results" / f"recrawl-default-{args.links}{limit}.json"
+    from linksim.spectral_update import FOLD_LIMIT
+
+    results.write_text(json.dumps(dict(header, links=args.links, fold_limit=FOLD_LIMIT, stages=done), indent=1) + "\n")
     print(f"written to {results}")

@@ -136,6 +136,12 @@ def main() -> None:
     parser.add_argument("--judge-pages", type=int, default=2000, help="--default: pages judged")
     parser.add_argument("--label-pages", type=int, default=2000, help="--default: labelled pages for P@10")
     parser.add_argument("--judge-fingerprints", type=int, default=400, help="--default: the judge's fingerprints")
+    parser.add_argument("--judge-steps", action="store_true",
+                        help="--default: judge the chain's lists after every step, not only at its end")
+    parser.add_argument("--fold-limit", type=float,
+                        help="--default: the share of pages folded in since the build beyond which the index is "
+                             "built again, in place of linksim's (a calibration: results in recrawl-default-LINKS-"
+                             "fold-limit-X.json)")
     args = parser.parse_args()
     if args.default:
         if not args.links:

@@ -302,8 +302,13 @@ def serve_page(name: str = "serve.json") -> str:
 
 
 def recrawl_files() -> dict[str, str]:
-    """``benchmarks/recrawl.py --default``'s results files by crawl size (``recrawl-default-1M.json``: ``"1M"``)."""
-    return {path.stem.removeprefix("recrawl-default-"): path.name for path in RESULTS.glob("recrawl-default-*.json")}
+    """``benchmarks/recrawl.py --default``'s results files by what they measured: the crawl size,
+    and the fold limit of a calibration (``recrawl-default-1M-fold-limit-1.json``: ``"1M, fold limit 1"``)."""
+    found = {}
+    for path in RESULTS.glob("recrawl-default-*.json"):
+        size, _, limit = path.stem.removeprefix("recrawl-default-").partition("-fold-limit-")
+        found[f"{size}, fold limit {limit}" if limit else size] = path.name
+    return found
 
 
 def recrawl_page() -> str:
@@ -316,9 +321,12 @@ def recrawl_page() -> str:
              "neither through Neo4j. The updated lists are judged against the rebuild's by an independent index; the "
              "floor is a rebuild with another seed judged the same way. P@10 is against the planted labels. `how`: an "
              "update, or a rebuild where the drift check asked for one.\n"]
-    for size, name in _by_size(recrawl_files()):
+    from linksim.parameters import _integer
+
+    for label, name in sorted(recrawl_files().items(), key=lambda item: (_integer(item[0].split(",")[0]), item[0])):
         result = _results(name)
-        parts += [f"## {size} links\n", _provenance(result, name),
+        size, _, limit = label.partition(", ")
+        parts += [f"## {size} links{f' ({limit})' if limit else ''}\n", _provenance(result, name),
                   "| recrawl | how | update (s) | rebuild (s) | ratio | lists made | judged mean | judged p5 "
                   "| floor mean | floor p5 | P@10 updated | P@10 rebuilt | P@10 other seed |",
                   "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -334,6 +342,18 @@ def recrawl_page() -> str:
                          f"| {_number(row.get('p10_updated'), 4)} | {_number(row.get('p10_rebuilt'), 4)} "
                          f"| {_number(row.get('p10_other_seed'), 4)} |")
         parts.append("")
+        judged_steps = [step for row in result.get("stages", {}).values() for step in row.get("steps", [])
+                        if "judged_mean" in step]
+        if judged_steps:
+            parts += ["The chain judged after each step (the last is the chain's row above):\n",
+                      "| step | how | seconds | lists made | folded since the build | drift | judged mean | judged p5 "
+                      "| floor mean | floor p5 | P@10 updated | P@10 rebuilt |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            parts += [f"| {step['step']} | {step['how']} | {_number(step['seconds'], 1)} | {step['lists_reached']} "
+                      f"| {_number(step['folded_share'])} | {_number(step['drift'], 5)} "
+                      f"| {_number(step['judged_mean'], 4)} | {_number(step['judged_p5'])} "
+                      f"| {_number(step['floor_mean'], 4)} | {_number(step['floor_p5'])} "
+                      f"| {_number(step['p10_updated'], 4)} | {_number(step['p10_rebuilt'], 4)} |" for step in judged_steps]
+            parts.append("")
     parts.append("A chain's update time is the sum of its steps (each an update, or a rebuild where the drift "
                  "check asked); its rebuild time is one rebuild of the graph it ends on.")
     return "\n".join(parts) + "\n"
