@@ -169,6 +169,7 @@ def stage(graph_before, index, lists, graph, args, categories, rng) -> tuple[dic
 
 
 def run(args, header) -> None:
+    """``header()``: the results file's header (:func:`_common.results_header`), asked when it is written."""
     from linksim.errors import ConfigurationError
     from linksim.generate import generate_labelled
     from linksim.parameters import PARAMETERS
@@ -230,6 +231,7 @@ def run(args, header) -> None:
             after, pages = recrawled(graph, float(name), rng)
             row, _, _ = stage(graph, index, lists, after, args, categories, rng)
             row["recrawled"] = pages
+        row["commit"] = header()["commit"]  # a resumed run's stages may have run at other commits
         done[name] = row
         state[key] = done
         STATE.write_text(json.dumps(state, indent=1))
@@ -254,7 +256,8 @@ def against_rebuild(graph, lists: Lists, args, categories, rng) -> dict:
     return row
 
 
-def report(args, done: dict, stages: list[str], header: dict) -> None:
+def report(args, done: dict, stages: list[str], header) -> None:
+    """The table, and the results file with ``header()`` (the commit and time at the end)."""
     print(f"\ndefault (spectral) after a recrawl of the generated {args.links}-link labelled crawl: update "
           "against rebuild (index and every list, all cores; judged worth against the rebuild's)")
     print(f"{'recrawl':>9} {'how':>8} {'update/rebuild':>18} {'ratio':>7} {'lists':>9} {'judged mean':>12} "
@@ -273,5 +276,5 @@ def report(args, done: dict, stages: list[str], header: dict) -> None:
     results = Path(__file__).resolve().parent / "results" / f"recrawl-default-{args.links}{limit}.json"
     from linksim.spectral_update import FOLD_LIMIT
 
-    results.write_text(json.dumps(dict(header, links=args.links, fold_limit=FOLD_LIMIT, stages=done), indent=1) + "\n")
+    results.write_text(json.dumps(dict(header(), links=args.links, fold_limit=FOLD_LIMIT, stages=done), indent=1) + "\n")
     print(f"written to {results}")

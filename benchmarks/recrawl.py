@@ -149,7 +149,7 @@ def main() -> None:
         import _recrawl_default
         from _common import results_header
 
-        _recrawl_default.run(args, results_header(sys.argv))
+        _recrawl_default.run(args, lambda: results_header(sys.argv))
         return
 
     from linksim.procedures import QueryRunner
