@@ -261,7 +261,7 @@ class FingerprintIndex(ListsOfAllPages):
     def layout(self) -> "TreeLayout":
         """The trees in preorder (built once, on first use): what related() reads."""
         if self._members is None:
-            self._members = TreeLayout.build(self.parent, self.label, self.length, self.directory)
+            self._members = TreeLayout.build(self.parent, self.label, self.directory)
         return self._members
 
     def _chain(self, u: int, count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -792,10 +792,10 @@ class TreeLayout:
         return sum(a.nbytes for a in (self.order, self.position, self.size, self.label, self.root))
 
     @classmethod
-    def build(cls, parent: np.ndarray, label: np.ndarray, length: int, directory=None) -> "TreeLayout":
+    def build(cls, parent: np.ndarray, label: np.ndarray, directory=None) -> "TreeLayout":
         """A fingerprint a thread, in compiled code (:func:`_lay_out`); with ``directory``, into
         memory-mapped files there. A layout of many pages shows its progress where linksim logs at
-        info level. ``length`` (the walks') is not read: a forest of any depth is laid out."""
+        info level. A forest of any depth is laid out."""
         import logging
 
         from linksim.progress import Progress

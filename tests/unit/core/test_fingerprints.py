@@ -516,7 +516,7 @@ def test_the_tree_layout_is_each_forest_in_preorder_by_label(method: str) -> Non
     parents = [np.asarray(index.parent), deep[None, :]]
     labels = [np.asarray(index.label), rng.integers(-128, 128, (1, 2000)).astype(np.int8)]
     for parent, label in zip(parents, labels):
-        layout = TreeLayout.build(parent, label, 4)
+        layout = TreeLayout.build(parent, label)
         for i in range(len(parent)):
             expected = preorder_layout(parent[i], label[i])
             for name, want in zip(("order", "position", "size", "label", "root"), expected):
@@ -528,4 +528,4 @@ def test_a_parent_table_that_is_no_forest_is_refused() -> None:
 
     parent = np.array([[-1, 2, 1]], dtype=np.int32)  # 1 and 2 each other's parent: no root above them
     with pytest.raises(ValueError, match="not a forest"):
-        TreeLayout.build(parent, np.zeros((1, 3), dtype=np.int8), 3)
+        TreeLayout.build(parent, np.zeros((1, 3), dtype=np.int8))

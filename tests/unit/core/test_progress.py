@@ -33,15 +33,15 @@ def test_the_tree_layout_of_many_pages_shows_its_progress_unless_linksim_is_quie
     monkeypatch.setattr(fingerprints, "LAYOUT_PROGRESS", 8 * 50)  # this layout counts as a large one
     monkeypatch.setattr(Progress, "__init__", _logging_every_update(Progress.__init__))
     caplog.set_level(logging.INFO, logger="linksim")
-    fingerprints.TreeLayout.build(built.parent, built.label, built.length)
+    fingerprints.TreeLayout.build(built.parent, built.label)
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("tree layout")]
     assert lines[-1].startswith("tree layout: 8 of 8 fingerprints (100%)")
     caplog.clear()
     caplog.set_level(logging.WARNING, logger="linksim")  # linksim -q
-    fingerprints.TreeLayout.build(built.parent, built.label, built.length)
+    fingerprints.TreeLayout.build(built.parent, built.label)
     monkeypatch.setattr(fingerprints, "LAYOUT_PROGRESS", 8 * 50 + 1)  # one page-fingerprint short: none
     caplog.set_level(logging.INFO, logger="linksim")
-    fingerprints.TreeLayout.build(built.parent, built.label, built.length)
+    fingerprints.TreeLayout.build(built.parent, built.label)
     assert not caplog.records
 
 
