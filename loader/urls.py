@@ -154,6 +154,47 @@ def forget_resolved() -> None:
     _LAST_BASE[0] = _LAST_BASE[1] = None
 
 
+#: A relative reference joined without urljoin (:func:`join_in_folder`): path characters that
+#: need no escape, no ":" or ";" (a scheme, urlparse's parameters), no query, fragment or "%".
+_PLAIN_REFERENCE = re.compile(r"[A-Za-z0-9._~!$&'()*+,=@/-]+\Z").match
+
+
+def join_in_folder(value: str, folder: str) -> str | None:
+    """The key :func:`resolve` gives ``value`` against any base of ``folder`` (:func:`folder_of`),
+    for a plain relative path whose join is already normal: joined and its dot segments removed
+    here (RFC 3986, 5.2), at a fraction of urljoin's and the normaliser's cost. None for anything
+    else (the caller resolves it): a site's navigation makes each folder's references distinct,
+    and resolving them was the largest part of a WARC read after the parser."""
+    if not _PLAIN_REFERENCE(value) or "//" in value:
+        return None
+    start = folder.find("://")
+    slash = folder.find("/", start + 3) if start > 0 else -1
+    if slash < 0 or "//" in folder[slash:]:
+        return None  # urljoin drops the empty segments of a relative join: left to it
+    path = value if value[0] == "/" else folder[slash:] + value
+    if "." in path:
+        path = _without_dot_segments(path)
+    url = folder[:slash] + path
+    return url if already_normal(url) else None
+
+
+def _without_dot_segments(path: str) -> str:
+    """``path`` (absolute, without empty segments) with its "." and ".." segments resolved as
+    urljoin resolves them (a ".." above the root is dropped)."""
+    segments = path.split("/")
+    kept: list[str] = []
+    for segment in segments:
+        if segment == "..":
+            if kept:
+                kept.pop()
+        elif segment != ".":
+            kept.append(segment)
+    if segments[-1] in (".", ".."):
+        kept.append("")
+    joined = "/".join(kept)
+    return joined if joined.startswith("/") else "/" + joined
+
+
 def folder_of(base: str) -> str | None:
     """The part of ``base`` that a reference other than a bare query or fragment is resolved
     against (:func:`_scopes`: its origin and folder); None for a base that is no URL."""

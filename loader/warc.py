@@ -27,7 +27,9 @@ from selectolax.lexbor import LexborHTMLParser
 from warcio.archiveiterator import ArchiveIterator
 
 from linksim.loader.graph import CrawlGraph
-from linksim.loader.urls import NON_WEB, WEB, depends_on_folder_only, folder_of, resolve
+from linksim.loader.urls import (
+    NON_WEB, WEB, already_normal, depends_on_folder_only, folder_of, join_in_folder, resolve,
+)
 
 MAX_HTML_BYTES = 32 << 20
 
@@ -48,8 +50,8 @@ def _parse(body: bytes, content_type: str) -> LexborHTMLParser:
 
 def _html_links(
     body: bytes, page_url: str, content_type: str = ""
-) -> tuple[str | None, str, list[tuple[str, str]]]:
-    """(title, base URL, [(href, anchor text)]) of an HTML document."""
+) -> tuple[str | None, str, list[str], list[str]]:
+    """(title, base URL, [href], [anchor text]) of an HTML document, its links in order."""
     tree = _parse(body, content_type)
     # The first <title> in document order: the head's if it has one (the head comes first), found
     # without walking the whole body as a search of the tree does.
@@ -67,9 +69,14 @@ def _html_links(
         if href:
             base = urljoin(page_url, href)
     # ``attrs.get`` reads the one attribute; ``attributes`` builds a dict of all of them first.
-    links = [(href, anchor.text(strip=True, separator=" ")) for anchor in tree.css("a[href]")
-             if (href := anchor.attrs.get("href"))]
-    return title or None, base, links
+    # Two lists, not pairs: the resolver looks the references up all at once (_Resolver.targets).
+    anchors = tree.css("a[href]")
+    hrefs = [anchor.attrs.get("href") for anchor in anchors]
+    texts = [anchor.text(strip=True, separator=" ") for anchor in anchors]
+    if not all(hrefs):  # an empty href="" or a bare href: no link
+        kept = [at for at, href in enumerate(hrefs) if href]
+        hrefs, texts = [hrefs[at] for at in kept], [texts[at] for at in kept]
+    return title or None, base, hrefs, texts
 
 
 _BASE_TAG = re.compile(rb"<base", re.IGNORECASE).search
@@ -504,8 +511,10 @@ class _Page:
     title: str | None = None
     redirect: str | None = None
     base: str = ""
-    # [(href, anchor text)] as written, resolved against ``base`` when the page is added (_Resolver)
-    links: list = field(default_factory=list)
+    # the links' references as written, resolved against ``base`` when the page is added
+    # (_Resolver), and their anchor texts (None where there is none)
+    hrefs: list = field(default_factory=list)
+    texts: list = field(default_factory=list)
     where: str = ""  # file:record, for a malformed link
 
 
@@ -533,8 +542,8 @@ def _read_response(response: "_Response | None", where: str, path: Path, policy,
     if len(body) > MAX_HTML_BYTES:
         policy.bad(path, None, f"{where}: HTML of {target} exceeds {MAX_HTML_BYTES:,} bytes", "page too large")
         return None
-    title, base, links = _html_links(body, page_key, content_type)
-    return _Page(page_key, title=title, base=base, links=links, where=f"{path}:{where}")
+    title, base, hrefs, texts = _html_links(body, page_key, content_type)
+    return _Page(page_key, title=title, base=base, hrefs=hrefs, texts=texts, where=f"{path}:{where}")
 
 
 #: The links of a WAT record that are the HTML reader's (``a[href]``); the others are resources.
@@ -573,9 +582,10 @@ def _wat_page(block: bytes, where: str, path: Path, policy, normalize: bool) -> 
     if isinstance(head.get("Base"), str):
         kind, key = resolve(head["Base"], page_key, normalize)
         base = key if kind == WEB else page_key
-    links = [(link["url"], link.get("text")) for link in html.get("Links") or []
+    links = [link for link in html.get("Links") or []
              if isinstance(link, dict) and link.get("path") in WAT_LINKS and isinstance(link.get("url"), str)]
-    return _Page(page_key, title=title.strip() or None if title else None, base=base, links=links,
+    return _Page(page_key, title=title.strip() or None if title else None, base=base,
+                 hrefs=[link["url"] for link in links], texts=[link.get("text") for link in links],
                  where=f"{path}:{where}")
 
 
@@ -610,39 +620,61 @@ class _Resolver:
             known = {}
             if folder is not None:
                 self.folders[folder] = known
-        targets: list[int] = []
-        texts: list = []
-        in_page = None  # what a bare fragment (#x) resolves to: the base itself, whatever the fragment
-        for href, text in page.links:
-            target = known.get(href)
-            if target is None:
-                if href[:1] == "#":
-                    if in_page is None:
-                        in_page = self._resolve(href, page.base, known)
-                    target = in_page
-                else:
-                    target = self._defragmented(href, page.base, known)
-            if target >= 0:
-                targets.append(target)
-                texts.append(text)
-            elif target == _NON_WEB:
-                self.graph.non_web += 1
-            else:  # a broken href is the page's fault, not the file's: count, go on
-                self.graph.skipped.add("malformed link in HTML", page.where)
+        hrefs, texts = page.hrefs, page.texts
+        # Looked up all at once (a folder's references are mostly known): Python steps only for
+        # the new ones and for the links that are no web page.
+        targets = list(map(known.get, hrefs))
+        if None in targets:
+            in_page = None  # what a bare fragment (#x) resolves to: the base itself, whatever the fragment
+            for at, target in enumerate(targets):
+                if target is not None:
+                    continue
+                href = hrefs[at]
+                target = known.get(href)  # resolved at an earlier link of this page
+                if target is None:
+                    if href[:1] == "#":
+                        if in_page is None:
+                            in_page = self._resolve(href, page.base, known, folder)
+                        target = in_page
+                    else:
+                        target = self._defragmented(href, page.base, known, folder)
+                targets[at] = target
+        if targets and min(targets) < 0:
+            kept = []
+            for at, target in enumerate(targets):
+                if target >= 0:
+                    kept.append(at)
+                elif target == _NON_WEB:
+                    self.graph.non_web += 1
+                else:  # a broken href is the page's fault, not the file's: count, go on
+                    self.graph.skipped.add("malformed link in HTML", page.where)
+            targets, texts = [targets[at] for at in kept], [texts[at] for at in kept]
         return targets, texts
 
-    def _defragmented(self, href: str, base: str, known: dict[str, int]) -> int:
+    def _defragmented(self, href: str, base: str, known: dict[str, int], folder: str | None) -> int:
         """``href`` resolved, by the web page its fragment-less form resolved to if it is known."""
         cut = href.find("#")
         target = known.get(href[:cut]) if cut > 0 else None
         if target is None or target < 0:
-            return self._resolve(href, base, known)
+            return self._resolve(href, base, known, folder)
         self._remember(known, href, target)
         return target
 
-    def _resolve(self, href: str, base: str, known: dict[str, int]) -> int:
-        kind, key = resolve(href, base, self.normalize)
-        target = self.graph.page(key) if kind == WEB else _NON_WEB if kind == NON_WEB else _MALFORMED
+    def _resolve(self, href: str, base: str, known: dict[str, int], folder: str | None) -> int:
+        # The same key as resolve's, at a fraction of its cost, for a plain relative path (its
+        # fragment aside) and a bare fragment of a base that is a key (the page itself).
+        key = None
+        if self.normalize and folder is not None:
+            cut = href.find("#")
+            if cut != 0:
+                key = join_in_folder(href if cut < 0 else href[:cut], folder)
+            elif already_normal(base):
+                key = base
+        if key is not None:
+            target = self.graph.page(key)
+        else:
+            kind, key = resolve(href, base, self.normalize)
+            target = self.graph.page(key) if kind == WEB else _NON_WEB if kind == NON_WEB else _MALFORMED
         if depends_on_folder_only(href):
             self._remember(known, href, target)
         return target
@@ -657,5 +689,5 @@ def _add_page(graph: CrawlGraph, page: _Page, resolver: _Resolver) -> None:
     source = graph.page(page.key, complete=True, title=page.title)
     if page.redirect is not None:
         graph.link(source, graph.page(page.redirect))
-    if page.links:
+    if page.hrefs:
         graph.link_from(source, *resolver.targets(page))

@@ -157,8 +157,8 @@ def test_the_reader_gives_the_graph_of_resolving_each_link_alone(site: str, tmp_
             if status.startswith("3") and record.http_headers.get_header("Location"):
                 plain[(page, resolve(record.http_headers.get_header("Location"), page)[1])] += 1
             elif status.startswith("2") and "html" in content_type:
-                _, base, hrefs = _html_links(record.content_stream().read(), page, content_type)
-                for href, text in hrefs:
+                _, base, hrefs, texts = _html_links(record.content_stream().read(), page, content_type)
+                for href, text in zip(hrefs, texts, strict=True):
                     kind, target = resolve(href, base)
                     if kind == WEB:
                         plain[(page, target)] += 1
