@@ -82,9 +82,10 @@ def _html_links(
 _BASE_TAG = re.compile(rb"<base", re.IGNORECASE).search
 
 
-class _Members(io.RawIOBase):
-    """The decompressed bytes of a (multi-member) gzip file, remembering where each member starts
-    in the file: a record's offset is its member's, as WARC indexes (CDX) give it."""
+class _Members:
+    """The decompressed bytes of a (multi-member) gzip file, handed out as they come, remembering
+    where each member starts in the file: a record's offset is its member's, as WARC indexes
+    (CDX) give it."""
 
     def __init__(self, handle) -> None:
         self._file = handle
@@ -96,15 +97,13 @@ class _Members(io.RawIOBase):
         self._position, self._consumed = position, offset
         self._input, self._output, self._member = b"", b"", None
 
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
+    def chunk(self) -> bytes:
+        """The next decompressed bytes, as many as one read of the file gives; b"" at the end."""
         while not self._output:
             if self._member is None:
                 self._input = self._input or self._file.read(1 << 16)
                 if not self._input:
-                    return 0  # the end of the file, between members
+                    return b""  # the end of the file, between members
                 self._member = zlib.decompressobj(31)
                 if not self.starts or self.starts[-1][0] < self._position:
                     self.starts.append((self._position, self._consumed))
@@ -116,11 +115,9 @@ class _Members(io.RawIOBase):
                 self._input = self._member.unused_data
                 self._member = None
             self._consumed += len(chunk) - len(self._input)
-        size = min(len(buffer), len(self._output))
-        buffer[:size] = self._output[:size]
-        self._output = self._output[size:]
-        self._position += size
-        return size
+        out, self._output = self._output, b""
+        self._position += len(out)
+        return out
 
     def offset_of(self, position: int) -> int:
         """The file offset of the member holding decompressed byte ``position``."""
@@ -133,32 +130,23 @@ class _Members(io.RawIOBase):
         member_position, offset = self.starts[at]
         del self.starts[at:]
         self._begin(member_position, offset)
-        _skip(self, position - member_position)
+        while self._position < position:
+            out = self.chunk()
+            if not out:
+                break
+            if self._position > position:  # the rest of this chunk is read next
+                self._output = out[len(out) - (self._position - position):]
+                self._position = position
 
 
-def _skip(raw, size: int) -> int:
-    """Read and drop ``size`` bytes; how many there were."""
-    buffer = bytearray(1 << 16)
-    done = 0
-    while done < size:
-        got = raw.readinto(memoryview(buffer)[: min(len(buffer), size - done)])
-        if not got:
-            break
-        done += got
-    return done
-
-
-class _Plain(io.RawIOBase):
+class _Plain:
     """An uncompressed file read as :class:`_Members` reads a gzip one: offsets are positions."""
 
     def __init__(self, handle) -> None:
         self._file = handle
 
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        return self._file.readinto(buffer)
+    def chunk(self) -> bytes:
+        return self._file.read(1 << 18)
 
     def offset_of(self, position: int) -> int:
         return position
@@ -192,12 +180,13 @@ class _Reader:
         if self.at > (1 << 20):
             del self.buffer[: self.at]
             self.at = 0
-        chunk = self.raw.read(1 << 16)
+        chunk = self.raw.chunk()
         self.buffer += chunk
         return bool(chunk)
 
     def _take(self, size: int) -> bytes:
-        data = bytes(self.buffer[self.at : self.at + size])
+        with memoryview(self.buffer) as view:  # one copy, not a slice's and then bytes'
+            data = bytes(view[self.at : self.at + size])
         self.at += len(data)
         self.position += len(data)
         return data
@@ -206,17 +195,6 @@ class _Reader:
         while len(self.buffer) - self.at < size and self._more():
             pass
         return self._take(size)
-
-    def readline(self, limit: int) -> bytes:
-        # Counted from ``at``: :meth:`_more` may compact the buffer, which moves every index.
-        searched = 0
-        while True:
-            end = self.buffer.find(b"\n", self.at + searched, self.at + limit)
-            if end >= 0:
-                return self._take(end + 1 - self.at)
-            searched = len(self.buffer) - self.at
-            if searched >= limit or not self._more():
-                return self._take(limit)
 
     def peek(self, size: int) -> bytes:
         """The next ``size`` bytes (fewer at the end), not consumed; a gzip member cut short or
@@ -262,27 +240,33 @@ class _Reader:
     def header_block(self) -> tuple[int, bytes | None]:
         """Where the record begins and its header lines (the version line first, the empty line
         last); None at a clean end of the file. Blank lines between records are passed over."""
-        line = b"\r\n"
-        while line in (b"\r\n", b"\n"):
+        while True:  # the blank lines before the record
+            while len(self.buffer) - self.at < 2 and self._more():
+                pass
             start = self.position
-            line = self.readline(MAX_HEADER_BYTES)
-            if not line:
+            if self.buffer.startswith(b"\r\n", self.at):
+                self._take(2)
+            elif self.buffer.startswith(b"\n", self.at):
+                self._take(1)
+            elif self.at == len(self.buffer):
                 return start, None
-        lines, size = [line], len(line)
+            else:
+                break
+        # The headers end at the first empty line: a line feed, then CRLF or another line feed.
+        searched = 0
         while True:
-            if not line.endswith(b"\n"):
-                if size >= MAX_HEADER_BYTES:
-                    raise _Framing(f"has headers over {MAX_HEADER_BYTES:,} bytes", start=start)
-                raise _Framing("is truncated: the file ends inside its headers", truncated=True, start=start)
-            line = self.readline(MAX_HEADER_BYTES)
-            lines.append(line)
-            size += len(line)
-            if line in (b"\r\n", b"\n"):
-                return start, b"".join(lines)
-            if not line:
+            found = _HEADER_END(self.buffer, self.at + max(searched - 2, 0),
+                                self.at + MAX_HEADER_BYTES + 2)
+            if found is not None:
+                return start, self._take(found.end() - self.at)
+            searched = len(self.buffer) - self.at
+            if searched >= MAX_HEADER_BYTES:
+                raise _Framing(f"has headers over {MAX_HEADER_BYTES:,} bytes", start=start)
+            if not self._more():
                 raise _Framing("is truncated: the file ends inside its headers", truncated=True, start=start)
 
 
+_HEADER_END = re.compile(rb"\n\r?\n").search
 _BOUNDARY = b"\r\n\r\nWARC/"
 MAX_HEADER_BYTES = 1 << 20
 
