@@ -209,14 +209,18 @@ class CrawlGraph:
         if anchor and (source, target) not in self.anchors:
             self.anchors[(source, target)] = anchor
 
-    def link_from(self, source: int, targets: list[int], anchors: list) -> None:
+    def link_from(self, source: int, targets: list[int], anchors) -> None:
         """The links of page ``source`` to ``targets`` in order, each with its anchor text (or
-        None): what :meth:`link` does for each, at a fraction of the cost."""
+        None; ``anchors[i]`` is read only for a pair that has no text yet): what :meth:`link`
+        does for each, at a fraction of the cost."""
         self.spool.append_from(source, targets)
         known = self.anchors
-        for target, anchor in zip(targets, anchors):
-            if anchor and (source, target) not in known:
-                known[(source, target)] = anchor
+        for at, target in enumerate(targets):
+            pair = (source, target)
+            if pair not in known:
+                anchor = anchors[at]
+                if anchor:
+                    known[pair] = anchor
 
     def extend_links(self, source: np.ndarray, target: np.ndarray, counts: np.ndarray | None = None) -> None:
         """Add many links at once (page indices, no anchors; ``counts``: the times each was seen)."""

@@ -51,7 +51,7 @@ def _parse(body: bytes, content_type: str) -> LexborHTMLParser:
 def _html_links(
     body: bytes, page_url: str, content_type: str = ""
 ) -> tuple[str | None, str, list[str], list[str]]:
-    """(title, base URL, [href], [anchor text]) of an HTML document, its links in order."""
+    """(title, base URL, [href], their anchor texts) of an HTML document, its links in order."""
     tree = _parse(body, content_type)
     # The first <title> in document order: the head's if it has one (the head comes first), found
     # without walking the whole body as a search of the tree does.
@@ -72,11 +72,34 @@ def _html_links(
     # Two lists, not pairs: the resolver looks the references up all at once (_Resolver.targets).
     anchors = tree.css("a[href]")
     hrefs = [anchor.attrs.get("href") for anchor in anchors]
-    texts = [anchor.text(strip=True, separator=" ") for anchor in anchors]
     if not all(hrefs):  # an empty href="" or a bare href: no link
         kept = [at for at, href in enumerate(hrefs) if href]
-        hrefs, texts = [hrefs[at] for at in kept], [texts[at] for at in kept]
-    return title or None, base, hrefs, texts
+        hrefs, anchors = [hrefs[at] for at in kept], [anchors[at] for at in kept]
+    return title or None, base, hrefs, AnchorTexts(anchors)
+
+
+class AnchorTexts:
+    """The anchor texts of a page's links, each read from its element when it is first asked
+    for: a graph keeps one text a linked pair (:meth:`CrawlGraph.link_from`), and a page links
+    the same page 2.6 times on average (the rust-doc crawl), so most are never read."""
+
+    __slots__ = ("_anchors",)
+
+    def __init__(self, anchors: list) -> None:
+        self._anchors = anchors
+
+    def __len__(self) -> int:
+        return len(self._anchors)
+
+    def __getitem__(self, at: int) -> str:
+        return self._anchors[at].text(strip=True, separator=" ")
+
+    def __iter__(self):
+        return map(self.__getitem__, range(len(self._anchors)))
+
+    def picked(self, kept: list[int]) -> "AnchorTexts":
+        """The texts of the links at ``kept``, still unread."""
+        return AnchorTexts([self._anchors[at] for at in kept])
 
 
 _BASE_TAG = re.compile(rb"<base", re.IGNORECASE).search
@@ -496,9 +519,9 @@ class _Page:
     redirect: str | None = None
     base: str = ""
     # the links' references as written, resolved against ``base`` when the page is added
-    # (_Resolver), and their anchor texts (None where there is none)
+    # (_Resolver), and their anchor texts (a list, None where there is none, or AnchorTexts)
     hrefs: list = field(default_factory=list)
-    texts: list = field(default_factory=list)
+    texts: "list | AnchorTexts" = field(default_factory=list)
     where: str = ""  # file:record, for a malformed link
 
 
@@ -592,7 +615,7 @@ class _Resolver:
         self.folders: dict[str, dict[str, int]] = {}
         self.size = 0
 
-    def targets(self, page: _Page) -> tuple[list[int], list]:
+    def targets(self, page: _Page) -> tuple[list[int], "list | AnchorTexts"]:
         """The page numbers of ``page``'s web links and their anchor texts, in the page's order;
         links of other schemes and malformed ones counted in the graph."""
         folder = folder_of(page.base)
@@ -632,7 +655,8 @@ class _Resolver:
                     self.graph.non_web += 1
                 else:  # a broken href is the page's fault, not the file's: count, go on
                     self.graph.skipped.add("malformed link in HTML", page.where)
-            targets, texts = [targets[at] for at in kept], [texts[at] for at in kept]
+            targets = [targets[at] for at in kept]
+            texts = texts.picked(kept) if isinstance(texts, AnchorTexts) else [texts[at] for at in kept]
         return targets, texts
 
     def _defragmented(self, href: str, base: str, known: dict[str, int], folder: str | None) -> int:
