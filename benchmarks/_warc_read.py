@@ -5,6 +5,7 @@ reading (linksim's resolved URLs, the page cache aside) helps a later one.
     python benchmarks/_warc_read.py linksim FILES...    # linksim's reader: the pages and links a load gets
     python benchmarks/_warc_read.py fastwarc FILES...   # FastWARC + Lexbor: the <a href> values, bare
     python benchmarks/_warc_read.py warcio FILES...     # warcio + Lexbor: the same, bare
+    python benchmarks/_warc_read.py floor FILES...      # FastWARC + Lexbor: hrefs, anchor texts, a look-up each
     python benchmarks/_warc_read.py workers=N FILES...  # a load's whole read (read_files), N workers
 """
 
@@ -38,6 +39,32 @@ def fastwarc(paths: list[Path]) -> tuple[int, int]:
                 if headers is None or not _html(headers.status_code, headers.get("Content-Type") or ""):
                     continue
                 links += bare_hrefs(record.reader.read())
+                pages += 1
+    return pages, links
+
+
+def floor(paths: list[Path]) -> tuple[int, int]:
+    """The least any reader that keeps linksim's graph does, as an anchor: FastWARC's records,
+    Lexbor's parse, every <a href> value with its anchor text, a dictionary look-up a reference;
+    no framing checks, no resolution or normalisation, nothing recorded."""
+    from fastwarc.warc import ArchiveIterator, WarcRecordType
+    from selectolax.lexbor import LexborHTMLParser
+
+    pages = links = 0
+    known: dict[str, int] = {}
+    for path in paths:
+        with open(path, "rb") as stream:
+            for record in ArchiveIterator(stream, record_types=WarcRecordType.response, parse_http=True):
+                headers = record.http_headers
+                if headers is None or not _html(headers.status_code, headers.get("Content-Type") or ""):
+                    continue
+                anchors = LexborHTMLParser(record.reader.read()).css("a[href]")
+                hrefs = [anchor.attrs.get("href") for anchor in anchors]
+                texts = [anchor.text(strip=True, separator=" ") for anchor in anchors]
+                if None in list(map(known.get, hrefs)):
+                    for href in hrefs:
+                        known.setdefault(href, len(known))
+                links += len(texts)
                 pages += 1
     return pages, links
 
@@ -82,7 +109,7 @@ def load_read(paths: list[Path], workers: int) -> tuple[int, int]:
         return int(sum(graph.complete)), graph.links_seen
 
 
-READERS = {"linksim": linksim, "fastwarc": fastwarc, "warcio": warcio}
+READERS = {"linksim": linksim, "fastwarc": fastwarc, "floor": floor, "warcio": warcio}
 
 
 def main() -> None:

@@ -9,11 +9,14 @@ generated crawl of that many links in bulk mode beside the import tool alone.
 
 ``--warc FILES``: no Neo4j. linksim's WARC reader (the pages and links a load gets: framed and
 checked records, HTML parsed, links resolved and normalised, titles and anchor texts) beside
-FastWARC + Lexbor's bare link extraction (the <a href> values of every HTML response) and warcio +
-Lexbor's, on one core each, each reading in a process of its own, the readers alternating over
-``--rounds`` rounds; the ratio of linksim's pages/s to FastWARC's. Then a load's whole read of
-the files (``read_files``) with one worker and with two, alternating (``--split N`` first cuts
-each file into N files at record boundaries, gzip member by member, for a crawl of one file).
+FastWARC + Lexbor's bare link extraction (the <a href> values of every HTML response), warcio +
+Lexbor's, and the floor of any reader that keeps linksim's graph (FastWARC + Lexbor, the hrefs
+with their anchor texts and a look-up each, nothing checked, resolved or recorded), on one core
+each, each reading in a process of its own, the readers alternating over ``--rounds`` rounds; the
+ratios of linksim's pages/s and the floor's to FastWARC's. Then a load's whole read of the files
+(``read_files``) with one worker and with two, beside FastWARC + Lexbor in one process and in two
+at once (the machine's own scaling), alternating (``--split N`` first cuts each file into N files
+at record boundaries, gzip member by member, for a crawl of one file).
 Written to ``benchmarks/results/warc-read.json``.
 
 ``--webgraph``: no Neo4j. cnr-2000's edge list made into a WebGraph BV graph with the WebGraph
@@ -119,11 +122,12 @@ def warc_read(paths: list[Path], rounds: int, out: Path, split: int = 1) -> None
     if missing:
         sys.exit(f"no such WARC file: {', '.join(missing)}")
     script = Path(__file__).resolve().parent / "_warc_read.py"
-    readers = ("linksim", "fastwarc", "warcio")
+    readers = ("linksim", "fastwarc", "floor", "warcio")
+    core = str(max(os.sched_getaffinity(0)))  # the last core: the first takes more of the machine's interrupts
     runs: dict[str, list[dict]] = {name: [] for name in readers}
     for number in range(rounds):
         for name in readers if number % 2 == 0 else readers[::-1]:
-            done = subprocess.run(["taskset", "-c", "0", sys.executable, str(script), name, *map(str, paths)],
+            done = subprocess.run(["taskset", "-c", core, sys.executable, str(script), name, *map(str, paths)],
                                   capture_output=True, text=True, check=True)
             runs[name].append(json.loads(done.stdout.splitlines()[-1]))
             run = runs[name][-1]
@@ -131,11 +135,21 @@ def warc_read(paths: list[Path], rounds: int, out: Path, split: int = 1) -> None
                   f"{run['seconds']:.1f} s, {run['pages'] / run['seconds']:,.0f} pages/s", flush=True)
     scratch = tempfile.TemporaryDirectory(prefix="warc-split-")
     files = [part for path in paths for part in split_members(path, split, Path(scratch.name))] if split > 1 else paths
+    # The machine's own scaling beside linksim's: FastWARC + Lexbor in one process, and in two at
+    # once, each reading half of the files (the slower one's time).
+    parallel = ("workers=1", "workers=2", "fastwarc, 1 process", "fastwarc, 2 processes")
     for number in range(rounds):
-        for name in ("workers=1", "workers=2") if number % 2 == 0 else ("workers=2", "workers=1"):
-            done = subprocess.run([sys.executable, str(script), name, *map(str, files)], capture_output=True,
-                                  text=True, check=True)
-            runs.setdefault(name, []).append(json.loads(done.stdout.splitlines()[-1]))
+        for name in parallel if number % 2 == 0 else parallel[::-1]:
+            halves = [files[: len(files) // 2], files[len(files) // 2 :]] if name.endswith("2 processes") else [files]
+            reader = "fastwarc" if name.startswith("fastwarc") else name
+            children = [subprocess.Popen([sys.executable, str(script), reader, *map(str, half)],
+                                         stdout=subprocess.PIPE, text=True) for half in halves]
+            done = [json.loads(child.communicate()[0].splitlines()[-1]) for child in children]
+            if any(child.returncode for child in children):
+                sys.exit(f"{name} failed")
+            runs.setdefault(name, []).append({"pages": sum(d["pages"] for d in done),
+                                              "links": sum(d["links"] for d in done),
+                                              "seconds": max(d["seconds"] for d in done)})
             run = runs[name][-1]
             print(f"round {number + 1}, read of {len(files)} files, {name}: {run['pages']:,} pages in "
                   f"{run['seconds']:.1f} s, {run['pages'] / run['seconds']:,.0f} pages/s", flush=True)
@@ -147,10 +161,13 @@ def warc_read(paths: list[Path], rounds: int, out: Path, split: int = 1) -> None
                "pages_per_second_median": {k: round(v) for k, v in median.items()},
                "linksim_over_fastwarc_median": round(median["linksim"] / median["fastwarc"], 3),
                "linksim_over_warcio_median": round(median["linksim"] / median["warcio"], 3),
+               "floor_over_fastwarc_median": round(median["floor"] / median["fastwarc"], 3),
                "files_read_by_workers": len(files),
-               "two_workers_over_one_median": round(median["workers=2"] / median["workers=1"], 3)}
+               "two_workers_over_one_median": round(median["workers=2"] / median["workers=1"], 3),
+               "fastwarc_two_processes_over_one_median": round(
+                   median["fastwarc, 2 processes"] / median["fastwarc, 1 process"], 3)}
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({**results_header(sys.argv), "rounds": rounds, "one_core": "taskset -c 0",
+    out.write_text(json.dumps({**results_header(sys.argv), "rounds": rounds, "one_core": f"taskset -c {core}",
                                "runs": runs, "summary": summary}, indent=1))
     print(json.dumps(summary, indent=1))
     print(f"written to {out}")
