@@ -24,6 +24,7 @@ for path, text in {
     **({"benchmarks/spark.md": pages.spark_page()} if (pages.RESULTS / "spark.json").exists() else {}),
     **({"benchmarks/serve.md": pages.serve_page()} if (pages.RESULTS / "serve.json").exists() else {}),
     **({"benchmarks/recrawl.md": pages.recrawl_page()} if pages.recrawl_files() else {}),
+    **({"benchmarks/reading.md": pages.reading_page()} if (pages.RESULTS / "warc-read.json").exists() else {}),
 }.items():
     with mkdocs_gen_files.open(path, "w") as out:
         out.write(text)

@@ -301,6 +301,65 @@ def serve_page(name: str = "serve.json") -> str:
     return "\n".join(parts) + "\n"
 
 
+#: What each reader of ``benchmarks/load.py --warc`` does, in its results file's names.
+_WARC_READERS = {
+    "linksim": "linksim's reader: framing checked, HTML parsed, links resolved and normalised, titles and "
+               "anchor texts, the crawl graph",
+    "fastwarc": "FastWARC + Lexbor: every `<a href>` value, bare",
+    "floor": "the floor of a reader that keeps linksim's graph: FastWARC + Lexbor, hrefs with anchor texts "
+             "and a look-up each, nothing checked, resolved or recorded",
+    "warcio": "warcio + Lexbor: every `<a href>` value, bare",
+}
+
+
+def reading_page(warc: str = "warc-read.json", webgraph: str = "webgraph-read.json") -> str:
+    """Archive reading speed from ``benchmarks/load.py --warc`` and ``--webgraph``'s results files."""
+    parts = ["# Reading archives\n",
+             "How fast a load reads its input before it writes to Neo4j (`benchmarks/load.py`). "
+             "Pages a second are the median of the rounds, each reader in a process of its own.\n"]
+    if (RESULTS / warc).exists():
+        result = _results(warc)
+        summary, runs = result.get("summary", {}), result.get("runs", {})
+        median = summary.get("pages_per_second_median", {})
+        best = summary.get("pages_per_second_best", {})
+        fastwarc = median.get("fastwarc") or 0
+        parts += ["## WARC files, one core\n",
+                  f"A wget crawl of {len(summary.get('files', []))} WARC file{'s' * (len(summary.get('files', [])) != 1)}, "
+                  f"{summary.get('bytes', 0):,} bytes, "
+                  f"read on one core (`{result.get('one_core', '')}`), {result.get('rounds')} rounds.\n",
+                  _provenance(result, warc),
+                  "| reader | pages | links | pages/s (median) | best | over FastWARC |", "|---|---|---|---|---|---|"]
+        for name, what in _WARC_READERS.items():
+            if name in median:
+                first = runs.get(name, [{}])[0]
+                ratio = f"{median[name] / fastwarc:.3f}" if fastwarc else ""
+                parts.append(f"| {what} | {first.get('pages', 0):,} | {first.get('links', 0):,} | {median[name]:,} "
+                             f"| {best.get(name, 0):,} | {ratio} |")
+        parallel = [name for name in ("workers=1", "workers=2", "fastwarc, 1 process", "fastwarc, 2 processes")
+                    if name in median]
+        if parallel:
+            parts += ["\n## WARC files, every core\n",
+                      f"A load's whole read of {summary.get('files_read_by_workers')} files with one worker "
+                      "and with two, beside FastWARC + Lexbor in one process and in two at once (each reading "
+                      "half of the files: the machine's own scaling).\n",
+                      "| read | pages/s (median) | best | two over one |", "|---|---|---|---|"]
+            for name in parallel:
+                one = median.get(name.replace("2", "1")) if name.endswith(("2", "2 processes")) else None
+                parts.append(f"| {name} | {median[name]:,} | {best.get(name, 0):,} "
+                             f"| {f'{median[name] / one:.3f}' if one else ''} |")
+    if (RESULTS / webgraph).exists():
+        result = _results(webgraph)
+        summary = result.get("summary", {})
+        seconds, sizes = summary.get("seconds_median", {}), summary.get("bytes", {})
+        parts += ["\n## WebGraph BV files\n",
+                  f"`{summary.get('crawl')}` ({summary.get('nodes', 0):,} pages, {summary.get('links', 0):,} links) "
+                  f"read as an edge list and as a BV graph; the two graphs equal: {summary.get('equal')}.\n",
+                  _provenance(result, webgraph), "| input | bytes | seconds (median) |", "|---|---|---|"]
+        for name, value in seconds.items():
+            parts.append(f"| {name} | {sizes.get(name, 0):,} | {_number(value, 2)} |")
+    return "\n".join(parts) + "\n"
+
+
 def recrawl_files() -> dict[str, str]:
     """``benchmarks/recrawl.py --default``'s results files by what they measured: the crawl size,
     and the fold limit of a calibration (``recrawl-default-1M-fold-limit-1.json``: ``"1M, fold limit 1"``)."""

@@ -141,6 +141,10 @@ def test_the_benchmark_pages_show_what_the_results_files_hold() -> None:
     assert recrawls and len(rows) - len(recrawls) == steps + sum(len(result["stages"]) for result in recrawls.values())
     assert all(f"## {label.split(',')[0]} links" in page and result["links"] == label.split(",")[0]
                for label, result in recrawls.items())
+    warc = json.loads((results / "warc-read.json").read_text(encoding="utf-8"))["summary"]
+    page = pages.reading_page()
+    assert all(f" | {rate:,} | {warc['pages_per_second_best'][name]:,} |" in page
+               for name, rate in warc["pages_per_second_median"].items())
     scripts = pages.scripts_page()
     missing = [path.name for path in (ROOT / "benchmarks").glob("[a-z]*.py") if f"| `{path.name}` |" not in scripts]
     assert not missing, f"benchmarks/README.md names no {missing}"
