@@ -360,14 +360,17 @@ def reading_page(warc: str = "warc-read.json", webgraph: str = "webgraph-read.js
     return "\n".join(parts) + "\n"
 
 
-def recrawl_files() -> dict[str, str]:
-    """``benchmarks/recrawl.py --default``'s results files by what they measured: the crawl size,
-    and the fold limit of a calibration (``recrawl-default-1M-fold-limit-1.json``: ``"1M, fold limit 1"``)."""
-    found = {}
+def recrawl_files() -> list[tuple[str, str, str]]:
+    """``benchmarks/recrawl.py --default``'s results files: (crawl size, fold limit of a calibration
+    or "", file name), smallest crawl first, a size's own run before its calibrations
+    (``recrawl-default-1M-fold-limit-1.json``: ``("1M", "1", ...)``)."""
+    from linksim.parameters import _integer
+
+    found = []
     for path in RESULTS.glob("recrawl-default-*.json"):
         size, _, limit = path.stem.removeprefix("recrawl-default-").partition("-fold-limit-")
-        found[f"{size}, fold limit {limit}" if limit else size] = path.name
-    return found
+        found.append((size, limit, path.name))
+    return sorted(found, key=lambda file: (_integer(file[0]), file[1]))
 
 
 def recrawl_page() -> str:
@@ -380,12 +383,9 @@ def recrawl_page() -> str:
              "neither through Neo4j. The updated lists are judged against the rebuild's by an independent index; the "
              "floor is a rebuild with another seed judged the same way. P@10 is against the planted labels. `how`: an "
              "update, or a rebuild where the drift check asked for one.\n"]
-    from linksim.parameters import _integer
-
-    for label, name in sorted(recrawl_files().items(), key=lambda item: (_integer(item[0].split(",")[0]), item[0])):
+    for size, limit, name in recrawl_files():
         result = _results(name)
-        size, _, limit = label.partition(", ")
-        parts += [f"## {size} links{f' ({limit})' if limit else ''}\n", _provenance(result, name),
+        parts += [f"## {size} links{f' (fold limit {limit})' if limit else ''}\n", _provenance(result, name),
                   "| recrawl | how | update (s) | rebuild (s) | ratio | lists made | judged mean | judged p5 "
                   "| floor mean | floor p5 | P@10 updated | P@10 rebuilt | P@10 other seed |",
                   "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]

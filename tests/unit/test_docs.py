@@ -131,16 +131,16 @@ def test_the_benchmark_pages_show_what_the_results_files_hold() -> None:
     estimate = json.loads((results / "estimate.json").read_text(encoding="utf-8"))
     rows = [line for line in pages.estimate_page().splitlines() if line.startswith("| ") and "---" not in line]
     assert len(rows) - 1 == sum(len(runs) for runs in estimate["runs"].values())
-    recrawls = {size: json.loads((results / name).read_text(encoding="utf-8"))
-                for size, name in pages.recrawl_files().items()}
+    recrawls = {(size, limit): json.loads((results / name).read_text(encoding="utf-8"))
+                for size, limit, name in pages.recrawl_files()}
     page = pages.recrawl_page()
     rows = [line for line in page.splitlines() if line.startswith("| ") and "---" not in line
             and not line.startswith("| step ")]
     steps = sum("judged_mean" in step for result in recrawls.values() for row in result["stages"].values()
                 for step in row.get("steps", []))
     assert recrawls and len(rows) - len(recrawls) == steps + sum(len(result["stages"]) for result in recrawls.values())
-    assert all(f"## {label.split(',')[0]} links" in page and result["links"] == label.split(",")[0]
-               for label, result in recrawls.items())
+    assert all(f"## {size} links{f' (fold limit {limit})' if limit else ''}\n" in page and result["links"] == size
+               for (size, limit), result in recrawls.items())
     warc = json.loads((results / "warc-read.json").read_text(encoding="utf-8"))["summary"]
     page = pages.reading_page()
     assert all(f" | {rate:,} | {warc['pages_per_second_best'][name]:,} |" in page
