@@ -411,26 +411,33 @@ class _Clusters:
     :data:`linksim.spectral.ANN_PAGES` (no centroids) one pool of every page with a direction."""
 
     def __init__(self, index, embedding: np.ndarray, new_of_old: np.ndarray, folded: np.ndarray) -> None:
-        n = len(embedding)
-        kept = new_of_old >= 0
-        self.page_cluster = np.full(n, -1, dtype=np.int32)
-        self.page_cluster[new_of_old[kept]] = np.asarray(index.page_cluster)[kept]
+        self.n = len(embedding)
         centroids = np.asarray(index.centroids)
         if not len(centroids):
-            self.centroids = None
+            self.centroids = self.clusters = None
             self.pool = np.flatnonzero(embedding.any(axis=1))
             return
         import faiss
 
         from linksim.spectral import EmbeddingClusters
 
+        kept = new_of_old >= 0
+        cluster = np.full(self.n, -1, dtype=np.int64)
+        cluster[new_of_old[kept]] = np.asarray(index.page_cluster)[kept]
         self.centroids = np.ascontiguousarray(centroids, dtype=np.float32)
-        self.page_cluster[folded] = -1
+        cluster[folded] = -1
         moved = folded[embedding[folded].any(axis=1)]
         if len(moved):
-            self.page_cluster[moved] = faiss.knn(np.ascontiguousarray(embedding[moved]), self.centroids, 1,
-                                                 metric=faiss.METRIC_INNER_PRODUCT)[1][:, 0]
-        self.clusters = EmbeddingClusters.from_assignment(embedding, self.centroids, self.page_cluster)
+            cluster[moved] = faiss.knn(np.ascontiguousarray(embedding[moved]), self.centroids, 1,
+                                       metric=faiss.METRIC_INNER_PRODUCT)[1][:, 0]
+        self.clusters = EmbeddingClusters.from_assignment(embedding, self.centroids, cluster)
+
+    @property
+    def page_cluster(self) -> np.ndarray:
+        """Each page's cluster as the index stores it (int32, -1 for none)."""
+        if self.clusters is None:
+            return np.full(self.n, -1, dtype=np.int32)
+        return self.clusters.cluster.astype(np.int32)
 
     def groups(self, pages: np.ndarray):
         """(pages of one cluster, the pages of its probed clusters) for ``pages`` (with a direction)."""
@@ -438,7 +445,7 @@ class _Clusters:
             if len(pages):
                 yield pages, self.pool
             return
-        of = self.page_cluster[pages]
+        of = self.clusters.cluster[pages]
         order = np.argsort(of, kind="stable")
         pages, of = pages[order], of[order]
         starts = np.flatnonzero(np.r_[True, of[1:] != of[:-1]]) if len(of) else np.zeros(0, dtype=np.int64)
