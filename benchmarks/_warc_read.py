@@ -28,18 +28,23 @@ def bare_hrefs(body: bytes) -> int:
     return sum(1 for anchor in LexborHTMLParser(body).css("a[href]") if anchor.attributes.get("href"))
 
 
-def fastwarc(paths: list[Path]) -> tuple[int, int]:
+def _fastwarc_html(paths: list[Path]):
+    """The bodies of the HTML responses of ``paths``, read by FastWARC."""
     from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-    pages = links = 0
     for path in paths:
         with open(path, "rb") as stream:
             for record in ArchiveIterator(stream, record_types=WarcRecordType.response, parse_http=True):
                 headers = record.http_headers
-                if headers is None or not _html(headers.status_code, headers.get("Content-Type") or ""):
-                    continue
-                links += bare_hrefs(record.reader.read())
-                pages += 1
+                if headers is not None and _html(headers.status_code, headers.get("Content-Type") or ""):
+                    yield record.reader.read()
+
+
+def fastwarc(paths: list[Path]) -> tuple[int, int]:
+    pages = links = 0
+    for body in _fastwarc_html(paths):
+        links += bare_hrefs(body)
+        pages += 1
     return pages, links
 
 
@@ -47,25 +52,19 @@ def floor(paths: list[Path]) -> tuple[int, int]:
     """The least any reader that keeps linksim's graph does, as an anchor: FastWARC's records,
     Lexbor's parse, every <a href> value with its anchor text, a dictionary look-up a reference;
     no framing checks, no resolution or normalisation, nothing recorded."""
-    from fastwarc.warc import ArchiveIterator, WarcRecordType
     from selectolax.lexbor import LexborHTMLParser
 
     pages = links = 0
     known: dict[str, int] = {}
-    for path in paths:
-        with open(path, "rb") as stream:
-            for record in ArchiveIterator(stream, record_types=WarcRecordType.response, parse_http=True):
-                headers = record.http_headers
-                if headers is None or not _html(headers.status_code, headers.get("Content-Type") or ""):
-                    continue
-                anchors = LexborHTMLParser(record.reader.read()).css("a[href]")
-                hrefs = [anchor.attrs.get("href") for anchor in anchors]
-                texts = [anchor.text(strip=True, separator=" ") for anchor in anchors]
-                if None in list(map(known.get, hrefs)):
-                    for href in hrefs:
-                        known.setdefault(href, len(known))
-                links += len(texts)
-                pages += 1
+    for body in _fastwarc_html(paths):
+        anchors = LexborHTMLParser(body).css("a[href]")
+        hrefs = [anchor.attrs.get("href") for anchor in anchors]
+        texts = [anchor.text(strip=True, separator=" ") for anchor in anchors]
+        if None in list(map(known.get, hrefs)):
+            for href in hrefs:
+                known.setdefault(href, len(known))
+        links += len(texts)
+        pages += 1
     return pages, links
 
 
