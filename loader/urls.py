@@ -160,22 +160,26 @@ _PLAIN_REFERENCE = re.compile(r"[A-Za-z0-9._~!$&'()*+,=@/-]+\Z").match
 
 
 def join_in_folder(value: str, folder: str) -> str | None:
-    """The key :func:`resolve` gives ``value`` against any base of ``folder`` (:func:`folder_of`),
-    for a plain relative path whose join is already normal: joined and its dot segments removed
-    here (RFC 3986, 5.2), at a fraction of urljoin's and the normaliser's cost. None for anything
-    else (the caller resolves it): a site's navigation makes each folder's references distinct,
-    and resolving them was the largest part of a WARC read after the parser."""
+    """The key :func:`resolve` gives ``value`` against any base of ``folder`` (:func:`folder_of`;
+    for an absolute path, the origin of :func:`_scopes` will do), for a plain relative path whose
+    join is already normal: joined and its dot segments removed here (RFC 3986, 5.2), at a
+    fraction of urljoin's and the normaliser's cost. None for anything else (urljoin's turn): a
+    site's navigation makes each folder's references distinct, and joining them was the largest
+    part of a WARC read after the parser."""
     if not _PLAIN_REFERENCE(value) or "//" in value:
         return None
     start = folder.find("://")
     slash = folder.find("/", start + 3) if start > 0 else -1
-    if slash < 0 or "//" in folder[slash:]:
+    if value[0] == "/" and start > 0:
+        origin, path = (folder if slash < 0 else folder[:slash]), value
+    elif slash < 0 or "//" in folder[slash:]:
         return None  # urljoin drops the empty segments of a relative join: left to it
-    path = value if value[0] == "/" else folder[slash:] + value
+    else:
+        origin, path = folder[:slash], folder[slash:] + value
     if "." in path:
         path = _without_dot_segments(path)
-    url = folder[:slash] + path
-    return url if already_normal(url) else None
+    url = origin + path
+    return url if len(url) <= MAX_URL_LENGTH and already_normal(url) else None
 
 
 def _without_dot_segments(path: str) -> str:
@@ -238,6 +242,9 @@ def _relative(value: str, base: str, normalize: bool) -> tuple[str, str]:
     identifier, another scheme, a malformed URL) keeps its fragment and is joined as it is."""
     found = None
     if value.startswith("#"):
+        # The base is its own key, unless urljoin reads a ";" in it as urlparse's parameters.
+        if normalize and ";" not in base and already_normal(base):
+            return WEB, base
         found = _cached((base, "#", normalize), base, value)
     elif not value.startswith(("?", "//")):
         if _LAST_BASE[0] != base:
@@ -259,8 +266,12 @@ def _cached(key: tuple[str, str, bool], base: str, value: str) -> tuple[str, str
     it is no web URL (the caller resolves it as written)."""
     found = _RELATIVE.get(key)
     if found is None:
-        joined = urljoin(base, value)
-        found = _absolute(joined, classify(joined), key[2])
+        plain = join_in_folder(value, base) if key[2] else None
+        if plain is not None:
+            found = WEB, plain
+        else:
+            joined = urljoin(base, value)
+            found = _absolute(joined, classify(joined), key[2])
         if found[0] != WEB:
             return None
         if len(_RELATIVE) >= _RELATIVE_LIMIT:

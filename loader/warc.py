@@ -27,9 +27,7 @@ from selectolax.lexbor import LexborHTMLParser
 from warcio.archiveiterator import ArchiveIterator
 
 from linksim.loader.graph import CrawlGraph
-from linksim.loader.urls import (
-    NON_WEB, WEB, already_normal, depends_on_folder_only, folder_of, join_in_folder, resolve,
-)
+from linksim.loader.urls import NON_WEB, WEB, depends_on_folder_only, folder_of, resolve
 
 MAX_HTML_BYTES = 32 << 20
 
@@ -641,10 +639,10 @@ class _Resolver:
                 if target is None:
                     if href[:1] == "#":
                         if in_page is None:
-                            in_page = self._resolve(href, page.base, known, folder)
+                            in_page = self._resolve(href, page.base, known)
                         target = in_page
                     else:
-                        target = self._defragmented(href, page.base, known, folder)
+                        target = self._defragmented(href, page.base, known)
                 targets[at] = target
         if targets and min(targets) < 0:
             kept = []
@@ -659,30 +657,18 @@ class _Resolver:
             texts = texts.picked(kept) if isinstance(texts, AnchorTexts) else [texts[at] for at in kept]
         return targets, texts
 
-    def _defragmented(self, href: str, base: str, known: dict[str, int], folder: str | None) -> int:
+    def _defragmented(self, href: str, base: str, known: dict[str, int]) -> int:
         """``href`` resolved, by the web page its fragment-less form resolved to if it is known."""
         cut = href.find("#")
         target = known.get(href[:cut]) if cut > 0 else None
         if target is None or target < 0:
-            return self._resolve(href, base, known, folder)
+            return self._resolve(href, base, known)
         self._remember(known, href, target)
         return target
 
-    def _resolve(self, href: str, base: str, known: dict[str, int], folder: str | None) -> int:
-        # The same key as resolve's, at a fraction of its cost, for a plain relative path (its
-        # fragment aside) and a bare fragment of a base that is a key (the page itself).
-        key = None
-        if self.normalize and folder is not None:
-            cut = href.find("#")
-            if cut != 0:
-                key = join_in_folder(href if cut < 0 else href[:cut], folder)
-            elif already_normal(base):
-                key = base
-        if key is not None:
-            target = self.graph.page(key)
-        else:
-            kind, key = resolve(href, base, self.normalize)
-            target = self.graph.page(key) if kind == WEB else _NON_WEB if kind == NON_WEB else _MALFORMED
+    def _resolve(self, href: str, base: str, known: dict[str, int]) -> int:
+        kind, key = resolve(href, base, self.normalize)
+        target = self.graph.page(key) if kind == WEB else _NON_WEB if kind == NON_WEB else _MALFORMED
         if depends_on_folder_only(href):
             self._remember(known, href, target)
         return target
