@@ -111,6 +111,12 @@ def split_members(path: Path, parts: int, folder: Path) -> list[Path]:
     return files
 
 
+#: The reads of all the files of ``--warc``: (reader of _warc_read.py, processes at once, each a
+#: share of the files: the slower one's time). FastWARC + Lexbor's are the machine's own scaling.
+PARALLEL_READS = {"workers=1": ("workers=1", 1), "workers=2": ("workers=2", 1),
+                  "fastwarc, 1 process": ("fastwarc", 1), "fastwarc, 2 processes": ("fastwarc", 2)}
+
+
 def warc_read(paths: list[Path], rounds: int, out: Path, split: int = 1) -> None:
     """linksim's WARC reader beside FastWARC + Lexbor and warcio + Lexbor, alternating, one core
     each; then a load's read of the files with one worker and with two."""
@@ -135,15 +141,13 @@ def warc_read(paths: list[Path], rounds: int, out: Path, split: int = 1) -> None
                   f"{run['seconds']:.1f} s, {run['pages'] / run['seconds']:,.0f} pages/s", flush=True)
     scratch = tempfile.TemporaryDirectory(prefix="warc-split-")
     files = [part for path in paths for part in split_members(path, split, Path(scratch.name))] if split > 1 else paths
-    # The machine's own scaling beside linksim's: FastWARC + Lexbor in one process, and in two at
-    # once, each reading half of the files (the slower one's time).
-    parallel = ("workers=1", "workers=2", "fastwarc, 1 process", "fastwarc, 2 processes")
+    parallel = tuple(PARALLEL_READS)
     for number in range(rounds):
         for name in parallel if number % 2 == 0 else parallel[::-1]:
-            halves = [files[: len(files) // 2], files[len(files) // 2 :]] if name.endswith("2 processes") else [files]
-            reader = "fastwarc" if name.startswith("fastwarc") else name
-            children = [subprocess.Popen([sys.executable, str(script), reader, *map(str, half)],
-                                         stdout=subprocess.PIPE, text=True) for half in halves]
+            reader, processes = PARALLEL_READS[name]
+            shares = [files[len(files) * p // processes : len(files) * (p + 1) // processes] for p in range(processes)]
+            children = [subprocess.Popen([sys.executable, str(script), reader, *map(str, share)],
+                                         stdout=subprocess.PIPE, text=True) for share in shares]
             done = [json.loads(child.communicate()[0].splitlines()[-1]) for child in children]
             if any(child.returncode for child in children):
                 sys.exit(f"{name} failed")

@@ -312,6 +312,12 @@ _WARC_READERS = {
 }
 
 
+#: The parallel reads of ``benchmarks/load.py --warc`` in order, each two-at-once read with its
+#: one-at-a-time counterpart (None for those).
+_PARALLEL_READS = {"workers=1": None, "workers=2": "workers=1", "fastwarc, 1 process": None,
+                   "fastwarc, 2 processes": "fastwarc, 1 process"}
+
+
 def reading_page(warc: str = "warc-read.json", webgraph: str = "webgraph-read.json") -> str:
     """Archive reading speed from ``benchmarks/load.py --warc`` and ``--webgraph``'s results files."""
     parts = ["# Reading archives\n",
@@ -335,8 +341,7 @@ def reading_page(warc: str = "warc-read.json", webgraph: str = "webgraph-read.js
                 ratio = f"{median[name] / fastwarc:.3f}" if fastwarc else ""
                 parts.append(f"| {what} | {first.get('pages', 0):,} | {first.get('links', 0):,} | {median[name]:,} "
                              f"| {best.get(name, 0):,} | {ratio} |")
-        parallel = [name for name in ("workers=1", "workers=2", "fastwarc, 1 process", "fastwarc, 2 processes")
-                    if name in median]
+        parallel = [name for name in _PARALLEL_READS if name in median]
         if parallel:
             parts += ["\n## WARC files, every core\n",
                       f"A load's whole read of {summary.get('files_read_by_workers')} files with one worker "
@@ -344,7 +349,7 @@ def reading_page(warc: str = "warc-read.json", webgraph: str = "webgraph-read.js
                       "half of the files: the machine's own scaling).\n",
                       "| read | pages/s (median) | best | two over one |", "|---|---|---|---|"]
             for name in parallel:
-                one = median.get(name.replace("2", "1")) if name.endswith(("2", "2 processes")) else None
+                one = median.get(_PARALLEL_READS[name])
                 parts.append(f"| {name} | {median[name]:,} | {best.get(name, 0):,} "
                              f"| {f'{median[name] / one:.3f}' if one else ''} |")
     if (RESULTS / webgraph).exists():
