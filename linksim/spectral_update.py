@@ -376,7 +376,7 @@ def _update_nearest(index, embedding: np.ndarray, new_of_old: np.ndarray, folded
     # Deletes and the changed pages' own rows: searched again as the build searches.
     table[dirty] = -1
     searched = np.flatnonzero(dirty & directed)
-    if clusters.centroids is None:
+    if clusters.clusters is None:
         scan_rows(embedding, searched, table)
     else:
         # The build's search (each page's 2 count + 1 best by float32 product among its probed
@@ -414,7 +414,7 @@ class _Clusters:
         self.n = len(embedding)
         centroids = np.asarray(index.centroids)
         if not len(centroids):
-            self.centroids = self.clusters = None
+            self.clusters = None
             self.pool = np.flatnonzero(embedding.any(axis=1))
             return
         import faiss
@@ -424,13 +424,13 @@ class _Clusters:
         kept = new_of_old >= 0
         cluster = np.full(self.n, -1, dtype=np.int64)
         cluster[new_of_old[kept]] = np.asarray(index.page_cluster)[kept]
-        self.centroids = np.ascontiguousarray(centroids, dtype=np.float32)
+        centroids = np.ascontiguousarray(centroids, dtype=np.float32)
         cluster[folded] = -1
         moved = folded[embedding[folded].any(axis=1)]
         if len(moved):
-            cluster[moved] = faiss.knn(np.ascontiguousarray(embedding[moved]), self.centroids, 1,
+            cluster[moved] = faiss.knn(np.ascontiguousarray(embedding[moved]), centroids, 1,
                                        metric=faiss.METRIC_INNER_PRODUCT)[1][:, 0]
-        self.clusters = EmbeddingClusters.from_assignment(embedding, self.centroids, cluster)
+        self.clusters = EmbeddingClusters.from_assignment(embedding, centroids, cluster)
 
     @property
     def page_cluster(self) -> np.ndarray:
@@ -441,7 +441,7 @@ class _Clusters:
 
     def groups(self, pages: np.ndarray):
         """(pages of one cluster, the pages of its probed clusters) for ``pages`` (with a direction)."""
-        if self.centroids is None:
+        if self.clusters is None:
             if len(pages):
                 yield pages, self.pool
             return
