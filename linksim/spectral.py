@@ -231,8 +231,6 @@ class EmbeddingClusters:
     clusters and the same pages found on the same machine (each product is fixed by its operands)."""
 
     def __init__(self, embedding: np.ndarray, seed: int = 0) -> None:
-        import faiss
-
         self.embedding = embedding
         pages = np.flatnonzero(embedding.any(axis=1))
         self.pages = pages
