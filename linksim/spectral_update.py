@@ -16,9 +16,13 @@ and changes only what the recrawl touched:
   Every other row keeps its value, so an unchanged page's cosines do not move;
 - **the nearest pages**: in place. The rows of the changed pages are searched again (in their
   probed clusters of the stored centroids, as the build searches, or every page below
-  :data:`linksim.spectral.ANN_PAGES`), and so is every row that held a changed page or a deleted
-  one (a delete), or that a changed page now beats the last of (an insert: each changed page's
-  cosines with the pages of its probed clusters against each one's last nearest cosine);
+  :data:`linksim.spectral.ANN_PAGES`), and so is every row that held a deleted page (a delete),
+  or below ANN_PAGES a changed one. Above, a row that holds a changed page keeps it, at its new
+  cosine: a changed page that fell keeps its place against the row's runners-up, which only a
+  search would find, a tail candidate kept for another within the clusters' own misses, where
+  searching every such row searched seven rows a changed page at 10M links (issue 65). A row that
+  a changed page now beats the last of takes it in (an insert: each changed page's cosines with
+  the pages of its probed clusters against each one's last nearest cosine); both are ranked again;
 - **the neighbour lists**: the new graph's (a pass over the links).
 
 Folding-in keeps the basis of the build: what it leaves out is what the new links would have
@@ -192,7 +196,6 @@ def update_spectral_index(before: LinkGraph, index, graph: LinkGraph, show_progr
     lengths = np.zeros(n, dtype=np.float32)
     embedding[new_of_old[kept]] = np.asarray(index.embedding)[kept]
     lengths[new_of_old[kept]] = np.asarray(index.lengths)[kept]
-    last_before = _last_cosines(index, embedding, new_of_old)
     scaled = embedding * lengths[:, None]
     rows = fold_in(old, new, scaled, np.asarray(index.eigenvalues), folded)
     del scaled
@@ -215,7 +218,7 @@ def update_spectral_index(before: LinkGraph, index, graph: LinkGraph, show_progr
                                  "computed again")
 
     nearest, page_cluster, nearest_changed, near_gained, near_lost = _update_nearest(index, embedding, new_of_old,
-                                                                                    folded, last_before)
+                                                                                    folded)
     indptr, indices = neighbour_lists(graph)
     old_indptr, old_indices = neighbour_lists(carried)
     del carried
@@ -286,30 +289,10 @@ def _colinked_changes(folded: np.ndarray, old_indptr, old_indices, indptr, indic
     return (arrays[0], arrays[1]), (arrays[2], arrays[3])
 
 
-def _last_cosines(index, embedding: np.ndarray, new_of_old: np.ndarray) -> np.ndarray:
-    """Each page's cosine with the last of its nearest pages in the embedding before the update
-    (its rows carried to the new page numbers), :data:`linksim.spectral.NEAR_COSINE` where its row
-    is not full or the page is gone."""
-    from linksim.spectral import NEAR_COSINE
-
-    n = len(embedding)
-    last = np.full(n, -1, dtype=np.int64)
-    kept = new_of_old >= 0
-    old_last = np.asarray(index.nearest)[:, -1].astype(np.int64)
-    last[new_of_old[kept]] = np.where(old_last[kept] >= 0, new_of_old[np.maximum(old_last[kept], 0)], -1)
-    cosine = np.full(n, NEAR_COSINE, dtype=np.float32)
-    full = last >= 0
-    cosine[full] = np.maximum(np.einsum("ij,ij->i", embedding[full], embedding[last[full]]), NEAR_COSINE)
-    return cosine
-
-
-def _update_nearest(index, embedding: np.ndarray, new_of_old: np.ndarray, folded: np.ndarray,
-                    last_before: np.ndarray):
+def _update_nearest(index, embedding: np.ndarray, new_of_old: np.ndarray, folded: np.ndarray):
     """The nearest pages of the updated embedding, in place (see the module): ``(table, each
     page's cluster, the pages whose row changed, (u, v) pairs of a page v that became or stays
-    among u's nearest pages with a new cosine, (u, v) pairs of a page v no longer among them)``.
-    ``last_before``: each page's cosine with the last of its nearest pages before the update
-    (NEAR_COSINE where its row is not full)."""
+    among u's nearest pages with a new cosine, (u, v) pairs of a page v no longer among them)``."""
     from linksim.ranking.combined import nearest_rows
     from linksim.spectral import NEAR_COSINE, SCAN_BLOCK, SCAN_MARGIN, scan_rows
 
@@ -326,28 +309,32 @@ def _update_nearest(index, embedding: np.ndarray, new_of_old: np.ndarray, folded
     dirty = is_folded.copy()
     lost = ((old_table >= 0) & (mapped < 0)).any(axis=1)
     dirty[new_of_old[kept & lost]] = True
-    dirty |= ((table >= 0) & is_folded[np.maximum(table, 0)]).any(axis=1)
 
     clusters = _Clusters(index, embedding, new_of_old, folded)
-    # A row holding a folded page whose new cosine is below the row's last cosine before the
-    # update: a page outside the row may now beat it, so the row is searched again. A row whose
-    # folded pages stay at or above it only moves them within it (re-ranked below).
-    holders = np.flatnonzero(((table >= 0) & is_folded[np.maximum(table, 0)]).any(axis=1) & ~dirty)
+    holds = ((table >= 0) & is_folded[np.maximum(table, 0)]).any(axis=1)
+    if clusters.clusters is None:
+        dirty |= holds  # every page one pool: a search is exact, and cheap below ANN_PAGES
+    # Above, a row holding a folded page keeps its pages, the folded ones at their new cosines
+    # (re-ranked below): only a page of the old row's runners-up (below its last cosine) could
+    # beat a folded page that fell, a tail candidate traded for another, where the clusters' search
+    # itself misses some of the nearest pages; so the row is not searched again.
+    holders = np.flatnonzero(holds & ~dirty)
     rows = table[holders].astype(np.int64)
     cosine = np.einsum("ijk,ik->ij", embedding[np.maximum(rows, 0)], embedding[holders])
-    below = (rows >= 0) & is_folded[np.maximum(rows, 0)] & (cosine < last_before[holders, None] - SCAN_MARGIN)
-    dirty[holders[below.any(axis=1)]] = True
     # Inserts: a folded page into the rows of the pages of its probed clusters whose last cosine it beats.
     last = table[:, -1].astype(np.int64)
     threshold = np.full(n, NEAR_COSINE, dtype=np.float32)
     full = last >= 0
     threshold[full] = np.maximum(np.einsum("ij,ij->i", embedding[full], embedding[last[full]]), NEAR_COSINE)
-    # a row whose folded pages moved within it: its smallest cosine now, wherever it stands
-    kept_rows = ~dirty[holders] & full[holders]
-    threshold[holders[kept_rows]] = np.maximum(np.where(rows[kept_rows] >= 0, cosine[kept_rows], np.inf).min(axis=1),
-                                               NEAR_COSINE)
+    # a row holding folded pages: the smallest cosine of its other pages (a folded page that fell
+    # is below that line, kept for the runners-up no search looks for), of all where none is other
+    held = full[holders]
+    present = rows[held] >= 0
+    other = np.where(present & ~is_folded[np.maximum(rows[held], 0)], cosine[held], np.inf).min(axis=1)
+    smallest = np.where(present, cosine[held], np.inf).min(axis=1)
+    threshold[holders[held]] = np.maximum(np.where(np.isfinite(other), other, smallest), NEAR_COSINE)
     moved = folded[directed[folded]]
-    inserted_u, inserted_x = [], []
+    inserted_u, inserted_x, inserted_p = [], [], []
     for group, pool in clusters.groups(moved):
         for start in range(0, len(group), SCAN_BLOCK):
             block = group[start : start + SCAN_BLOCK]
@@ -355,17 +342,22 @@ def _update_nearest(index, embedding: np.ndarray, new_of_old: np.ndarray, folded
             x, v = np.nonzero(products >= threshold[pool] - SCAN_MARGIN)
             inserted_u.append(pool[v])
             inserted_x.append(block[x])
-    inserted_u = np.concatenate(inserted_u) if inserted_u else np.zeros(0, dtype=np.int64)
-    inserted_x = np.concatenate(inserted_x) if inserted_x else np.zeros(0, dtype=np.int64)
+            inserted_p.append(products[x, v])
+    inserted_u, inserted_x, inserted_p = (np.concatenate(a) if a else np.zeros(0) for a in
+                                          (inserted_u, inserted_x, inserted_p))
+    inserted_u, inserted_x = inserted_u.astype(np.int64), inserted_x.astype(np.int64)
     keep = ~dirty[inserted_u] & (inserted_u != inserted_x)
-    inserted_u, inserted_x = inserted_u[keep], inserted_x[keep]
-    patched = np.union1d(holders[~dirty[holders]], inserted_u)
+    inserted_u, inserted_x, inserted_p = inserted_u[keep], inserted_x[keep], inserted_p[keep]
+    patched = np.union1d(holders, inserted_u)
     if len(patched):
-        # each patched row: its pages and those inserted into it, ranked by exact cosine
-        order = np.argsort(inserted_u, kind="stable")
+        # each patched row: its pages and the best of those inserted into it (a row's count at
+        # most: a row whose folded page fell takes in all that beat it), ranked by exact cosine
+        order = np.lexsort((-inserted_p, inserted_u))
         inserted_u, inserted_x = inserted_u[order], inserted_x[order]
         slot = np.searchsorted(patched, inserted_u)
         within = np.arange(len(slot)) - np.searchsorted(slot, slot)
+        best = within < count
+        slot, within, inserted_x = slot[best], within[best], inserted_x[best]
         found = np.full((len(patched), count + (int(within.max()) + 1 if len(within) else 0)), -1, dtype=np.int64)
         found[:, :count] = table[patched]
         found[slot, count + within] = inserted_x
