@@ -466,6 +466,13 @@ class Change:
     deleted: int  # pages of the old graph that the new one has not
     drift: float  # the share of the features' weight the build's embedding held that it no longer holds
     folded_share: float  # the pages folded since the build, of the pages with links
+    # how far each folded page's row moved (the norm of new minus old, unit rows; 2 where not
+    # known): its cosine with any page moved by at most that much
+    moved: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.moved is None:
+            self.moved = np.full(len(self.folded), 2.0, dtype=np.float32)
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The arrays the store keeps it as (:meth:`of_arrays` reads them back)."""
@@ -474,7 +481,8 @@ class Change:
                 "change_gained": np.stack([np.asarray(a, dtype=np.int64) for a in self.gained]),
                 "change_lost": np.stack([np.asarray(a, dtype=np.int64) for a in self.lost]),
                 "change_nearest": np.asarray(self.nearest_changed, dtype=np.int64),
-                "change_figures": np.array([self.deleted, self.drift, self.folded_share], dtype=np.float64)}
+                "change_figures": np.array([self.deleted, self.drift, self.folded_share], dtype=np.float64),
+                "change_moved": np.asarray(self.moved, dtype=np.float32)}
 
     @classmethod
     def of_arrays(cls, arrays: dict) -> "Change | None":
@@ -485,9 +493,11 @@ class Change:
         return cls(before=bytes(np.asarray(arrays["change_before"])).decode(),
                    folded=np.asarray(arrays["change_folded"]), gained=(gained[0], gained[1]), lost=(lost[0], lost[1]),
                    nearest_changed=np.asarray(arrays["change_nearest"]), deleted=int(figures[0]),
-                   drift=float(figures[1]), folded_share=float(figures[2]))
+                   drift=float(figures[1]), folded_share=float(figures[2]),
+                   moved=np.asarray(arrays["change_moved"]) if "change_moved" in arrays else None)
 
 
+#: The arrays a stored change needs (an older linksim's holds no ``change_moved``: every row moved).
 CHANGE_ARRAYS = ("before", "folded", "gained", "lost", "nearest", "figures")
 
 

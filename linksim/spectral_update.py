@@ -40,7 +40,11 @@ moved by more than the walks' noise; and those that a page can now enter (a new 
 through a changed neighbour, a new nearest page, or a page co-linked with a changed page, whose
 cosine with it moved): by the bound ``a · cos + (1 − a) · c`` first (c: P-PSimRank's largest
 score between two pages), then by the pair's score itself, above the list's last score by more
-than the walks' noise (:data:`NOISE_ERRORS` standard errors). A list outside that reach has the
+than the walks' noise (:data:`NOISE_ERRORS` standard errors). A changed page co-linked with a
+page before the change scored at most that page's last score then, and its cosine with it moved
+by at most how far its row moved: where ``a`` times that is within the noise (on the labelled
+generated crawl ``a`` is small enough that every changed page is), its co-linked pages are not
+scored. A list outside that reach has the
 same candidates and the same cosines; only P-PSimRank's walks through changed pages may move its
 scores, by Monte Carlo noise (the relaxation of issue 65): its worth is judged against a rebuild's
 by ``benchmarks/recrawl.py --default``.
@@ -201,7 +205,10 @@ def update_spectral_index(before: LinkGraph, index, graph: LinkGraph, show_progr
     del scaled
     norms = np.linalg.norm(rows, axis=1)
     keep = (norms >= FLOOR) & new.featured[folded]
+    before = embedding[folded].copy()
     embedding[folded] = np.divide(rows, norms[:, None], out=np.zeros_like(rows), where=keep[:, None])
+    moved = np.linalg.norm(embedding[folded] - before, axis=1)
+    del before
     lengths[folded] = np.where(keep, norms, 0.0)
 
     built_held, folded_before = (float(v) for v in index.fold_state)
@@ -231,7 +238,7 @@ def update_spectral_index(before: LinkGraph, index, graph: LinkGraph, show_progr
     updated.changed_pages = fingerprints.changed_pages
     updated.change = Change(before=index.graph_fingerprint, folded=folded, gained=gained, lost=lost,
                             nearest_changed=nearest_changed, deleted=int((~kept).sum()), drift=drift,
-                            folded_share=folded_total / featured)
+                            folded_share=folded_total / featured, moved=moved)
     log.info("spectral update: %s pages folded into the link embedding (%.1f %% of the pages with links since it "
              "was computed, drift %.4f), %s rows of nearest pages changed", f"{len(folded):,}",
              100 * folded_total / featured, drift, f"{len(nearest_changed):,}")
@@ -542,9 +549,12 @@ def lists_reach(index, lists: tuple[np.ndarray, np.ndarray, np.ndarray], top_k: 
     _on_threads([(_mark_entering, xs[a:b], offsets[a:b + 1], pages, threshold, cap, *arguments)
                  for a, b in zip(spans[:-1], spans[1:]) if b > a])
     note("gained entering")
+    # A folded page x that was a candidate of v and not in its list scored at most its last: its
+    # cosine with v moved by at most ``moved``, and only that counts beyond the walks' noise.
+    # A page that became a candidate came through a changed page (``gained``, above).
+    turned = np.asarray(change.folded, dtype=np.int64)[share * np.asarray(change.moved) > noise - PRUNE_MARGIN]
     _on_threads([(_mark_colinked, part, *index._neighbours, np.zeros(n), np.zeros(n, dtype=np.int32), threshold, cap,
-                  *arguments) for part in np.array_split(np.asarray(change.folded, dtype=np.int64), usable_cores())
-                 if len(part)])
+                  *arguments) for part in np.array_split(turned, usable_cores()) if len(part)])
     note("co-linked entering")
     return np.flatnonzero(reach)
 
