@@ -326,30 +326,49 @@ def _update_nearest(index, embedding: np.ndarray, new_of_old: np.ndarray, folded
     # beat a folded page that fell, a tail candidate traded for another, where the clusters' search
     # itself misses some of the nearest pages; so the row is not searched again.
     holders = np.flatnonzero(holds & ~dirty)
+    # Inserts: a folded page into the rows of the pages of its probed clusters whose last cosine it
+    # beats. Rows are ranked, so that is the cosine with the row's last page; in a row holding
+    # folded pages, with its last other page (a folded page that fell is below that line, kept for
+    # the runners-up no search looks for), or the smallest of all where every page is folded.
+    line = table[:, -1].astype(np.int64)
+    full = line >= 0
     rows = table[holders].astype(np.int64)
-    cosine = np.einsum("ijk,ik->ij", embedding[np.maximum(rows, 0)], embedding[holders])
-    # Inserts: a folded page into the rows of the pages of its probed clusters whose last cosine it beats.
-    last = table[:, -1].astype(np.int64)
+    other = np.where((rows >= 0) & ~is_folded[np.maximum(rows, 0)], np.arange(count), -1).max(axis=1)
+    line[holders] = np.where(other >= 0, rows[np.arange(len(holders)), np.maximum(other, 0)], line[holders])
     threshold = np.full(n, NEAR_COSINE, dtype=np.float32)
-    full = last >= 0
-    threshold[full] = np.maximum(np.einsum("ij,ij->i", embedding[full], embedding[last[full]]), NEAR_COSINE)
-    # a row holding folded pages: the smallest cosine of its other pages (a folded page that fell
-    # is below that line, kept for the runners-up no search looks for), of all where none is other
-    held = full[holders]
-    present = rows[held] >= 0
-    other = np.where(present & ~is_folded[np.maximum(rows[held], 0)], cosine[held], np.inf).min(axis=1)
-    smallest = np.where(present, cosine[held], np.inf).min(axis=1)
-    threshold[holders[held]] = np.maximum(np.where(np.isfinite(other), other, smallest), NEAR_COSINE)
-    moved = folded[directed[folded]]
+    threshold[full] = np.maximum(np.einsum("ij,ij->i", embedding[full], embedding[line[full]]), NEAR_COSINE)
+    alone = holders[(other < 0) & full[holders]]
+    if len(alone):
+        members = table[alone].astype(np.int64)
+        threshold[alone] = np.maximum(np.einsum("ijk,ik->ij", embedding[members], embedding[alone]).min(axis=1),
+                                      NEAR_COSINE)
+    # Deletes and the changed pages' own rows are searched again as the build searches; the
+    # folded pages among them take their inserts from the same products.
+    table[dirty] = -1
+    searched = np.flatnonzero(dirty & directed)
     inserted_u, inserted_x, inserted_p = [], [], []
-    for group, pool in clusters.groups(moved):
+    if clusters.clusters is None:
+        scan_rows(embedding, searched, table)
+    width = 2 * count + 1
+    for group, pool in clusters.groups(searched):
         for start in range(0, len(group), SCAN_BLOCK):
             block = group[start : start + SCAN_BLOCK]
             products = embedding[block] @ embedding[pool].T
-            x, v = np.nonzero(products >= threshold[pool] - SCAN_MARGIN)
+            turned = is_folded[block]
+            x, v = np.nonzero(products[turned] >= threshold[pool] - SCAN_MARGIN)
             inserted_u.append(pool[v])
-            inserted_x.append(block[x])
-            inserted_p.append(products[x, v])
+            inserted_x.append(block[turned][x])
+            inserted_p.append(products[turned][x, v])
+            if clusters.clusters is None:
+                continue
+            # The build's search: each page's 2 count + 1 best by float32 product among its probed
+            # clusters, ranked by exact cosine (faiss's threads cost more than they save here).
+            found = np.full((len(block), width), -1, dtype=np.int64)
+            if len(pool) > width:
+                found[:] = pool[np.argpartition(-products, width - 1, axis=1)[:, :width]]
+            else:
+                found[:, : len(pool)] = pool[None, :]
+            nearest_rows(embedding, block, found, count, NEAR_COSINE, table)
     inserted_u, inserted_x, inserted_p = (np.concatenate(a) if a else np.zeros(0) for a in
                                           (inserted_u, inserted_x, inserted_p))
     inserted_u, inserted_x = inserted_u.astype(np.int64), inserted_x.astype(np.int64)
@@ -370,27 +389,8 @@ def _update_nearest(index, embedding: np.ndarray, new_of_old: np.ndarray, folded
         found[slot, count + within] = inserted_x
         table[patched] = -1
         nearest_rows(embedding, patched, found, count, NEAR_COSINE, table)
-    log.info("nearest pages: %s rows searched again, %s re-ranked or given an insert", f"{int((dirty & directed).sum()):,}",
+    log.info("nearest pages: %s rows searched again, %s re-ranked or given an insert", f"{len(searched):,}",
              f"{len(patched):,}")
-    # Deletes and the changed pages' own rows: searched again as the build searches.
-    table[dirty] = -1
-    searched = np.flatnonzero(dirty & directed)
-    if clusters.clusters is None:
-        scan_rows(embedding, searched, table)
-    else:
-        # The build's search (each page's 2 count + 1 best by float32 product among its probed
-        # clusters, ranked by exact cosine), a product of a few rows each: faiss's threads cost
-        # more than they save on a few rows.
-        width = 2 * count + 1
-        for group, pool in clusters.groups(searched):
-            products = embedding[group] @ embedding[pool].T
-            found = np.full((len(group), width), -1, dtype=np.int64)
-            if len(pool) > width:
-                best = np.argpartition(-products, width - 1, axis=1)[:, :width]
-                found[:] = pool[best]
-            else:
-                found[:, : len(pool)] = pool[None, :]
-            nearest_rows(embedding, group, found, count, NEAR_COSINE, table)
     changed = np.flatnonzero((table != before).any(axis=1))
     new_rows, old_rows = table[changed], before[changed]
     added = (new_rows >= 0) & ~(new_rows[:, :, None] == old_rows[:, None, :]).any(axis=2)
