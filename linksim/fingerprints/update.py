@@ -34,6 +34,9 @@ graph's order.
 
 from __future__ import annotations
 
+import queue
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from numba import njit, uint64
 
@@ -46,6 +49,7 @@ from linksim.fingerprints.randomness import _first, _order_key, inward, page_str
 from linksim.graph import LinkGraph
 from linksim.progress import Progress
 from linksim.arrays import read_only
+from linksim.cores import usable_cores
 
 
 def changed_pages(old: np.ndarray, old_indices: np.ndarray, new: np.ndarray, new_indices: np.ndarray,
@@ -309,28 +313,36 @@ def _update(index: FingerprintIndex, old_graph: LinkGraph, new_graph: LinkGraph,
                                           old_graph.out_indices, new_graph.in_indptr, new_graph.in_indices,
                                           new_graph.out_indptr, new_graph.out_indices, new_graph.codes))
     changes = (lists[0], lists[0] if lists[1] is None else lists[1], changed_in, changed_out, deltas_in, deltas_out)
-    where = np.full(new_graph.n, -1, dtype=np.int64)
-    occupant = np.full(new_graph.n, -1, dtype=np.int64)
-    child_indptr = np.zeros(old_graph.n + 1, dtype=np.int64)
-    child = np.empty(old_graph.n, dtype=np.int32)
     identity = read_only(np.arange(old_graph.n, dtype=np.int32))
     new_pages = read_only(np.arange(old_graph.n, new_graph.n, dtype=np.int32))
-    mark = np.zeros(new_graph.n, dtype=np.int8)
-    head = np.full(new_graph.n, -1, dtype=np.int64)
-    scratch = (mark, head, where, occupant, child_indptr, child)
     offsets = index.walks.offsets
-    positions, representatives, sizes = [], [], np.zeros(n_fingerprints * length, dtype=np.int64)
-    with Progress(n_fingerprints, f"{index.method} fingerprints updated", "fingerprints",
-                  enabled=show_progress) as progress:
-        for i in range(n_fingerprints):
-            begin, end = offsets[i * length], offsets[(i + 1) * length]
-            parent[i, : old_graph.n] = index.parent[i]
-            label[i, : old_graph.n] = index.label[i]
-            state_positions, state_representatives, bounds = _replay(
+    # Fingerprints are replayed apart (the kernel releases the GIL), a scratch a thread: each one
+    # is left as it was found, so a thread's next fingerprint takes it as it is.
+    scratches: queue.SimpleQueue = queue.SimpleQueue()
+    threads = max(1, min(usable_cores(), n_fingerprints))
+    for _ in range(threads):
+        scratches.put((np.zeros(new_graph.n, dtype=np.int8), np.full(new_graph.n, -1, dtype=np.int64),
+                       np.full(new_graph.n, -1, dtype=np.int64), np.full(new_graph.n, -1, dtype=np.int64),
+                       np.zeros(old_graph.n + 1, dtype=np.int64), np.empty(old_graph.n, dtype=np.int32)))
+
+    def replay(i: int):
+        begin, end = offsets[i * length], offsets[(i + 1) * length]
+        parent[i, : old_graph.n] = index.parent[i]
+        label[i, : old_graph.n] = index.label[i]
+        scratch = scratches.get()
+        try:
+            return _replay(
                 kind, keys[i], inwards[i], graphs, changes,
                 (read_only(index.walks.positions[begin:end]), read_only(index.walks.representatives[begin:end]),
                  read_only(offsets[i * length : (i + 1) * length + 1] - begin)), identity, new_pages,
                 (read_only(index.parent[i]), read_only(index.label[i])), (parent[i], label[i]), scratch, _FEW_BACK)
+        finally:
+            scratches.put(scratch)
+
+    positions, representatives, sizes = [], [], np.zeros(n_fingerprints * length, dtype=np.int64)
+    with Progress(n_fingerprints, f"{index.method} fingerprints updated", "fingerprints",
+                  enabled=show_progress) as progress, ThreadPoolExecutor(threads) as pool:
+        for i, (state_positions, state_representatives, bounds) in enumerate(pool.map(replay, range(n_fingerprints))):
             positions.append(state_positions)
             representatives.append(state_representatives)
             sizes[i * length : (i + 1) * length] = np.diff(bounds)
