@@ -58,6 +58,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
+from linksim.arrays import read_only
 from linksim.cores import usable_cores
 from linksim.embedding import FLOOR, FeatureWeights, _row_sums
 from linksim.errors import ConfigurationError
@@ -95,6 +96,14 @@ def _carried(graph: LinkGraph, new_of_old: np.ndarray, n: int) -> LinkGraph:
     source, target = new_of_old[source], new_of_old[target]
     kept = (source >= 0) & (target >= 0)
     return LinkGraph.from_edges(source[kept], target[kept], n)
+
+
+@njit(cache=True, nogil=True)
+def _carry_rows(old_rows, new_of_old, out):
+    """out[new_of_old[i]] = old_rows[i] for each kept row i (one pass, no gathered copies)."""
+    for i in range(len(new_of_old)):
+        if new_of_old[i] >= 0:
+            out[new_of_old[i]] = old_rows[i]
 
 
 @njit(cache=True, nogil=True)
@@ -141,9 +150,11 @@ def _fold(pages, in_indptr, in_indices, out_indptr, out_indices, parent, child, 
     return out
 
 
-def fold_in(old: FeatureWeights, new: FeatureWeights, scaled: np.ndarray, values: np.ndarray, pages: np.ndarray) -> np.ndarray:
+def fold_in(old: FeatureWeights, new: FeatureWeights, scaled: np.ndarray, values: np.ndarray, pages: np.ndarray,
+            lengths: np.ndarray | None = None) -> np.ndarray:
     """The rows of U Σ of ``pages`` in the new graph's features, projected on the basis of the old
-    embedding (``scaled``: its rows of U Σ, in the new page numbers; ``values``: Σ²)."""
+    embedding (``scaled``: its rows of U Σ, in the new page numbers, or its unit rows where
+    ``lengths`` gives their lengths; ``values``: Σ²)."""
     n = len(new.featured)
     rank = scaled.shape[1]
     if not len(pages) or rank == 0:
@@ -152,9 +163,10 @@ def fold_in(old: FeatureWeights, new: FeatureWeights, scaled: np.ndarray, values
     parents = np.unique(list_entries(new.in_indptr, new.in_indices, pages))
     children = np.unique(list_entries(new.out_indptr, new.out_indices, pages))
     # A parent w's column holds its children in the old graph, a child v's its parents.
-    parent_rows = _basis_rows(parents, old.out_indptr, old.out_indices, old.inverse_norm, scaled, old.parent,
+    row_scale = old.inverse_norm if lengths is None else old.inverse_norm * lengths  # not an (n, rank) product
+    parent_rows = _basis_rows(parents, old.out_indptr, old.out_indices, row_scale, scaled, old.parent,
                               inverse_values)
-    child_rows = _basis_rows(children, old.in_indptr, old.in_indices, old.inverse_norm, scaled, old.child,
+    child_rows = _basis_rows(children, old.in_indptr, old.in_indices, row_scale, scaled, old.child,
                              inverse_values)
     parent_slot = np.full(n, -1, dtype=np.int64)
     parent_slot[parents] = np.arange(len(parents))
@@ -198,11 +210,9 @@ def update_spectral_index(before: LinkGraph, index, graph: LinkGraph, show_progr
     rank = index.embedding.shape[1]
     embedding = np.zeros((n, rank), dtype=np.float32)
     lengths = np.zeros(n, dtype=np.float32)
-    embedding[new_of_old[kept]] = np.asarray(index.embedding)[kept]
-    lengths[new_of_old[kept]] = np.asarray(index.lengths)[kept]
-    scaled = embedding * lengths[:, None]
-    rows = fold_in(old, new, scaled, np.asarray(index.eigenvalues), folded)
-    del scaled
+    _carry_rows(read_only(np.asarray(index.embedding, dtype=np.float32)), new_of_old, embedding)
+    _carry_rows(read_only(np.asarray(index.lengths, dtype=np.float32)), new_of_old, lengths)
+    rows = fold_in(old, new, embedding, np.asarray(index.eigenvalues), folded, lengths=lengths)
     norms = np.linalg.norm(rows, axis=1)
     keep = (norms >= FLOOR) & new.featured[folded]
     before = embedding[folded].copy()
@@ -674,6 +684,8 @@ def warm_up() -> None:
     rows = _basis_rows(pages, indptr, indices, weights, scaled, weights, np.ones(2))
     slot = np.array([0, 1, -1], dtype=np.int64)
     _fold(pages, indptr, indices, indptr, indices, weights, weights, weights, slot, rows, slot, rows)
+    _carry_rows(read_only(scaled), slot, np.zeros_like(scaled))
+    _carry_rows(read_only(scaled[:, 0].copy()), slot, np.zeros(3, dtype=np.float32))
     empty = np.zeros(0, dtype=np.int64)
     _pairs_through(pages, indptr, indices, indptr, indices, 200, False, empty, empty, empty, empty)
     _still_candidate(pages, pages, indptr, indices, weights, np.zeros((3, 1), dtype=np.int32))
