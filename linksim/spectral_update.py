@@ -20,7 +20,7 @@ and changes only what the recrawl touched:
   or below ANN_PAGES a changed one. Above, a row that holds a changed page keeps it, at its new
   cosine: a changed page that fell keeps its place against the row's runners-up, which only a
   search would find, a tail candidate kept for another within the clusters' own misses, where
-  searching every such row searched seven rows a changed page at 10M links (issue 65). A row that
+  searching every such row searched several rows a changed page (issue 65). A row that
   a changed page now beats the last of takes it in (an insert: each changed page's cosines with
   the pages of its probed clusters against each one's last nearest cosine); both are ranked again;
 - **the neighbour lists**: the new graph's (a pass over the links).

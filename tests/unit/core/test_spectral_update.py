@@ -187,11 +187,29 @@ def test_an_updated_index_reopened_from_the_store_reaches_the_same_lists(crawl: 
     restored = store.open_path(store.save(updated, tmp_path, "spectral", after.n, after.m, graph=after))
     change = restored.change
     assert change is not None and change.before == index.graph_fingerprint != restored.graph_fingerprint
-    for name in ("folded", "nearest_changed", "gained", "lost"):
+    for name in ("folded", "nearest_changed", "gained", "lost", "moved"):
         np.testing.assert_array_equal(np.asarray(getattr(change, name)), np.asarray(getattr(updated.change, name)))
     assert (change.deleted, change.drift, change.folded_share) == (
         updated.change.deleted, updated.change.drift, updated.change.folded_share)
     np.testing.assert_array_equal(lists_reach(restored, before, 10), reach)
+
+
+def test_a_folded_row_moves_its_cosine_with_any_unchanged_page_by_at_most_how_far_it_moved(crawl: LinkGraph) -> None:
+    """What the reach's co-linked gate rests on: |cos'(x, v) - cos(x, v)| <= |x' - x| (unit rows),
+    for a folded page x and a page v whose row stayed. A stored change of an older linksim, without
+    the distances, counts every row as moved as far as a unit row can."""
+    index = build(crawl)
+    after = recrawled(crawl, 0.01, 4)
+    updated = update_spectral_index(crawl, index, after)
+    change = updated.change
+    old_rows, new_rows = np.asarray(index.embedding)[change.folded], updated.embedding[change.folded]
+    np.testing.assert_allclose(change.moved, np.linalg.norm(new_rows - old_rows, axis=1), atol=1e-6)
+    assert change.moved.max() > 0.05  # folding moved rows: the bound below is not about nothing
+    stayed = np.setdiff1d(np.arange(crawl.n), change.folded)
+    moved_cosines = np.abs(new_rows @ updated.embedding[stayed].T - old_rows @ np.asarray(index.embedding)[stayed].T)
+    assert (moved_cosines <= change.moved[:, None] + 1e-5).all()
+    arrays = {k: v for k, v in change.arrays().items() if k != "change_moved"}
+    np.testing.assert_array_equal(spectral.Change.of_arrays(arrays).moved, np.full(len(change.folded), 2.0))
 
 
 def test_lists_by_code_become_lists_by_page_and_a_gone_page_is_marked() -> None:
