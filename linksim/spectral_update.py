@@ -107,6 +107,18 @@ def _carry_rows(old_rows, new_of_old, out):
 
 
 @njit(cache=True, nogil=True)
+def _row_dots(rows, pages, others):
+    """rows[pages[k]] · rows[others[k]] for each k (float32), read in place."""
+    out = np.empty(len(pages), dtype=np.float32)
+    for k in range(len(pages)):
+        total = 0.0
+        for d in range(rows.shape[1]):
+            total += rows[pages[k], d] * rows[others[k], d]
+        out[k] = total
+    return out
+
+
+@njit(cache=True, nogil=True)
 def _basis_rows(features, indptr, indices, row_scale, scaled, column_scale, inverse_values):
     """Row j of V for each feature of ``features``: ``column_scale[f] / σ² ⊙ Σ row_scale[x] ·
     scaled[x]`` over the x of f's list (the old graph's column of feature f), float32."""
@@ -164,10 +176,11 @@ def fold_in(old: FeatureWeights, new: FeatureWeights, scaled: np.ndarray, values
     children = np.unique(list_entries(new.out_indptr, new.out_indices, pages))
     # A parent w's column holds its children in the old graph, a child v's its parents.
     row_scale = old.inverse_norm if lengths is None else old.inverse_norm * lengths  # not an (n, rank) product
-    parent_rows = _basis_rows(parents, old.out_indptr, old.out_indices, row_scale, scaled, old.parent,
-                              inverse_values)
-    child_rows = _basis_rows(children, old.in_indptr, old.in_indices, row_scale, scaled, old.child,
-                             inverse_values)
+    kinds = [(parents, old.out_indptr, old.out_indices, old.parent),
+             (children, old.in_indptr, old.in_indices, old.child)]
+    with ThreadPoolExecutor(min(2, usable_cores())) as pool:  # the two kinds of features apart
+        parent_rows, child_rows = pool.map(lambda kind: _basis_rows(*kind[:3], row_scale, scaled, kind[3],
+                                                                    inverse_values), kinds)
     parent_slot = np.full(n, -1, dtype=np.int64)
     parent_slot[parents] = np.arange(len(parents))
     child_slot = np.full(n, -1, dtype=np.int64)
@@ -346,7 +359,8 @@ def _update_nearest(index, embedding: np.ndarray, new_of_old: np.ndarray, folded
     other = np.where((rows >= 0) & ~is_folded[np.maximum(rows, 0)], np.arange(count), -1).max(axis=1)
     line[holders] = np.where(other >= 0, rows[np.arange(len(holders)), np.maximum(other, 0)], line[holders])
     threshold = np.full(n, NEAR_COSINE, dtype=np.float32)
-    threshold[full] = np.maximum(np.einsum("ij,ij->i", embedding[full], embedding[line[full]]), NEAR_COSINE)
+    owners = np.flatnonzero(full)
+    threshold[owners] = np.maximum(_row_dots(embedding, owners, line[owners]), NEAR_COSINE)
     alone = holders[(other < 0) & full[holders]]
     if len(alone):
         members = table[alone].astype(np.int64)
@@ -398,7 +412,9 @@ def _update_nearest(index, embedding: np.ndarray, new_of_old: np.ndarray, folded
         found[:, :count] = table[patched]
         found[slot, count + within] = inserted_x
         table[patched] = -1
-        nearest_rows(embedding, patched, found, count, NEAR_COSINE, table)
+        parts = np.array_split(np.arange(len(patched)), usable_cores())
+        _on_threads([(nearest_rows, embedding, patched[part], found[part], count, NEAR_COSINE, table)
+                     for part in parts if len(part)])  # rows apart: each thread writes its own
     log.info("nearest pages: %s rows searched again, %s re-ranked or given an insert", f"{len(searched):,}",
              f"{len(patched):,}")
     changed = np.flatnonzero((table != before).any(axis=1))
@@ -685,6 +701,7 @@ def warm_up() -> None:
     slot = np.array([0, 1, -1], dtype=np.int64)
     _fold(pages, indptr, indices, indptr, indices, weights, weights, weights, slot, rows, slot, rows)
     _carry_rows(read_only(scaled), slot, np.zeros_like(scaled))
+    _row_dots(np.zeros((3, 2), dtype=np.float32), pages, pages)
     _carry_rows(read_only(scaled[:, 0].copy()), slot, np.zeros(3, dtype=np.float32))
     empty = np.zeros(0, dtype=np.int64)
     _pairs_through(pages, indptr, indices, indptr, indices, 200, False, empty, empty, empty, empty)
