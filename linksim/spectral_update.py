@@ -228,10 +228,10 @@ def update_spectral_index(before: LinkGraph, index, graph: LinkGraph, show_progr
     rows = fold_in(old, new, embedding, np.asarray(index.eigenvalues), folded, lengths=lengths)
     norms = np.linalg.norm(rows, axis=1)
     keep = (norms >= FLOOR) & new.featured[folded]
-    before = embedding[folded].copy()
+    old_rows = embedding[folded].copy()
     embedding[folded] = np.divide(rows, norms[:, None], out=np.zeros_like(rows), where=keep[:, None])
-    moved = np.linalg.norm(embedding[folded] - before, axis=1)
-    del before
+    moved = np.linalg.norm(embedding[folded] - old_rows, axis=1)
+    del old_rows
     lengths[folded] = np.where(keep, norms, 0.0)
 
     built_held, folded_before = (float(v) for v in index.fold_state)
@@ -341,14 +341,14 @@ def _update_nearest(index, embedding: np.ndarray, new_of_old: np.ndarray, folded
     dirty[new_of_old[kept & lost]] = True
 
     clusters = _Clusters(index, embedding, new_of_old, folded)
-    holds = ((table >= 0) & is_folded[np.maximum(table, 0)]).any(axis=1)
+    holding = ((table >= 0) & is_folded[np.maximum(table, 0)]).any(axis=1)
     if clusters.clusters is None:
-        dirty |= holds  # every page one pool: a search is exact, and cheap below ANN_PAGES
+        dirty |= holding  # every page one pool: a search is exact, and cheap below ANN_PAGES
     # Above, a row holding a folded page keeps its pages, the folded ones at their new cosines
     # (re-ranked below): only a page of the old row's runners-up (below its last cosine) could
     # beat a folded page that fell, a tail candidate traded for another, where the clusters' search
     # itself misses some of the nearest pages; so the row is not searched again.
-    holders = np.flatnonzero(holds & ~dirty)
+    holders = np.flatnonzero(holding & ~dirty)
     # Inserts: a folded page into the rows of the pages of its probed clusters whose last cosine it
     # beats. Rows are ranked, so that is the cosine with the row's last page; in a row holding
     # folded pages, with its last other page (a folded page that fell is below that line, kept for
